@@ -1,0 +1,119 @@
+//! History recording, switched at compile time.
+//!
+//! Engines are generic over a [`Recorder`]. With [`NoRecorder`] (`ENABLED = false`) every
+//! `if R::ENABLED { .. }` block is removed by the compiler, so a benchmark build pays nothing.
+//! With a real recorder, each finished transaction (committed or aborted) is handed over as a
+//! [`TxnRecord`]; `txlab-check` collects and checks them.
+//!
+//! Version identity: every write installs a version identified per key by a `version` tag,
+//! unique among that key's versions; `0` is the initial version (loaded, or absent if never
+//! loaded). A read records the tag of the version it observed. The position of a version in the
+//! key's version order is `order` (ascending); protocols whose version order is the order of their
+//! tags use `order == version`. Protocols that place versions out of tag order (NWR's omitted
+//! writes sit just before the pivot version) give each write an explicit `order`.
+
+use crate::error::ConflictCause;
+use crate::table::TableId;
+
+/// A transaction's id in a history: `(worker id << 40) | per-worker sequence number`.
+pub type TxnId = u64;
+
+/// Builds a [`TxnId`].
+pub fn txn_id(worker: u32, seq: u64) -> TxnId {
+    ((worker as u64) << 40) | (seq & ((1 << 40) - 1))
+}
+
+/// One read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadEvent {
+    /// The table.
+    pub table: TableId,
+    /// The key.
+    pub key: u64,
+    /// The tag of the version observed (0: the initial version).
+    pub version: u64,
+    /// Whether the key was present in that version.
+    pub present: bool,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteKind {
+    /// Set a value (blind write, update, or insert).
+    Put,
+    /// Made the key absent.
+    Delete,
+}
+
+/// One installed (or, for protocols like NWR, logically ordered but omitted) version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteEvent {
+    /// The table.
+    pub table: TableId,
+    /// The key.
+    pub key: u64,
+    /// The new version's tag (unique per key).
+    pub version: u64,
+    /// The version's position in the key's version order.
+    pub order: u64,
+    /// Put or delete.
+    pub kind: WriteKind,
+    /// Whether readers could ever observe this version (false for NWR's omitted writes).
+    pub visible: bool,
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Committed.
+    Committed,
+    /// Aborted by concurrency control.
+    Aborted(ConflictCause),
+    /// Rolled back by the program (or by a real error).
+    UserAborted,
+}
+
+/// Everything recorded about one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnRecord {
+    /// The transaction's id.
+    pub id: TxnId,
+    /// Reads in program order (including reads of keys the transaction later wrote).
+    pub reads: Vec<ReadEvent>,
+    /// Writes installed at commit (empty for an aborted transaction unless it wrote dirty data).
+    pub writes: Vec<WriteEvent>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Nanoseconds since the recorder started, when the transaction began.
+    pub begin_ns: u64,
+    /// Nanoseconds since the recorder started, when it finished committing (or aborted).
+    pub end_ns: u64,
+}
+
+/// Receives finished transactions. `ENABLED = false` compiles recording out.
+pub trait Recorder: Send + Sync {
+    /// Whether engines should record at all.
+    const ENABLED: bool;
+
+    /// Nanoseconds since the recorder was created (a monotonic clock shared by all workers).
+    fn now_ns(&self) -> u64;
+
+    /// Takes one finished transaction.
+    fn record(&self, txn: TxnRecord);
+}
+
+/// The recorder that records nothing (the default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRecorder;
+
+impl Recorder for NoRecorder {
+    const ENABLED: bool = false;
+
+    #[inline(always)]
+    fn now_ns(&self) -> u64 {
+        0
+    }
+
+    #[inline(always)]
+    fn record(&self, _txn: TxnRecord) {}
+}

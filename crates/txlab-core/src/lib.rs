@@ -1,0 +1,36 @@
+//! # txlab-core
+//!
+//! The vocabulary every txlab crate shares:
+//!
+//! - [`table`]: table ids, fixed value sizes, index kinds, the [`Schema`](table::Schema);
+//! - [`storage`]: the [`Index`](storage::Index) trait generic over a protocol's record type, with
+//!   stable references, insert-if-absent, logical delete, epoch-based reclamation and phantom
+//!   stripes;
+//! - [`txn`]: the interactive model (engine → worker → transaction) and [`TxOps`](txn::TxOps),
+//!   the operations programs are written against;
+//! - [`program`]: transaction programs written once for all four execution models;
+//! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
+//! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
+//! - [`epoch`]: the global/local/stable epoch manager used by Silo, NWR and group commit;
+//! - [`value`]: race-free word-wise value copies for seqlock-style readers;
+//! - [`history`]: compile-time-switched history recording for the checker;
+//! - [`sync`]: the single import point of atomics and locks (std, loom or shuttle by cfg).
+//!
+//! See `docs/architecture.md` in the repository for how the pieces fit.
+
+pub mod epoch;
+pub mod error;
+pub mod history;
+pub mod program;
+pub mod retry;
+pub mod storage;
+pub mod sync;
+pub mod table;
+pub mod txn;
+pub mod value;
+
+pub use error::{Conflict, ConflictCause, Error, TxError, TxResult};
+pub use program::{Access, AccessSet, Program};
+pub use retry::{RetryPolicy, run};
+pub use table::{IndexKind, Schema, TableId, TableSpec};
+pub use txn::{AckMode, CommitInfo, Engine, Transaction, TxOps, Worker};

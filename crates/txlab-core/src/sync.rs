@@ -1,0 +1,98 @@
+//! The one place every atomic, lock and thread primitive of the workspace is imported from.
+//!
+//! Normal builds re-export `std` (plus `portable_atomic::AtomicU128`, which `std` lacks on stable).
+//! Building with `RUSTFLAGS="--cfg txlab_shuttle"` swaps in [shuttle]'s randomized-scheduler
+//! primitives, and `--cfg txlab_loom` swaps in [loom]'s model-checked ones, so the same protocol
+//! code runs under both checkers without edits (the pattern of crossbeam's `primitive` module and
+//! tokio's `loom/` directory).
+//!
+//! loom has no 128-bit atomic; under loom [`AtomicU128`] is emulated by a mutex around a `u128`,
+//! which keeps the semantics (every operation is atomic) but not lock-freedom.
+//!
+//! [shuttle]: https://docs.rs/shuttle
+//! [loom]: https://docs.rs/loom
+
+#[cfg(not(any(txlab_loom, txlab_shuttle)))]
+mod imp {
+    pub use portable_atomic::AtomicU128;
+    pub use std::hint::spin_loop;
+    pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+    pub use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+    pub use std::thread;
+}
+
+#[cfg(txlab_shuttle)]
+mod imp {
+    pub use shuttle::hint::spin_loop;
+    pub use shuttle::sync::atomic::{
+        AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
+    };
+    pub use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+    pub use shuttle::thread;
+    pub use portable_atomic::AtomicU128;
+}
+
+#[cfg(txlab_loom)]
+mod imp {
+    pub use loom::hint::spin_loop;
+    pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+    pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+    pub use loom::thread;
+
+    /// A 128-bit atomic emulated by a loom mutex (loom has no native one).
+    #[derive(Debug, Default)]
+    pub struct AtomicU128(loom::sync::Mutex<u128>);
+
+    impl AtomicU128 {
+        pub fn new(v: u128) -> Self {
+            Self(loom::sync::Mutex::new(v))
+        }
+        pub fn load(&self, _o: Ordering) -> u128 {
+            *self.0.lock().unwrap()
+        }
+        pub fn store(&self, v: u128, _o: Ordering) {
+            *self.0.lock().unwrap() = v;
+        }
+        pub fn compare_exchange(
+            &self,
+            current: u128,
+            new: u128,
+            _s: Ordering,
+            _f: Ordering,
+        ) -> Result<u128, u128> {
+            let mut g = self.0.lock().unwrap();
+            if *g == current {
+                *g = new;
+                Ok(current)
+            } else {
+                Err(*g)
+            }
+        }
+        pub fn is_lock_free() -> bool {
+            false
+        }
+    }
+}
+
+pub use imp::*;
+
+/// Returns whether 128-bit atomics are lock-free in this build (a native `cmpxchg16b`).
+///
+/// The workspace's `.cargo/config.toml` builds for `x86-64-v2`, which has `cmpxchg16b`; protocols
+/// that rely on a lock-free 128-bit CAS (the NWR pivot object) assert this at start-up.
+pub fn atomic_u128_is_lock_free() -> bool {
+    AtomicU128::is_lock_free()
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(not(any(txlab_loom, txlab_shuttle)))]
+    #[test]
+    fn atomic_u128_is_lock_free_with_the_workspace_target_cpu() {
+        // The workspace pins x86-64-v2 (which has cmpxchg16b) in .cargo/config.toml. If this fails,
+        // that configuration was lost and every 128-bit CAS silently became a spin lock.
+        if cfg!(target_arch = "x86_64") {
+            assert!(super::atomic_u128_is_lock_free());
+        }
+    }
+}
