@@ -52,7 +52,9 @@ impl EpochConfig {
                 "between 1µs and 10s",
             ));
         }
-        Ok(Self { interval: Some(interval) })
+        Ok(Self {
+            interval: Some(interval),
+        })
     }
 
     /// No background thread; epochs advance only through [`EpochManager::advance`].
@@ -63,7 +65,9 @@ impl EpochConfig {
 
 impl Default for EpochConfig {
     fn default() -> Self {
-        Self { interval: Some(Self::DEFAULT_INTERVAL) }
+        Self {
+            interval: Some(Self::DEFAULT_INTERVAL),
+        }
     }
 }
 
@@ -96,7 +100,11 @@ impl Shared {
     fn stable(&self) -> u64 {
         let e = self.global.load(Ordering::SeqCst);
         let slots = self.slots.lock().unwrap();
-        let min_local = slots.iter().map(|s| s.load(Ordering::SeqCst)).min().unwrap_or(QUIESCENT);
+        let min_local = slots
+            .iter()
+            .map(|s| s.load(Ordering::SeqCst))
+            .min()
+            .unwrap_or(QUIESCENT);
         e.min(min_local) - 1
     }
 }
@@ -168,7 +176,10 @@ impl EpochManager {
     pub fn register(&self) -> EpochHandle {
         let slot = Arc::new(CachePadded::new(AtomicU64::new(QUIESCENT)));
         self.shared.slots.lock().unwrap().push(Arc::clone(&slot));
-        EpochHandle { shared: Arc::clone(&self.shared), slot }
+        EpochHandle {
+            shared: Arc::clone(&self.shared),
+            slot,
+        }
     }
 
     /// Number of registered workers.

@@ -75,12 +75,20 @@ pub struct Conflict {
 impl Conflict {
     /// A conflict with a cause and no location.
     pub const fn new(cause: ConflictCause) -> Self {
-        Self { cause, table: None, key: None }
+        Self {
+            cause,
+            table: None,
+            key: None,
+        }
     }
 
     /// A conflict at a given record.
     pub const fn at(cause: ConflictCause, table: TableId, key: u64) -> Self {
-        Self { cause, table: Some(table), key: Some(key) }
+        Self {
+            cause,
+            table: Some(table),
+            key: Some(key),
+        }
     }
 }
 
@@ -157,8 +165,16 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::InvalidConfig`].
-    pub fn invalid(name: &'static str, value: impl fmt::Display, expected: impl Into<String>) -> Self {
-        Error::InvalidConfig { name, value: value.to_string(), expected: expected.into() }
+    pub fn invalid(
+        name: &'static str,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        Error::InvalidConfig {
+            name,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
     }
 }
 

@@ -73,7 +73,7 @@ pub trait Program {
     type Output;
 
     /// Runs the program's logic on an open transaction. May be called more than once (retries).
-    fn run<T: TxOps>(&self, tx: &mut T) -> TxResult<Self::Output>;
+    fn run<T: TxOps + ?Sized>(&self, tx: &mut T) -> TxResult<Self::Output>;
 
     /// Declares the accesses known from the inputs.
     fn declare(&self, out: &mut AccessSet);

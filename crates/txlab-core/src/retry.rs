@@ -6,9 +6,15 @@
 //! ends the loop at once and is returned.
 //!
 //! To abort from inside the closure, return `Err(TxError::UserAbort(reason))`.
+//!
+//! The closure receives `&mut dyn TxOps`: a closure bound over the worker's generic transaction
+//! type (`for<'t> FnMut(&mut W::Txn<'t>)`) would force `W: 'static` (a current limitation of
+//! generic associated types in higher-ranked bounds), and one virtual call per operation is
+//! negligible next to a transaction. Hot loops (the harness) call `begin`/`commit` directly and
+//! keep static dispatch.
 
 use crate::error::{Error, TxError, TxResult};
-use crate::txn::{CommitInfo, Transaction, Worker};
+use crate::txn::{CommitInfo, Transaction, TxOps, Worker};
 
 /// How [`run`] retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +29,11 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        Self { max_attempts: None, initial_spins: 16, max_spins: 1 << 14 }
+        Self {
+            max_attempts: None,
+            initial_spins: 16,
+            max_spins: 1 << 14,
+        }
     }
 }
 
@@ -33,12 +43,19 @@ impl RetryPolicy {
         if n == 0 {
             return Err(Error::invalid("max_attempts", n, "at least 1"));
         }
-        Ok(Self { max_attempts: Some(n), ..Self::default() })
+        Ok(Self {
+            max_attempts: Some(n),
+            ..Self::default()
+        })
     }
 
     /// No backoff at all (for tests that want immediate retries).
     pub fn no_backoff() -> Self {
-        Self { max_attempts: None, initial_spins: 0, max_spins: 0 }
+        Self {
+            max_attempts: None,
+            initial_spins: 0,
+            max_spins: 0,
+        }
     }
 }
 
@@ -64,7 +81,11 @@ pub struct Backoff {
 impl Backoff {
     /// A backoff following `policy`; `seed` decorrelates workers.
     pub fn new(policy: RetryPolicy, seed: u64) -> Self {
-        Self { spins: policy.initial_spins, policy, seed: seed | 1 }
+        Self {
+            spins: policy.initial_spins,
+            policy,
+            seed: seed | 1,
+        }
     }
 
     /// Waits once and grows the next wait.
@@ -96,7 +117,7 @@ impl Backoff {
 pub fn run<W, T, F>(worker: &mut W, policy: RetryPolicy, mut body: F) -> TxResult<Committed<T>>
 where
     W: Worker,
-    F: FnMut(&mut W::Txn<'_>) -> TxResult<T>,
+    F: FnMut(&mut dyn TxOps) -> TxResult<T>,
 {
     let mut backoff = Backoff::new(policy, 0x9E37_79B9 ^ worker.id() as u64);
     let mut attempts = 0u32;
@@ -104,7 +125,11 @@ where
         attempts += 1;
         let mut tx = worker.begin();
         let result = match body(&mut tx) {
-            Ok(value) => tx.commit().map(|info| Committed { value, info, attempts }),
+            Ok(value) => tx.commit().map(|info| Committed {
+                value,
+                info,
+                attempts,
+            }),
             Err(e) => {
                 tx.abort();
                 Err(e)

@@ -2,6 +2,10 @@
 //!
 //! Invariants every [`Index`] implementation keeps:
 //!
+//! 0. **One collector.** Guards come from crossbeam-epoch's default collector
+//!    (`crossbeam_epoch::pin()`, or a `LocalHandle` registered with
+//!    `crossbeam_epoch::default_collector()`); reclaiming indexes reject others with
+//!    [`Error::Misuse`].
 //! 1. **Stable references.** A record never moves once published. A reference returned by
 //!    [`Index::get`] or [`Index::get_or_insert`] stays valid while the `crossbeam_epoch::Guard`
 //!    it was obtained under is pinned, even if the record is unlinked meanwhile.
@@ -21,8 +25,11 @@
 use crate::error::Error;
 use crate::sync::{AtomicU64, Ordering};
 use crate::table::{IndexKind, TableId};
-use crossbeam_epoch::Guard;
 use crossbeam_utils::CachePadded;
+
+/// The epoch guard index operations take (re-exported so index implementers need not depend on
+/// crossbeam-epoch directly). Engines pin it from crossbeam-epoch's default collector.
+pub use crossbeam_epoch::Guard;
 
 /// A protocol's per-key record type (version word(s) plus value).
 pub trait Record: Send + Sync + 'static {
@@ -63,8 +70,9 @@ pub trait Index<R: Record>: Send + Sync {
     fn get_or_insert<'g>(&'g self, key: u64, guard: &'g Guard) -> Result<Entry<'g, R>, Error>;
 
     /// Removes the mapping `key -> record` if `key` still maps to exactly this record, deferring
-    /// the record's destruction until no pinned guard can see it. Returns whether it removed.
-    /// Indexes whose records live as long as the index (the dense array) return `Ok(false)`.
+    /// the record's destruction until no pinned guard can see it. Returns the stripe bump if the
+    /// index has phantom stripes and it removed something; `Ok(None)` otherwise (including for
+    /// indexes whose records live as long as the index, like the dense array).
     fn unlink(&self, key: u64, record: &R, guard: &Guard) -> Result<Option<StripeBump>, Error>;
 
     /// Visits the records with keys in `lo..=hi` in ascending key order until `visit` returns
@@ -111,8 +119,13 @@ impl PhantomStripes {
 
     /// Stripes whose buckets span `1 << shift` consecutive keys.
     pub fn new(shift: u32) -> Self {
-        let counters = (0..Self::STRIPES).map(|_| CachePadded::new(AtomicU64::new(0))).collect();
-        Self { shift: shift.min(63), counters }
+        let counters = (0..Self::STRIPES)
+            .map(|_| CachePadded::new(AtomicU64::new(0)))
+            .collect();
+        Self {
+            shift: shift.min(63),
+            counters,
+        }
     }
 
     #[inline]
@@ -161,7 +174,13 @@ mod tests {
     #[test]
     fn a_range_covers_the_stripe_of_every_key_in_it() {
         let s = PhantomStripes::new(4);
-        for (lo, hi) in [(0u64, 0u64), (5, 300), (1000, 1015), (0, u64::MAX), (77, 77 + 16 * 300)] {
+        for (lo, hi) in [
+            (0u64, 0u64),
+            (5, 300),
+            (1000, 1015),
+            (0, u64::MAX),
+            (77, 77 + 16 * 300),
+        ] {
             let mut covered = std::collections::HashSet::new();
             s.for_range(lo, hi, |st| {
                 covered.insert(st);

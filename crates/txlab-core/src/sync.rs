@@ -23,13 +23,13 @@ mod imp {
 
 #[cfg(txlab_shuttle)]
 mod imp {
+    pub use portable_atomic::AtomicU128;
     pub use shuttle::hint::spin_loop;
     pub use shuttle::sync::atomic::{
         AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
     };
     pub use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
     pub use shuttle::thread;
-    pub use portable_atomic::AtomicU128;
 }
 
 #[cfg(txlab_loom)]

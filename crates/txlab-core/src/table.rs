@@ -56,17 +56,29 @@ pub struct TableSpec {
 impl TableSpec {
     /// A table with a dense index over keys `0..capacity`.
     pub fn dense(name: impl Into<String>, value_size: usize, capacity: u64) -> Self {
-        Self { name: name.into(), value_size, index: IndexKind::Dense { capacity } }
+        Self {
+            name: name.into(),
+            value_size,
+            index: IndexKind::Dense { capacity },
+        }
     }
 
     /// A table with a hash index.
     pub fn hash(name: impl Into<String>, value_size: usize) -> Self {
-        Self { name: name.into(), value_size, index: IndexKind::Hash }
+        Self {
+            name: name.into(),
+            value_size,
+            index: IndexKind::Hash,
+        }
     }
 
     /// A table with an ordered index.
     pub fn ordered(name: impl Into<String>, value_size: usize) -> Self {
-        Self { name: name.into(), value_size, index: IndexKind::Ordered }
+        Self {
+            name: name.into(),
+            value_size,
+            index: IndexKind::Ordered,
+        }
     }
 
     /// Checks the declaration; returns an error naming the bad field.
@@ -75,7 +87,10 @@ impl TableSpec {
             return Err(Error::invalid(
                 "value_size",
                 self.value_size,
-                format!("table '{}': value size must be in 1..={MAX_VALUE_SIZE} bytes", self.name),
+                format!(
+                    "table '{}': value size must be in 1..={MAX_VALUE_SIZE} bytes",
+                    self.name
+                ),
             ));
         }
         if let IndexKind::Dense { capacity } = self.index {
@@ -90,7 +105,10 @@ impl TableSpec {
                 return Err(Error::invalid(
                     "capacity",
                     capacity,
-                    format!("table '{}': a dense table holds at most 2^40 keys", self.name),
+                    format!(
+                        "table '{}': a dense table holds at most 2^40 keys",
+                        self.name
+                    ),
                 ));
             }
         }
@@ -114,7 +132,11 @@ impl Schema {
     pub fn add(&mut self, spec: TableSpec) -> Result<TableId, Error> {
         spec.validate()?;
         if self.tables.len() >= u16::MAX as usize {
-            return Err(Error::invalid("tables", self.tables.len() + 1, "at most 65535 tables"));
+            return Err(Error::invalid(
+                "tables",
+                self.tables.len() + 1,
+                "at most 65535 tables",
+            ));
         }
         self.tables.push(spec);
         Ok(TableId((self.tables.len() - 1) as u16))
@@ -127,9 +149,10 @@ impl Schema {
 
     /// A table's declaration, or [`Error::UnknownTable`].
     pub fn table(&self, id: TableId) -> Result<&TableSpec, Error> {
-        self.tables
-            .get(id.0 as usize)
-            .ok_or(Error::UnknownTable { id: id.0, count: self.tables.len() })
+        self.tables.get(id.0 as usize).ok_or(Error::UnknownTable {
+            id: id.0,
+            count: self.tables.len(),
+        })
     }
 
     /// Number of tables.
@@ -153,7 +176,9 @@ mod tests {
         assert!(e.to_string().contains("value_size = 0"), "{e}");
         let e = TableSpec::dense("t", 8, 0).validate().unwrap_err();
         assert!(e.to_string().contains("capacity = 0"), "{e}");
-        let e = TableSpec::hash("t", MAX_VALUE_SIZE + 1).validate().unwrap_err();
+        let e = TableSpec::hash("t", MAX_VALUE_SIZE + 1)
+            .validate()
+            .unwrap_err();
         assert!(e.to_string().contains("value_size"), "{e}");
         assert!(TableSpec::ordered("t", 8).validate().is_ok());
     }

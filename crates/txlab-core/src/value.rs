@@ -39,7 +39,10 @@ impl AtomicValue {
     pub fn zeroed(len: usize) -> Self {
         assert!(len <= u32::MAX as usize, "value length {len} exceeds u32");
         let words = (0..word_count(len)).map(|_| AtomicU64::new(0)).collect();
-        Self { words, len: len as u32 }
+        Self {
+            words,
+            len: len as u32,
+        }
     }
 
     /// A value holding a copy of `bytes`.
@@ -119,7 +122,9 @@ mod tests {
     #[test]
     fn round_trips_every_length_including_partial_words() {
         for len in 0..40 {
-            let bytes: Vec<u8> = (0..len as u8).map(|b| b.wrapping_mul(37).wrapping_add(1)).collect();
+            let bytes: Vec<u8> = (0..len as u8)
+                .map(|b| b.wrapping_mul(37).wrapping_add(1))
+                .collect();
             let v = AtomicValue::from_bytes(&bytes);
             assert_eq!(v.len(), len);
             let mut out = vec![0xAA; len];

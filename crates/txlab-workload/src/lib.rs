@@ -1,7 +1,50 @@
 //! # txlab-workload
 //!
-//! Workloads written once against `txlab-core`'s traits, deterministic given a seed.
-//! (Contents arrive with the workload modules; this file fixes the shared trait first.)
+//! Benchmark workloads written once against `txlab-core`'s traits: each one declares its tables
+//! ([`Workload::schema`]), loads them ([`Workload::load`]), produces transaction
+//! [`Program`]s per worker ([`Workload::generator`]) and checks its invariants
+//! after a run ([`Workload::check`]).
+//!
+//! | workload | module | name | definition |
+//! |---|---|---|---|
+//! | YCSB A/B/C/F and custom mixes | [`ycsb`] | `ycsb-a`, ..., `ycsb` | Cooper et al., SoCC 2010, §4 |
+//! | OCC-batching micro benchmark | [`micro`] | `micro` | Ding, Kot, Gehrke, PVLDB 2018, §5.1 |
+//! | SmallBank | [`smallbank`] | `smallbank` | Alomari et al., ICDE 2008; Cahill 2009; OLTP-Bench mix |
+//!
+//! Shared pieces: [`zipf`] (skewed key choice, item 0 hottest), [`distinct`] (distinct keys per
+//! transaction), [`rng`] (per-worker ChaCha8 streams) and [`stamp`] (values that identify their
+//! writer).
+//!
+//! # Invariants every workload keeps
+//!
+//! - **Deterministic**: the generator of `(seed, thread)` yields the same transactions on every
+//!   run and machine; different threads (or seeds) yield different ones.
+//! - **No allocation per transaction**: a generator rewrites one program in place; `next` borrows
+//!   it until the following call, and the harness may re-run it on retry.
+//! - **Declared = touched**: [`Program::declare`] lists exactly the
+//!   keys and access kinds [`Program::run`] performs (a user abort may
+//!   stop a run before all declared keys are touched).
+//! - **Validated configuration**: constructors reject bad parameters with
+//!   [`Error::InvalidConfig`] naming the value and the accepted
+//!   range; they never panic.
+//! - Values are fixed-size byte strings per table (dense tables, loaded with
+//!   [`Engine::load`]).
+
+pub mod distinct;
+pub mod micro;
+pub mod rng;
+pub mod smallbank;
+pub mod stamp;
+pub mod ycsb;
+pub mod zipf;
+
+#[cfg(test)]
+mod tests;
+
+pub use micro::{Micro, MicroConfig, MicroGenerator, MicroTxn};
+pub use smallbank::{SmallBank, SmallBankConfig, SmallBankGenerator, SmallBankKind, SmallBankTxn};
+pub use ycsb::{Ycsb, YcsbConfig, YcsbGenerator, YcsbPreset, YcsbTxn};
+pub use zipf::Zipf;
 
 use txlab_core::{Engine, Error, Program, Schema};
 

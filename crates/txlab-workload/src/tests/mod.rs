@@ -1,0 +1,8 @@
+//! Tests of the workloads, driven by a serial reference engine.
+
+mod serial_engine;
+mod support;
+
+mod micro;
+mod smallbank;
+mod ycsb;
