@@ -1,0 +1,119 @@
+//! # txlab-testkit
+//!
+//! The correctness kit every txlab protocol runs, written once and instantiated per protocol:
+//!
+//! ```ignore
+//! struct SiloKit;
+//! impl txlab_testkit::Protocol for SiloKit { /* build an engine with a recorder; expectations */ }
+//! txlab_testkit::protocol_kit!(SiloKit);
+//! ```
+//!
+//! The macro expands to one `#[test]` per check:
+//!
+//! - [`hermitage`]: the anomaly schedules of Kleppmann's Hermitage suite (G0, G1a, G1b, G1c, OTV,
+//!   PMP, PMP-write, P4, G-single, G2-item, G2), replayed deterministically from one thread. Each
+//!   protocol states per schedule which transactions it aborts ([`Expect`]); the kit asserts
+//!   that, that no read returned a value it must not see, and that the recorded history passes
+//!   the checker.
+//! - [`schedule`]: proptest-generated interleavings of 2–8 transactions over 1–6 keys (reads,
+//!   blind writes, read-modify-writes, inserts, deletes, scans), replayed from one thread, every
+//!   history checked; failures shrink to a minimal schedule. 2,000 cases by default,
+//!   `TXLAB_PROPTEST_CASES=N` for more.
+//! - [`stress`]: real threads (2 and 4) on contended YCSB (theta 0.99 over 10 and 1,000 keys) and
+//!   SmallBank (balance conservation), histories checked. Bounded by transaction count.
+//! - [`mutation`]: the same checks, run against a deliberately broken build of the protocol, must
+//!   find a violation (a suite that cannot fail proves nothing).
+//!
+//! Histories are checked for strict serializability when [`Protocol::STRICT`] is set, for
+//! serializability otherwise.
+
+pub mod hermitage;
+pub mod mutation;
+pub mod replay;
+pub mod schedule;
+pub mod stress;
+
+pub use hermitage::{Expect, Hermitage};
+pub use replay::{Op, Replay, Schedule, Step, TxnState};
+
+use std::sync::Arc;
+use txlab_check::{CheckOptions, MemoryRecorder};
+use txlab_core::{Engine, Error, Schema};
+
+/// A protocol under test: how to build it with a recorder, and what it is expected to do.
+pub trait Protocol {
+    /// The engine type, recording into a [`MemoryRecorder`].
+    type Engine: Engine;
+
+    /// The protocol's name (for messages).
+    const NAME: &'static str;
+
+    /// Whether histories must be strictly serializable (real-time order respected), not only
+    /// serializable.
+    const STRICT: bool;
+
+    /// Builds an engine over `schema` recording into `recorder`. Use manual epochs (no background
+    /// thread) so replays are deterministic.
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error>;
+
+    /// What the protocol does on a Hermitage schedule. Default: anything serializable.
+    fn expect(_test: Hermitage) -> Expect {
+        Expect::Serializable
+    }
+}
+
+/// The checker options a protocol's histories are held to.
+pub fn check_options<P: Protocol>() -> CheckOptions {
+    if P::STRICT { CheckOptions::strict() } else { CheckOptions::serializable() }
+}
+
+/// Instantiates the whole kit for a [`Protocol`] as `#[test]` functions in a module `kit`.
+#[macro_export]
+macro_rules! protocol_kit {
+    ($proto:ty) => {
+        mod kit {
+            use super::*;
+            use $crate::hermitage::Hermitage;
+
+            #[test]
+            fn hermitage_g0() { $crate::hermitage::run::<$proto>(Hermitage::G0); }
+            #[test]
+            fn hermitage_g1a() { $crate::hermitage::run::<$proto>(Hermitage::G1a); }
+            #[test]
+            fn hermitage_g1b() { $crate::hermitage::run::<$proto>(Hermitage::G1b); }
+            #[test]
+            fn hermitage_g1c() { $crate::hermitage::run::<$proto>(Hermitage::G1c); }
+            #[test]
+            fn hermitage_otv() { $crate::hermitage::run::<$proto>(Hermitage::Otv); }
+            #[test]
+            fn hermitage_pmp() { $crate::hermitage::run::<$proto>(Hermitage::Pmp); }
+            #[test]
+            fn hermitage_pmp_write() { $crate::hermitage::run::<$proto>(Hermitage::PmpWrite); }
+            #[test]
+            fn hermitage_p4() { $crate::hermitage::run::<$proto>(Hermitage::P4); }
+            #[test]
+            fn hermitage_g_single() { $crate::hermitage::run::<$proto>(Hermitage::GSingle); }
+            #[test]
+            fn hermitage_g2_item() { $crate::hermitage::run::<$proto>(Hermitage::G2Item); }
+            #[test]
+            fn hermitage_g2() { $crate::hermitage::run::<$proto>(Hermitage::G2); }
+
+            #[test]
+            fn random_schedules_are_serializable() {
+                $crate::schedule::run::<$proto>();
+            }
+            #[test]
+            fn stress_ycsb_hot_10_keys() {
+                $crate::stress::ycsb::<$proto>(&[2, 4], 10, 0.99, 1_500);
+            }
+            #[test]
+            fn stress_ycsb_1000_keys() {
+                $crate::stress::ycsb::<$proto>(&[2, 4], 1_000, 0.99, 1_500);
+            }
+            #[test]
+            fn stress_smallbank_conserves_money() {
+                $crate::stress::smallbank::<$proto>(&[2, 4], 1_500);
+            }
+        }
+    };
+}
