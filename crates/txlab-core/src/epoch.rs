@@ -15,17 +15,21 @@
 //!   `E > e` and every active worker has `e_w > e`, no transaction can still commit in epoch `e`:
 //!   the stable epoch is `min(E, min active e_w) - 1`.
 //!
-//! Orderings: a worker publishes `e_w` with `SeqCst` and re-reads `E` (`SeqCst`) until the two
-//! agree, and the advancer reads all `e_w` after reading `E` (`SeqCst`), so the advancer and a
-//! worker entering concurrently cannot both miss each other (the store-load pattern needs
-//! sequential consistency; this is off the per-operation hot path, once per transaction).
+//! Orderings: this is the store→load (Dekker) handshake. A worker stores `e_w`, issues
+//! `fence(SeqCst)`, and re-reads `E` until the two agree; the advancer reads `E`, issues
+//! `fence(SeqCst)`, then reads every `e_w`. The two fences are totally ordered: if the
+//! advancer's fence comes first, the worker's re-read of `E` sees any increment made before it;
+//! if the worker's comes first, the advancer sees the worker's `e_w`. So they cannot both miss
+//! each other. Explicit fences (rather than `SeqCst` accesses alone) are what loom models exactly;
+//! its model test found the access-only version wanting. The cost is one `mfence` per
+//! transaction begin, off the per-operation path.
 //!
 //! The same manager serves Silo, the NWR protocols' epoch check and group commit, and TicToc/MVTO
 //! group commit. Epoch 0 is never used by a transaction (the global epoch starts at 1), so an
 //! epoch field of 0 can mean "loaded before any transaction".
 
 use crate::error::Error;
-use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use std::time::Duration;
 
@@ -82,8 +86,9 @@ struct Shared {
 
 impl Shared {
     fn advance(&self) -> bool {
-        let e = self.global.load(Ordering::SeqCst);
         let slots = self.slots.lock().unwrap();
+        let e = self.global.load(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         if slots.iter().all(|s| {
             let l = s.load(Ordering::SeqCst);
             l == QUIESCENT || l >= e
@@ -98,8 +103,9 @@ impl Shared {
     }
 
     fn stable(&self) -> u64 {
-        let e = self.global.load(Ordering::SeqCst);
         let slots = self.slots.lock().unwrap();
+        let e = self.global.load(Ordering::SeqCst);
+        fence(Ordering::SeqCst);
         let min_local = slots
             .iter()
             .map(|s| s.load(Ordering::SeqCst))
@@ -163,12 +169,12 @@ impl EpochManager {
 
     /// Waits until `epoch` is stable. Without a background advancer it advances epochs itself.
     pub fn wait_stable(&self, epoch: u64) {
-        let backoff = crossbeam_utils::Backoff::new();
+        let mut wait = crate::sync::SpinWait::new();
         while self.stable() < epoch {
             if self.advancer.is_none() {
                 self.advance();
             }
-            backoff.snooze();
+            wait.snooze();
         }
     }
 
@@ -215,6 +221,7 @@ impl EpochHandle {
         let mut e = self.shared.global.load(Ordering::SeqCst);
         loop {
             self.slot.store(e, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
             let now = self.shared.global.load(Ordering::SeqCst);
             if now == e {
                 return e;
@@ -310,5 +317,35 @@ mod tests {
         assert!(EpochConfig::every(Duration::ZERO).is_err());
         let e = EpochConfig::every(Duration::from_secs(11)).unwrap_err();
         assert!(e.to_string().contains("epoch interval"), "{e}");
+    }
+}
+
+#[cfg(all(test, txlab_loom))]
+mod loom_tests {
+    //! `RUSTFLAGS="--cfg txlab_loom -C target-cpu=x86-64-v2" cargo test -p txlab-core --lib --release loom`
+    use super::*;
+    use crate::sync::thread;
+
+    /// While a worker is inside a transaction that entered epoch `e`, the global epoch never
+    /// exceeds `e + 1` (Silo's `E - e_w <= 1`), whatever the interleaving of `enter` with two
+    /// concurrent `advance` calls.
+    #[test]
+    fn loom_an_active_worker_is_never_two_epochs_behind() {
+        loom::model(|| {
+            let m = Arc::new(EpochManager::new(EpochConfig::manual()));
+            let h = m.register();
+            let worker = {
+                let m = Arc::clone(&m);
+                thread::spawn(move || {
+                    let e = h.enter();
+                    let g = m.global();
+                    assert!(g <= e + 1, "global {g} while active in {e}");
+                    h.exit();
+                })
+            };
+            m.advance();
+            m.advance();
+            worker.join().unwrap();
+        });
     }
 }

@@ -36,6 +36,19 @@ pub struct ReadEvent {
     pub present: bool,
 }
 
+/// A range scan (a predicate read): the transaction claims every key of `table` in `lo..=hi`
+/// that it did not return was absent. `hi` is where the scan really stopped (the last key visited
+/// when the visitor ended it early). The keys it returned are recorded as ordinary reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanEvent {
+    /// The table.
+    pub table: TableId,
+    /// First key of the range.
+    pub lo: u64,
+    /// Last key the scan covered.
+    pub hi: u64,
+}
+
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteKind {
@@ -82,6 +95,8 @@ pub struct TxnRecord {
     pub reads: Vec<ReadEvent>,
     /// Writes installed at commit (empty for an aborted transaction unless it wrote dirty data).
     pub writes: Vec<WriteEvent>,
+    /// Range scans, as predicate reads.
+    pub scans: Vec<ScanEvent>,
     /// How it ended.
     pub outcome: Outcome,
     /// Nanoseconds since the recorder started, when the transaction began.

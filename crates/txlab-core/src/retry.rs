@@ -102,7 +102,7 @@ impl Backoff {
             crate::sync::spin_loop();
         }
         if self.spins >= self.policy.max_spins {
-            std::thread::yield_now();
+            crate::sync::thread::yield_now();
         }
         self.spins = (self.spins.saturating_mul(2)).min(self.policy.max_spins.max(1));
     }

@@ -76,6 +76,49 @@ mod imp {
 
 pub use imp::*;
 
+/// Bounded exponential spinning for wait loops (a lock bit, a seqlock version).
+///
+/// Normal builds spin `2^step` times (up to 64) and then yield the time slice, like
+/// `crossbeam_utils::Backoff::snooze`. Under shuttle or loom every call yields to the model
+/// checker's scheduler, so a thread waiting on another one lets it run (a plain spin would never
+/// be preempted and would hang the model).
+#[derive(Debug, Default)]
+pub struct SpinWait {
+    step: u32,
+}
+
+impl SpinWait {
+    /// A fresh wait.
+    pub fn new() -> Self {
+        Self { step: 0 }
+    }
+
+    /// Waits a little longer than last time.
+    #[inline]
+    pub fn snooze(&mut self) {
+        #[cfg(not(any(txlab_loom, txlab_shuttle)))]
+        {
+            if self.step <= 6 {
+                for _ in 0..1u32 << self.step {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        #[cfg(any(txlab_loom, txlab_shuttle))]
+        {
+            thread::yield_now();
+        }
+        self.step = (self.step + 1).min(10);
+    }
+
+    /// How many times [`snooze`](Self::snooze) was called (saturating at 10).
+    pub fn steps(&self) -> u32 {
+        self.step
+    }
+}
+
 /// Returns whether 128-bit atomics are lock-free in this build (a native `cmpxchg16b`).
 ///
 /// The workspace's `.cargo/config.toml` builds for `x86-64-v2`, which has `cmpxchg16b`; protocols

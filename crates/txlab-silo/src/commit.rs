@@ -82,7 +82,7 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
             w.locked_word = r.tid.load(Ordering::Acquire) & !LOCK;
             continue;
         }
-        let backoff = crossbeam_utils::Backoff::new();
+        let mut backoff = txlab_core::sync::SpinWait::new();
         w.locked_word = loop {
             if let Some(word) = r.try_lock() {
                 break word;
@@ -176,6 +176,7 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
             id: txn_id(st.id, st.seq),
             reads: std::mem::take(&mut st.h_reads),
             writes: std::mem::take(&mut st.h_writes),
+            scans: std::mem::take(&mut st.h_scans),
             outcome: Outcome::Committed,
             begin_ns: tx.begin_ns,
             end_ns: engine.recorder.now_ns(),

@@ -72,6 +72,7 @@ impl<'w, 'e, Rec: Recorder> SiloTxn<'w, 'e, Rec> {
                 id: txn_id(st.id, st.seq),
                 reads: std::mem::take(&mut st.h_reads),
                 writes: Vec::new(),
+                scans: std::mem::take(&mut st.h_scans),
                 outcome,
                 begin_ns: self.begin_ns,
                 end_ns: self.w.engine.recorder.now_ns(),
@@ -216,22 +217,31 @@ impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
         let waits = engine.config.read_wait_rounds;
         let st = &mut self.w.state;
         let mut failure: Option<TxError> = None;
+        let mut covered = hi;
         index.scan(lo, hi, &self.guard, &mut |key, rec| {
-            if let Some(i) = st.find_write(table, key) {
-                return match st.writes[i].kind {
+            let go_on = if let Some(i) = st.find_write(table, key) {
+                match st.writes[i].kind {
                     WriteKind::Delete => true,
                     _ => visit(key, st.write_value(i)),
-                };
-            }
-            match st.observe::<Rec>(rec as *const SiloRecord, vs, table, key, waits) {
-                Ok(word) if is_absent(word) => true,
-                Ok(_) => visit(key, &st.rbuf[..vs]),
-                Err(e) => {
-                    failure = Some(e);
-                    false
                 }
+            } else {
+                match st.observe::<Rec>(rec as *const SiloRecord, vs, table, key, waits) {
+                    Ok(word) if is_absent(word) => true,
+                    Ok(_) => visit(key, &st.rbuf[..vs]),
+                    Err(e) => {
+                        failure = Some(e);
+                        false
+                    }
+                }
+            };
+            if !go_on {
+                covered = key;
             }
+            go_on
         })?;
+        if Rec::ENABLED && failure.is_none() {
+            st.h_scans.push(txlab_core::history::ScanEvent { table, lo, hi: covered });
+        }
         match failure {
             Some(e) => Err(e),
             None => Ok(()),

@@ -6,7 +6,7 @@
 
 use crate::record::{SiloRecord, StableRead};
 use crate::tid::{is_absent, tag};
-use txlab_core::history::{ReadEvent, Recorder, WriteEvent};
+use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
@@ -64,6 +64,7 @@ pub(crate) struct WorkerState {
     /// History events (only filled when the recorder is enabled).
     pub h_reads: Vec<ReadEvent>,
     pub h_writes: Vec<WriteEvent>,
+    pub h_scans: Vec<ScanEvent>,
     /// Why the open transaction failed during execution, if it did.
     pub failed: Option<ConflictCause>,
 }
@@ -84,6 +85,7 @@ impl WorkerState {
             rbuf: Vec::with_capacity(256),
             h_reads: Vec::new(),
             h_writes: Vec::new(),
+            h_scans: Vec::new(),
             failed: None,
         }
     }
@@ -95,6 +97,7 @@ impl WorkerState {
         self.wbuf.clear();
         self.h_reads.clear();
         self.h_writes.clear();
+        self.h_scans.clear();
         self.failed = None;
     }
 

@@ -64,4 +64,6 @@ macro_rules! mutant {
 
 mutant!(SiloSkipReadValidation, kit_catches_skipped_read_validation, Mutation::SkipReadValidation);
 mutant!(SiloSkipPhantomValidation, kit_catches_skipped_phantom_validation, Mutation::SkipPhantomValidation);
-mutant!(SiloSkipWriteLock, kit_catches_skipped_write_locks, Mutation::SkipWriteLock);
+// Skipping write locks only shows when two commits interleave between validation and install;
+// real threads on two cores hit that window by chance, so that mutant is caught deterministically
+// by the shuttle test instead (`tests/shuttle.rs`).

@@ -1,0 +1,87 @@
+//! TicToc's configuration (mirrors `txlab_silo::SiloConfig`).
+
+use txlab_core::AckMode;
+use txlab_core::epoch::EpochConfig;
+
+/// A mutation that breaks one of TicToc's checks (feature `mutation`, tests only): the
+/// correctness kit runs the broken protocol and must report anomalies.
+#[cfg(feature = "mutation")]
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutation {
+    /// Commit without validating the read set (no `wts` comparison, no `rts` extension).
+    SkipReadValidation,
+    /// Validate the read set's `wts` but never extend `rts`: a later writer may then pick a
+    /// commit timestamp inside an interval a committed reader relied on.
+    SkipRtsExtension,
+    /// Install writes without locking them first.
+    SkipWriteLock,
+    /// Skip phantom (stripe) validation of scans.
+    SkipPhantomValidation,
+}
+
+/// How a TicToc engine behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TicTocConfig {
+    /// How the global epoch advances (default: every 40 ms on a background thread). TicToc's
+    /// timestamps do not need epochs; they serve group commit only.
+    pub epoch: EpochConfig,
+    /// When commits are acknowledged (default: once their epoch is stable, Silo-style group
+    /// commit).
+    pub ack: AckMode,
+    /// How many backoff rounds a read waits for a locked record before aborting with
+    /// `ConflictCause::ReadBusy` (default 64; the backoff yields after its first few rounds).
+    pub read_wait_rounds: u32,
+    /// Test-only fault injection.
+    #[cfg(feature = "mutation")]
+    pub mutation: Option<Mutation>,
+}
+
+impl Default for TicTocConfig {
+    fn default() -> Self {
+        Self {
+            epoch: EpochConfig::default(),
+            ack: AckMode::EpochStable,
+            read_wait_rounds: 64,
+            #[cfg(feature = "mutation")]
+            mutation: None,
+        }
+    }
+}
+
+impl TicTocConfig {
+    /// Epochs advanced by hand and acknowledgement at commit: what deterministic tests want.
+    pub fn manual() -> Self {
+        Self {
+            epoch: EpochConfig::manual(),
+            ack: AckMode::AtCommit,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the epoch configuration.
+    pub fn with_epoch(mut self, epoch: EpochConfig) -> Self {
+        self.epoch = epoch;
+        self
+    }
+
+    /// Sets the acknowledgement mode.
+    pub fn with_ack(mut self, ack: AckMode) -> Self {
+        self.ack = ack;
+        self
+    }
+
+    /// Sets how many backoff rounds a read waits for a locked record.
+    pub fn with_read_wait_rounds(mut self, rounds: u32) -> Self {
+        self.read_wait_rounds = rounds;
+        self
+    }
+
+    /// Sets a mutation (tests only).
+    #[cfg(feature = "mutation")]
+    pub fn with_mutation(mut self, m: Mutation) -> Self {
+        self.mutation = Some(m);
+        self
+    }
+}

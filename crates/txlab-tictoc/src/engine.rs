@@ -1,0 +1,205 @@
+//! The TicToc engine (shared by all threads) and its per-thread worker.
+
+use crate::config::TicTocConfig;
+use crate::nwr_hook::{NoNwr, WriteOmission};
+use crate::record::TicTocRecord;
+use crate::txn::TicTocTxn;
+use crate::worker_state::WorkerState;
+use txlab_core::epoch::{EpochHandle, EpochManager};
+use txlab_core::history::{NoRecorder, Recorder};
+use txlab_core::storage::Index;
+use txlab_core::sync::{Arc, AtomicU32, Ordering};
+use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
+use txlab_storage::Tables;
+
+/// Largest number of workers one engine hands out (history ids keep 24 bits of worker number).
+pub const MAX_WORKERS: u32 = 1 << 23;
+
+/// A TicToc database: tables of [`TicTocRecord`]s, the epoch manager (for group commit), and the
+/// configuration.
+///
+/// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `Omit` is the
+/// write-omission policy; the default [`NoNwr`] is plain TicToc (see [`crate::nwr_hook`]).
+#[derive(Debug)]
+pub struct TicToc<Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
+    schema: Schema,
+    pub(crate) tables: Tables<TicTocRecord>,
+    value_sizes: Box<[usize]>,
+    pub(crate) epochs: EpochManager,
+    pub(crate) config: TicTocConfig,
+    pub(crate) recorder: Arc<Rec>,
+    pub(crate) omission: Omit,
+    next_worker: AtomicU32,
+}
+
+impl TicToc<NoRecorder, NoNwr> {
+    /// A database with one built-in index per table of `schema`.
+    pub fn new(schema: &Schema, config: TicTocConfig) -> Result<Self, Error> {
+        Self::with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> TicToc<Rec, NoNwr> {
+    /// A database whose transactions are recorded by `recorder`.
+    pub fn with_recorder(
+        schema: &Schema,
+        config: TicTocConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::with_tables(schema, tables, config, recorder, NoNwr)
+    }
+}
+
+impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
+    /// A database over tables built by the caller (e.g. with a custom index for some tables via
+    /// [`Tables::with_custom`]) and with an explicit write-omission policy.
+    pub fn with_tables(
+        schema: &Schema,
+        tables: Tables<TicTocRecord>,
+        config: TicTocConfig,
+        recorder: Arc<Rec>,
+        omission: Omit,
+    ) -> Result<Self, Error> {
+        if tables.len() != schema.len() {
+            return Err(Error::invalid(
+                "tables",
+                tables.len(),
+                format!("one index per table of the schema ({})", schema.len()),
+            ));
+        }
+        let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
+        Ok(Self {
+            schema: schema.clone(),
+            tables,
+            value_sizes,
+            epochs: EpochManager::new(config.epoch),
+            config,
+            recorder,
+            omission,
+            next_worker: AtomicU32::new(0),
+        })
+    }
+
+    /// The epoch manager (tests advance epochs by hand through it).
+    pub fn epochs(&self) -> &EpochManager {
+        &self.epochs
+    }
+
+    /// The recorder.
+    pub fn recorder(&self) -> &Arc<Rec> {
+        &self.recorder
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &TicTocConfig {
+        &self.config
+    }
+
+    /// The write-omission policy.
+    pub fn omission(&self) -> &Omit {
+        &self.omission
+    }
+
+    /// A table's fixed value size, or `Error::UnknownTable`.
+    #[inline]
+    pub(crate) fn value_size(&self, table: TableId) -> Result<usize, Error> {
+        self.value_sizes
+            .get(table.0 as usize)
+            .copied()
+            .ok_or(Error::UnknownTable {
+                id: table.0,
+                count: self.value_sizes.len(),
+            })
+    }
+
+    #[inline]
+    pub(crate) fn check_value(&self, table: TableId, value: &[u8]) -> Result<usize, Error> {
+        let vs = self.value_size(table)?;
+        if value.len() != vs {
+            return Err(Error::ValueSize {
+                table: table.0,
+                expected: vs,
+                got: value.len(),
+            });
+        }
+        Ok(vs)
+    }
+}
+
+impl<Rec: Recorder, Omit: WriteOmission> Engine for TicToc<Rec, Omit> {
+    type Worker<'e>
+        = TicTocWorker<'e, Rec, Omit>
+    where
+        Self: 'e;
+
+    fn name(&self) -> &'static str {
+        Omit::ENGINE_NAME
+    }
+
+    fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    fn worker(&self) -> Result<TicTocWorker<'_, Rec, Omit>, Error> {
+        let id = self.next_worker.fetch_add(1, Ordering::Relaxed);
+        if id >= MAX_WORKERS {
+            return Err(Error::invalid(
+                "workers",
+                id,
+                format!("at most {MAX_WORKERS} workers per engine"),
+            ));
+        }
+        Ok(TicTocWorker {
+            engine: self,
+            epoch: self.epochs.register(),
+            handle: crossbeam_epoch::default_collector().register(),
+            state: WorkerState::new(id),
+        })
+    }
+
+    fn load(&self, table: TableId, key: u64, value: &[u8]) -> Result<(), Error> {
+        self.check_value(table, value)?;
+        let guard = crossbeam_epoch::pin();
+        let entry = self.tables.get(table)?.get_or_insert(key, &guard)?;
+        entry.record.load_initial(value);
+        Ok(())
+    }
+
+    fn stable_epoch(&self) -> u64 {
+        match self.config.ack {
+            AckMode::AtCommit => u64::MAX,
+            AckMode::EpochStable => self.epochs.stable(),
+        }
+    }
+
+    fn ack_mode(&self) -> AckMode {
+        self.config.ack
+    }
+}
+
+/// A TicToc worker: owns the read set, write set, stripe set and value buffers its transactions
+/// use, its local epoch, and its crossbeam-epoch handle (so several workers can live on one
+/// thread).
+#[derive(Debug)]
+pub struct TicTocWorker<'e, Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
+    pub(crate) engine: &'e TicToc<Rec, Omit>,
+    pub(crate) epoch: EpochHandle,
+    pub(crate) handle: crossbeam_epoch::LocalHandle,
+    pub(crate) state: WorkerState,
+}
+
+impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Omit> {
+    type Txn<'w>
+        = TicTocTxn<'w, 'e, Rec, Omit>
+    where
+        Self: 'w;
+
+    fn begin(&mut self) -> TicTocTxn<'_, 'e, Rec, Omit> {
+        TicTocTxn::begin(self)
+    }
+
+    fn id(&self) -> u32 {
+        self.state.id
+    }
+}

@@ -1,0 +1,60 @@
+//! # txlab-tictoc
+//!
+//! TicToc (X. Yu, A. Pavlo, D. Sanchez, S. Devadas, "TicToc: Time Traveling Optimistic
+//! Concurrency Control", SIGMOD 2016) on txlab's storage trait: optimistic concurrency control
+//! that *computes* each transaction's commit timestamp from the data it accessed instead of taking
+//! it from a shared counter, so a transaction that read a since-overwritten version may still
+//! commit by being ordered before the overwriter. It is the baseline of the NWR paper's
+//! TicToc+NWR (§6.1.1).
+//!
+//! - **Records** ([`TicTocRecord`]): one 64-bit word packing the lock bit, the absent bit, a 15-bit
+//!   `delta = rts - wts` and a 47-bit `wts` ([`word`] has the layout and the §3.6 delta encoding
+//!   with its overflow rule), the value as atomic words, and a history tag.
+//! - **Execution** ([`txn`], Algorithm 1): a read copies the value and the word consistently
+//!   (seqlock), remembering `wts` and `rts`; writes, inserts and deletes are buffered; scans also
+//!   remember phantom-stripe versions.
+//! - **Commit** ([`commit`], Algorithms 2 and 3): lock the write set in address order; `commit_ts
+//!   = max(max wts read, max rts + 1 written)`; validate each read whose `rts < commit_ts` by
+//!   checking its `wts` is unchanged and extending its `rts` to `commit_ts` with a CAS; validate
+//!   phantom stripes; install writes with `wts = rts = commit_ts`. Start reading there.
+//! - **Inserts and deletes**: as in Silo. An insert (and a point read of a missing key) publishes
+//!   an absent record (`ABSENT` bit, `wts = rts = 0`) during execution; the observation "absent"
+//!   is validated like any read, so a concurrent insert (which installs a new `wts`) aborts or
+//!   orders the observer. A delete installs a new version with the `ABSENT` bit.
+//! - **Phantoms**: scans on ordered tables record the phantom-stripe versions covering the range
+//!   before traversing and validate them at commit, exactly like Silo; the transaction's own
+//!   inserts are recognised by the stripe's pre-bump version.
+//! - **Epochs and group commit**: TicToc needs no epochs for correctness; they serve group commit
+//!   as in Silo ([`TicTocConfig::ack`]). The epoch read right after locking is reported in
+//!   [`CommitInfo::epoch`](txlab_core::CommitInfo).
+//! - **History** (when a recorder is enabled): a version's tag is the `wts` it was installed with,
+//!   `order == version`. Tags strictly increase per key (a writer picks `commit_ts > rts >= wts` of
+//!   the locked current version). TicToc serializes in `commit_ts` order, which may differ from
+//!   real-time order: its histories are serializable but not necessarily strictly serializable, so
+//!   tests check them with `CheckOptions::serializable()`.
+//! - **NWR**: the engine is generic over a [`WriteOmission`] policy; [`NoNwr`] (the default) is
+//!   plain TicToc and the `NWR HOOK` block in [`commit`] is where TicToc+NWR will plug in.
+//!
+//! Not implemented: the paper's optional optimizations (§4: no-wait locking in the validation
+//! phase, preemptive aborts, timestamp history); writers lock with spinning in address order and
+//! readers wait for a locked record with bounded backoff, like Silo's.
+//! Known limitation (as in Silo): deleted records stay in their index as absent tombstones.
+//!
+//! `docs/protocols/tictoc.md` in the repository walks through the commit path.
+
+pub mod commit;
+pub mod config;
+pub mod engine;
+pub mod nwr_hook;
+pub mod record;
+pub mod txn;
+pub mod word;
+mod worker_state;
+
+#[cfg(feature = "mutation")]
+pub use config::Mutation;
+pub use config::TicTocConfig;
+pub use engine::{MAX_WORKERS, TicToc, TicTocWorker};
+pub use nwr_hook::{NoNwr, WriteOmission};
+pub use record::TicTocRecord;
+pub use txn::TicTocTxn;

@@ -1,0 +1,118 @@
+//! A TicToc record: the timestamp word ([`crate::word`]), the value as atomic words, and the
+//! history tag of the current version.
+//!
+//! Invariants:
+//!
+//! - The value and `tag` change only while the word's lock bit is held by the writer, and are
+//!   published by a `Release` store of the new word (the seqlock of `txlab_core::value`).
+//! - `tag` is the `wts` the current version was installed with (0 for the loaded or never-written
+//!   version). It equals the word's `wts` except after a delta-overflow shift (§3.6) moved `wts`
+//!   forward; histories must name versions by something that does not change after installation,
+//!   so readers record `tag`, not the word's `wts`. Tags of one record strictly increase (the
+//!   `wts` of successive versions do, `crate::word` "Monotonicity"), so they are unique per key
+//!   and their order is the version order. The field costs 8 bytes per record and one relaxed
+//!   store per install; it is loaded only when a recorder is enabled.
+
+use crate::word::{ABSENT, LOCK, is_locked};
+use txlab_core::storage::Record;
+use txlab_core::sync::{AtomicU64, Ordering, fence};
+use txlab_core::value::AtomicValue;
+
+/// One record: timestamp word, value, history tag (module docs).
+#[derive(Debug)]
+pub struct TicTocRecord {
+    pub(crate) word: AtomicU64,
+    pub(crate) tag: AtomicU64,
+    pub(crate) value: AtomicValue,
+}
+
+impl Record for TicTocRecord {
+    fn absent(value_size: usize) -> Self {
+        Self {
+            word: AtomicU64::new(ABSENT),
+            tag: AtomicU64::new(0),
+            value: AtomicValue::zeroed(value_size),
+        }
+    }
+}
+
+/// Outcome of a bounded attempt to read a record consistently.
+pub(crate) enum StableRead {
+    /// The word (unlocked) and history tag under which `out` holds a consistent copy.
+    Ok { word: u64, tag: u64 },
+    /// A writer held the lock through every attempt.
+    Busy,
+}
+
+impl TicTocRecord {
+    /// Copies the value into `out` consistently with the returned word (Algorithm 1's loop:
+    /// `Acquire` load, relaxed copies, `Acquire` fence, relaxed re-load, retry unless equal and
+    /// unlocked). Waits with backoff while the record is locked, up to `max_waits` rounds. The tag
+    /// is read inside the same window when `with_tag` is set.
+    #[inline]
+    pub(crate) fn read_stable(&self, out: &mut [u8], max_waits: u32, with_tag: bool) -> StableRead {
+        let mut waits = 0u32;
+        let backoff = crossbeam_utils::Backoff::new();
+        loop {
+            let w1 = self.word.load(Ordering::Acquire);
+            if !is_locked(w1) {
+                if w1 & ABSENT == 0 {
+                    self.value.load_into(out);
+                }
+                let tag = if with_tag {
+                    self.tag.load(Ordering::Relaxed)
+                } else {
+                    0
+                };
+                fence(Ordering::Acquire);
+                let w2 = self.word.load(Ordering::Relaxed);
+                if w1 == w2 {
+                    return StableRead::Ok { word: w1, tag };
+                }
+            }
+            waits += 1;
+            if waits > max_waits {
+                return StableRead::Busy;
+            }
+            backoff.snooze();
+        }
+    }
+
+    /// Tries to set the lock bit; returns the unlocked word it replaced.
+    #[inline]
+    pub(crate) fn try_lock(&self) -> Option<u64> {
+        let cur = self.word.load(Ordering::Relaxed);
+        if is_locked(cur) {
+            return None;
+        }
+        self.word
+            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+    }
+
+    /// Installs `value` (if any) with history tag `tag` and publishes `word` (unlocked), releasing
+    /// the lock. The caller holds the lock and has issued a `Release` fence since locking.
+    #[inline]
+    pub(crate) fn install(&self, value: Option<&[u8]>, tag: u64, word: u64) {
+        debug_assert_eq!(word & LOCK, 0);
+        if let Some(v) = value {
+            self.value.store(v);
+        }
+        self.tag.store(tag, Ordering::Relaxed);
+        self.word.store(word, Ordering::Release);
+    }
+
+    /// Releases the lock without changing the version (`locked_word` is the word replaced when
+    /// locking; `rts` cannot have changed while locked, since extensions need an unlocked word).
+    #[inline]
+    pub(crate) fn unlock(&self, locked_word: u64) {
+        self.word.store(locked_word & !LOCK, Ordering::Release);
+    }
+
+    /// Non-transactional load: present, `wts = rts = 0`, tag 0.
+    pub(crate) fn load_initial(&self, value: &[u8]) {
+        self.value.store(value);
+        self.tag.store(0, Ordering::Relaxed);
+        self.word.store(0, Ordering::Release);
+    }
+}
