@@ -1,0 +1,190 @@
+//! Fuzz target bodies, kept in a library so the committed seed corpora replay as ordinary tests
+//! on the stable toolchain (`cargo test --manifest-path fuzz/Cargo.toml`), while
+//! `cargo +nightly fuzz run <target>` fuzzes them with libFuzzer. See `fuzz/README.md`.
+
+use arbitrary::{Arbitrary, Unstructured};
+use std::sync::Arc;
+use txlab_check::{CheckOptions, History, MemoryRecorder, check, serializable_by_enumeration};
+use txlab_core::history::{Outcome, ReadEvent, ScanEvent, TxnRecord, WriteEvent, WriteKind};
+use txlab_core::{ConflictCause, Error, Schema, TableId};
+use txlab_testkit::{Op, Protocol, Schedule, Step};
+
+/// Decodes a small arbitrary history: up to 6 transactions over 3 keys, versions 0..4.
+fn history(u: &mut Unstructured<'_>) -> arbitrary::Result<History> {
+    let n = u.int_in_range(1..=6)?;
+    let mut h = History::new();
+    let mut next_version = [1u64; 3];
+    for t in 0..n {
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        let mut scans = Vec::new();
+        for _ in 0..u.int_in_range(0..=4)? {
+            let key = u.int_in_range(0..=2u64)?;
+            match u.int_in_range(0..=3)? {
+                0 | 1 => reads.push(ReadEvent {
+                    table: TableId(0),
+                    key,
+                    version: u.int_in_range(0..=4)?,
+                    present: bool::arbitrary(u)?,
+                }),
+                2 => {
+                    let v = next_version[key as usize];
+                    next_version[key as usize] += 1;
+                    let order = if bool::arbitrary(u)? { v } else { u.int_in_range(1..=8)? };
+                    let kind = if bool::arbitrary(u)? { WriteKind::Put } else { WriteKind::Delete };
+                    writes.push(WriteEvent { table: TableId(0), key, version: v, order, kind, visible: bool::arbitrary(u)? });
+                }
+                _ => {
+                    let lo = u.int_in_range(0..=2u64)?;
+                    scans.push(ScanEvent { table: TableId(0), lo, hi: u.int_in_range(lo..=2)? });
+                }
+            }
+        }
+        let outcome = if u.ratio(4, 5)? { Outcome::Committed } else { Outcome::Aborted(ConflictCause::ReadValidation) };
+        let begin = u.int_in_range(0..=100u64)?;
+        let end = begin + u.int_in_range(0..=100u64)?;
+        h.push(TxnRecord { id: t as u64 + 1, reads, writes, scans, outcome, begin_ns: begin, end_ns: end });
+    }
+    Ok(h)
+}
+
+/// The checker never panics on any history, and on small, read-anomaly-free, scan-free ones it
+/// agrees with the brute-force oracle.
+pub fn checker(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(h) = history(&mut u) else { return };
+    let report = check(&h, CheckOptions::serializable());
+    let _ = check(&h, CheckOptions::strict());
+    let _ = report.to_string();
+    let plain = report.anomalies.iter().all(|a| a.kind.is_cycle());
+    let no_scans = h.records().iter().all(|r| r.scans.is_empty());
+    if plain && no_scans {
+        if let Ok(oracle) = serializable_by_enumeration(&h) {
+            assert_eq!(report.is_serializable(), oracle, "checker and oracle disagree:\n{report}\n{h:?}");
+        }
+    }
+}
+
+/// Workload configurations built from arbitrary values are accepted or rejected with an error,
+/// never a panic; accepted ones generate transactions.
+pub fn workload_config(data: &[u8]) {
+    use txlab_workload::{Generator, Micro, MicroConfig, SmallBank, SmallBankConfig, Workload, Ycsb, YcsbConfig};
+    let mut u = Unstructured::new(data);
+    let f = |u: &mut Unstructured<'_>| -> arbitrary::Result<f64> {
+        Ok(match u.int_in_range(0..=5)? {
+            0 => f64::NAN,
+            1 => -1.0,
+            2 => f64::INFINITY,
+            _ => f64::from(u.int_in_range(0..=1200u32)?) / 100.0,
+        })
+    };
+    let Ok(which) = u.int_in_range(0..=2) else { return };
+    match which {
+        0 => {
+            let Ok(cfg) = (|| -> arbitrary::Result<YcsbConfig> {
+                Ok(YcsbConfig {
+                    records: u.int_in_range(0..=2000)?,
+                    ops_per_txn: u.int_in_range(0..=40)?,
+                    read_ratio: f(&mut u)?,
+                    rmw_ratio: f(&mut u)?,
+                    payload_bytes: u.int_in_range(0..=300)?,
+                    theta: f(&mut u)?,
+                })
+            })() else { return };
+            if let Ok(w) = Ycsb::new(cfg) {
+                let mut g = w.generator(0, 1);
+                for _ in 0..4 {
+                    g.next();
+                }
+                let _ = w.schema();
+            }
+        }
+        1 => {
+            let Ok(cfg) = (|| -> arbitrary::Result<MicroConfig> {
+                let mut c = MicroConfig::default();
+                c.keys = u.int_in_range(0..=2000)?;
+                c.reads = u.int_in_range(0..=20)?;
+                c.writes = u.int_in_range(0..=20)?;
+                c.theta = f(&mut u)?;
+                Ok(c)
+            })() else { return };
+            if let Ok(w) = Micro::new(cfg) {
+                let mut g = w.generator(0, 1);
+                g.next();
+            }
+        }
+        _ => {
+            let Ok(cfg) = (|| -> arbitrary::Result<SmallBankConfig> {
+                let mut c = SmallBankConfig::default();
+                c.customers = u.int_in_range(0..=2000)?;
+                c.theta = f(&mut u)?;
+                c.audit = bool::arbitrary(&mut u)?;
+                Ok(c)
+            })() else { return };
+            if let Ok(w) = SmallBank::new(cfg) {
+                let mut g = w.generator(0, 1);
+                g.next();
+            }
+        }
+    }
+}
+
+/// Decodes a schedule of up to 5 transactions over 4 keys.
+fn schedule_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Schedule> {
+    let txns = u.int_in_range(1..=5)?;
+    let mut steps = Vec::new();
+    let mut value = 1000;
+    for _ in 0..u.int_in_range(1..=24)? {
+        let txn = u.int_in_range(0..=txns - 1)?;
+        let key = u.int_in_range(0..=3u64)?;
+        value += 1;
+        let op = match u.int_in_range(0..=8)? {
+            0 | 1 => Op::Read(key),
+            2 => Op::Write(key, value),
+            3 => Op::Update(key, 1),
+            4 => Op::Insert(key, value),
+            5 => Op::Delete(key),
+            6 => Op::Scan(key.min(2), key.max(2)),
+            7 => Op::Abort,
+            _ => Op::Commit,
+        };
+        steps.push(Step::new(txn, op));
+    }
+    for t in 0..txns {
+        steps.push(Step::new(t, Op::Commit));
+    }
+    let present = u.int_in_range(0..=4u64)?;
+    Ok(Schedule { txns, initial: (0..present).map(|k| (k, k * 10 + 10)).collect(), steps, begin_all_first: bool::arbitrary(u)? })
+}
+
+/// Any schedule replayed on protocol `P` leaves a history the checker accepts.
+pub fn schedule<P: Protocol>(data: &[u8]) {
+    let mut u = Unstructured::new(data);
+    let Ok(s) = schedule_of(&mut u) else { return };
+    let r = txlab_testkit::replay::replay::<P>(&s).expect("replay");
+    assert!(r.is_clean(), "{}: {:?}\n{}\n{s:#?}", P::NAME, r.violations, r.report);
+}
+
+/// Silo, for the schedule target.
+pub struct SiloTarget;
+
+impl Protocol for SiloTarget {
+    type Engine = txlab_silo::Silo<MemoryRecorder>;
+    const NAME: &'static str = "silo";
+    const STRICT: bool = true;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        txlab_silo::Silo::with_recorder(schema, txlab_silo::SiloConfig::manual(), recorder)
+    }
+}
+
+/// TicToc, for the schedule target.
+pub struct TicTocTarget;
+
+impl Protocol for TicTocTarget {
+    type Engine = txlab_tictoc::TicToc<MemoryRecorder>;
+    const NAME: &'static str = "tictoc";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        txlab_tictoc::TicToc::with_recorder(schema, txlab_tictoc::TicTocConfig::manual(), recorder)
+    }
+}

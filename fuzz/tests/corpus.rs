@@ -1,0 +1,37 @@
+//! Replays every committed seed of every target's corpus (`fuzz/corpus/<target>/`) through the
+//! target body: the regression test CI runs on the stable toolchain.
+
+use std::path::Path;
+
+fn replay(target: &str, body: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target);
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            body(&std::fs::read(&path).unwrap());
+            n += 1;
+        }
+    }
+    assert!(n > 0, "no seeds in {}", dir.display());
+}
+
+#[test]
+fn checker_corpus() {
+    replay("checker", txlab_fuzz::checker);
+}
+
+#[test]
+fn workload_config_corpus() {
+    replay("workload_config", txlab_fuzz::workload_config);
+}
+
+#[test]
+fn silo_schedule_corpus() {
+    replay("silo_schedule", txlab_fuzz::schedule::<txlab_fuzz::SiloTarget>);
+}
+
+#[test]
+fn tictoc_schedule_corpus() {
+    replay("tictoc_schedule", txlab_fuzz::schedule::<txlab_fuzz::TicTocTarget>);
+}
