@@ -10,6 +10,7 @@
 //! | YCSB A/B/C/F and custom mixes | [`ycsb`] | `ycsb-a`, ..., `ycsb` | Cooper et al., SoCC 2010, §4 |
 //! | OCC-batching micro benchmark | [`micro`] | `micro` | Ding, Kot, Gehrke, PVLDB 2018, §5.1 |
 //! | SmallBank | [`smallbank`] | `smallbank` | Alomari et al., ICDE 2008; Cahill 2009; OLTP-Bench mix |
+//! | TPC-C (and ROCOCO's scaled variant) | [`tpcc`] | `tpcc`, `tpcc-np` | TPC-C 5.11; Mu et al., OSDI 2014 §5.3 |
 //!
 //! Shared pieces: [`zipf`] (skewed key choice, item 0 hottest), [`distinct`] (distinct keys per
 //! transaction), [`rng`] (per-worker ChaCha8 streams) and [`stamp`] (values that identify their
@@ -35,6 +36,7 @@ pub mod micro;
 pub mod rng;
 pub mod smallbank;
 pub mod stamp;
+pub mod tpcc;
 pub mod ycsb;
 pub mod zipf;
 
@@ -43,6 +45,7 @@ mod tests;
 
 pub use micro::{Micro, MicroConfig, MicroGenerator, MicroTxn};
 pub use smallbank::{SmallBank, SmallBankConfig, SmallBankGenerator, SmallBankKind, SmallBankTxn};
+pub use tpcc::{Tpcc, TpccConfig, TpccGenerator, TpccKind, TpccMix, TpccTxn};
 pub use ycsb::{Ycsb, YcsbConfig, YcsbGenerator, YcsbPreset, YcsbTxn};
 pub use zipf::Zipf;
 

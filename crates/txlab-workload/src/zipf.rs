@@ -14,11 +14,23 @@
 //!
 //! - `theta = 0`: exactly uniform, drawn with [`rand::distr::Uniform`] (Lemire's widening-multiply
 //!   method with rejection, which has no modulo bias).
-//! - `theta > 0`: [`rand_distr::Zipf`], rejection sampling from a continuous envelope that is
-//!   inverted in closed form (J. Crease's method). Expected O(1) work per draw, no O(n) table and
-//!   no O(n) set-up, so `n` may be as large as a dense table (2^40). The method is exact: the
-//!   envelope's mass over `[k-1, k)` is accepted with probability `(b / k)^theta`, which integrates
-//!   to exactly `k^-theta`.
+//! - `theta > 0`, `n <= ALIAS_MAX_ITEMS` (2^24): an alias table (A. J. Walker, 1977; built with
+//!   M. D. Vose's stable O(n) construction, IEEE TSE 1991). A draw is one random `u64`: its high
+//!   32 bits pick a column by multiply-shift, its low 32 bits are compared with the column's
+//!   threshold. Exact up to the 32-bit quantisation of the thresholds (error below 2^-32 per
+//!   item). The table is 8 bytes per item, shared between clones through an `Arc`, and built
+//!   once in O(n) (about 0.1 s for 10^7 items).
+//! - `theta > 0`, larger `n`: [`rand_distr::Zipf`], rejection sampling from a continuous envelope
+//!   inverted in closed form. Expected O(1) work per draw, no table and no O(n) set-up, so `n`
+//!   may be as large as a dense table (2^40). Exact: the envelope's mass over `[k-1, k)` is
+//!   accepted with probability `(b / k)^theta`, which integrates to exactly `k^-theta`.
+//!
+//! Why txlab has its own alias table rather than only the crate: rejection-inversion costs
+//! 70–90 ns per draw (three `powf` per envelope draw), which at 10 keys per YCSB transaction is
+//! about 0.8 µs of key generation per transaction, as much as the protocol's own work, so a
+//! skewed benchmark measured the sampler. The alias draw costs a few nanoseconds (see the ignored
+//! test `zipf_sampling_cost` for both); the chi-square tests below hold both samplers to the
+//! analytic distribution.
 //!
 //! # Accepted `theta`: finite, `0.0..=10.0`
 //!
@@ -32,9 +44,7 @@
 //! describe no different workload and are most likely a typo (e.g. `99` for `0.99`). Negative,
 //! NaN and infinite values are rejected.
 //!
-//! Measured cost (release build, shared 2-core machine, `n = 10^7`): about 6 ns per draw at
-//! `theta = 0` and 70–90 ns at `theta` in `0.5..=1.5` (three `powf` per envelope draw, about 1.1
-//! envelope draws per sample); see the ignored test `zipf_sampling_cost`.
+//! Measured cost: see the ignored test `zipf_sampling_cost` (numbers in `docs/workloads.md`).
 //!
 //! # Probabilities for tests
 //!
@@ -51,6 +61,9 @@ pub const THETA_RANGE: std::ops::RangeInclusive<f64> = 0.0..=10.0;
 
 /// Largest accepted number of items (the largest dense table, 2^40).
 pub const MAX_ITEMS: u64 = 1 << 40;
+
+/// Largest `n` sampled with an alias table (8 bytes per item: 128 MiB at the limit).
+pub const ALIAS_MAX_ITEMS: u64 = 1 << 24;
 
 /// Checks a skew parameter: finite and in [`THETA_RANGE`]. `name` names the parameter in errors.
 pub fn validate_theta(name: &'static str, theta: f64) -> Result<(), Error> {
@@ -71,7 +84,61 @@ pub fn validate_theta(name: &'static str, theta: f64) -> Result<(), Error> {
 #[derive(Debug, Clone)]
 enum Sampler {
     Uniform(Uniform<u64>),
+    Alias(std::sync::Arc<[AliasColumn]>),
     Skewed(rand_distr::Zipf<f64>),
+}
+
+/// One column of the alias table: keep the column's own item if the low 32 random bits are below
+/// `threshold`, else take `alias`.
+#[derive(Debug, Clone, Copy)]
+struct AliasColumn {
+    threshold: u32,
+    alias: u32,
+}
+
+/// Vose's construction: scaled probabilities split into columns below and above 1, each small
+/// column topped up from a large one.
+fn alias_table(n: u64, theta: f64) -> std::sync::Arc<[AliasColumn]> {
+    let n_us = n as usize;
+    let weights: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-theta)).collect();
+    let total: f64 = weights.iter().rev().sum();
+    let mut scaled: Vec<f64> = weights.iter().map(|w| w / total * n as f64).collect();
+    let mut table = vec![
+        AliasColumn {
+            threshold: u32::MAX,
+            alias: 0
+        };
+        n_us
+    ];
+    let (mut small, mut large): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+    for (i, &p) in scaled.iter().enumerate() {
+        if p < 1.0 {
+            small.push(i as u32)
+        } else {
+            large.push(i as u32)
+        }
+    }
+    while let (Some(&s), Some(&l)) = (small.last(), large.last()) {
+        small.pop();
+        let p = scaled[s as usize];
+        table[s as usize] = AliasColumn {
+            threshold: (p * 4_294_967_296.0).min(u32::MAX as f64) as u32,
+            alias: l,
+        };
+        scaled[l as usize] -= 1.0 - p;
+        if scaled[l as usize] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    // Columns left in either list hold (up to rounding) exactly 1: always keep their own item.
+    for i in small.into_iter().chain(large) {
+        table[i as usize] = AliasColumn {
+            threshold: u32::MAX,
+            alias: i,
+        };
+    }
+    table.into()
 }
 
 /// A Zipfian distribution over items `0..n`, item 0 the hottest (see the module docs).
@@ -102,6 +169,8 @@ impl Zipf {
             let uniform = Uniform::new(0, n)
                 .map_err(|e| Error::Internal(format!("uniform over 0..{n} rejected: {e}")))?;
             Sampler::Uniform(uniform)
+        } else if n <= ALIAS_MAX_ITEMS {
+            Sampler::Alias(alias_table(n, theta))
         } else {
             let zipf = rand_distr::Zipf::new(n as f64, theta).map_err(|e| {
                 Error::Internal(format!("Zipf(n = {n}, theta = {theta}) rejected: {e}"))
@@ -117,6 +186,22 @@ impl Zipf {
     }
 
     /// Number of items.
+    /// The same distribution sampled by rejection-inversion even where an alias table would be
+    /// used (tests hold both samplers to the analytic law).
+    #[cfg(test)]
+    fn rejection_inversion(n: u64, theta: f64) -> Zipf {
+        let mut z = Zipf::new(n, theta).expect("valid parameters");
+        if theta > 0.0 {
+            z.sampler = Sampler::Skewed(rand_distr::Zipf::new(n as f64, theta).expect("valid"));
+        }
+        z
+    }
+
+    /// Whether draws come from an alias table.
+    pub fn uses_alias_table(&self) -> bool {
+        matches!(self.sampler, Sampler::Alias(_))
+    }
+
     pub fn n(&self) -> u64 {
         self.n
     }
@@ -131,6 +216,18 @@ impl Zipf {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match &self.sampler {
             Sampler::Uniform(u) => u.sample(rng),
+            Sampler::Alias(table) => {
+                let r = rng.next_u64();
+                let column = (((r >> 32) * table.len() as u64) >> 32) as usize;
+                let c = table[column];
+                // The last column keeps u32::MAX as threshold: the low bits are < it except for
+                // the single value u32::MAX, which then takes the column's alias (itself).
+                if (r as u32) < c.threshold {
+                    column as u64
+                } else {
+                    c.alias as u64
+                }
+            }
             Sampler::Skewed(z) => loop {
                 // The distribution returns a rank in 1..=n as a float. Rounding at the very top of
                 // the envelope could yield n + 1; such a draw is rejected like any other envelope
@@ -170,7 +267,10 @@ mod tests {
     const CHI2_LIMIT: f64 = 148.2;
 
     fn counts(theta: f64, seed: u64) -> Vec<u64> {
-        let z = Zipf::new(N, theta).unwrap();
+        counts_of(&Zipf::new(N, theta).unwrap(), seed)
+    }
+
+    fn counts_of(z: &Zipf, seed: u64) -> Vec<u64> {
         let mut rng = worker_rng(seed, 0);
         let mut counts = vec![0u64; N as usize];
         for _ in 0..DRAWS {
@@ -191,6 +291,28 @@ mod tests {
                 (c as f64 - expected).powi(2) / expected
             })
             .sum()
+    }
+
+    #[test]
+    fn the_rejection_inversion_sampler_also_matches_the_analytic_law() {
+        for (k, theta) in [0.5, 0.9, 0.99, 1.0].into_iter().enumerate() {
+            let z = Zipf::rejection_inversion(N, theta);
+            assert!(!z.uses_alias_table());
+            let observed = counts_of(&z, 300 + k as u64);
+            let chi2 = chi_square(&observed, &z);
+            assert!(chi2 < CHI2_LIMIT, "theta {theta}: chi-square {chi2:.1}");
+            let wrong = Zipf::new(N, theta + 0.05).unwrap();
+            assert!(
+                chi_square(&observed, &wrong) > CHI2_LIMIT,
+                "theta {theta}: a wrong model passes"
+            );
+        }
+        assert!(Zipf::new(N, 0.9).unwrap().uses_alias_table());
+        assert!(
+            !Zipf::new(ALIAS_MAX_ITEMS + 1, 0.9)
+                .unwrap()
+                .uses_alias_table()
+        );
     }
 
     #[test]
@@ -276,15 +398,33 @@ mod tests {
     #[ignore = "timing measurement; run explicitly"]
     fn zipf_sampling_cost() {
         const DRAWS: u64 = 10_000_000;
-        for theta in [0.0, 0.5, 0.9, 0.99, 1.0, 1.5] {
-            let z = Zipf::new(10_000_000, theta).unwrap();
+        for (n, theta, alias) in [100_000u64, 10_000_000]
+            .into_iter()
+            .flat_map(|n| [0.0, 0.5, 0.9, 0.99, 1.0, 1.5].map(|t| (n, t)))
+            .flat_map(|(n, t)| [(n, t, true), (n, t, false)])
+        {
+            let z = if alias {
+                Zipf::new(n, theta).unwrap()
+            } else {
+                Zipf::rejection_inversion(n, theta)
+            };
+            if theta == 0.0 && !alias {
+                continue;
+            }
             let mut rng = worker_rng(1, 0);
             let start = std::time::Instant::now();
             let sum = (0..DRAWS)
                 .map(|_| z.sample(&mut rng))
                 .fold(0u64, u64::wrapping_add);
             let ns = start.elapsed().as_nanos() as f64 / DRAWS as f64;
-            println!("theta {theta}: {ns:.1} ns/draw (checksum {sum})");
+            let how = if z.uses_alias_table() {
+                "alias"
+            } else if theta == 0.0 {
+                "uniform"
+            } else {
+                "rejection-inversion"
+            };
+            println!("n {n}, theta {theta}: {ns:.1} ns/draw, {how} (checksum {sum})");
             assert!(sum > 0);
         }
     }

@@ -1,0 +1,155 @@
+//! The fixed-size row codec: every TPC-C row is a struct of fixed-size fields packed back to back,
+//! little-endian, with no padding and no per-row serde.
+//!
+//! [`tpcc_row!`](crate::tpcc::codec) declares a row struct and generates, from its field list,
+//!
+//! - `SIZE`: the row's byte length (the sum of its fields' sizes; the table's value size);
+//! - `encode(&self, out)`: writes the row into a `SIZE`-byte slice;
+//! - `decode(bytes)`: reads it back, rejecting a slice of the wrong length with an
+//!   [`Error::Invariant`] naming the row type and both lengths.
+//!
+//! Invariant: `decode(encode(r)) == r` for every row `r` (tested per table in `schema`).
+//! CHAR(n)/VARCHAR(n) columns are `[u8; n]` arrays, NUL-padded on the right (see [`text`]).
+
+use txlab_core::Error;
+
+/// A column type with a fixed encoded size.
+pub trait Field: Sized {
+    /// Encoded size in bytes.
+    const SIZE: usize;
+    /// Writes the value into exactly `SIZE` bytes.
+    fn put(&self, out: &mut [u8]);
+    /// Reads the value from exactly `SIZE` bytes.
+    fn get(bytes: &[u8]) -> Self;
+}
+
+macro_rules! int_field {
+    ($($t:ty),*) => {$(
+        impl Field for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn put(&self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
+            }
+            #[inline]
+            fn get(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(bytes);
+                <$t>::from_le_bytes(a)
+            }
+        }
+    )*};
+}
+int_field!(u8, u16, u32, u64, i32, i64);
+
+impl<const N: usize> Field for [u8; N] {
+    const SIZE: usize = N;
+    #[inline]
+    fn put(&self, out: &mut [u8]) {
+        out.copy_from_slice(self);
+    }
+    #[inline]
+    fn get(bytes: &[u8]) -> Self {
+        let mut a = [0u8; N];
+        a.copy_from_slice(bytes);
+        a
+    }
+}
+
+/// A CHAR(N) value from `s`, truncated to `N` bytes and NUL-padded.
+pub fn text<const N: usize>(s: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    let n = s.len().min(N);
+    a[..n].copy_from_slice(&s[..n]);
+    a
+}
+
+/// The meaningful prefix of a NUL-padded CHAR value.
+pub fn trimmed(s: &[u8]) -> &[u8] {
+    let end = s.iter().position(|&b| b == 0).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The error for a value of the wrong length.
+pub fn wrong_size(row: &'static str, expected: usize, got: usize) -> Error {
+    Error::Invariant(format!(
+        "tpcc: a {row} value has {got} bytes, but {row} rows are {expected} bytes"
+    ))
+}
+
+/// Declares a row struct with its codec (module docs).
+macro_rules! tpcc_row {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            $( $(#[$fmeta])* pub $field: $ty ),*
+        }
+
+        impl $name {
+            /// Encoded size in bytes (the table's value size).
+            pub const SIZE: usize = 0 $( + <$ty as $crate::tpcc::codec::Field>::SIZE )*;
+
+            /// Writes the row into `out`, which must be exactly [`Self::SIZE`] bytes.
+            pub fn encode(&self, out: &mut [u8]) {
+                debug_assert_eq!(out.len(), Self::SIZE);
+                let mut pos = 0usize;
+                $(
+                    let end = pos + <$ty as $crate::tpcc::codec::Field>::SIZE;
+                    $crate::tpcc::codec::Field::put(&self.$field, &mut out[pos..end]);
+                    pos = end;
+                )*
+                let _ = pos;
+            }
+
+            /// Reads a row; a slice of the wrong length is an `Error::Invariant`.
+            pub fn decode(bytes: &[u8]) -> Result<Self, txlab_core::Error> {
+                if bytes.len() != Self::SIZE {
+                    return Err($crate::tpcc::codec::wrong_size(
+                        stringify!($name),
+                        Self::SIZE,
+                        bytes.len(),
+                    ));
+                }
+                let mut pos = 0usize;
+                $(
+                    let end = pos + <$ty as $crate::tpcc::codec::Field>::SIZE;
+                    let $field = <$ty as $crate::tpcc::codec::Field>::get(&bytes[pos..end]);
+                    pos = end;
+                )*
+                let _ = pos;
+                Ok(Self { $($field),* })
+            }
+        }
+    };
+}
+pub(crate) use tpcc_row;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_pads_truncates_and_trims() {
+        let a: [u8; 5] = text(b"ab");
+        assert_eq!(&a, b"ab\0\0\0");
+        assert_eq!(trimmed(&a), b"ab");
+        let b: [u8; 2] = text(b"abcd");
+        assert_eq!(&b, b"ab");
+        assert_eq!(trimmed(&b), b"ab");
+    }
+
+    #[test]
+    fn integers_round_trip_little_endian() {
+        let mut buf = [0u8; 8];
+        (-5i64).put(&mut buf);
+        assert_eq!(i64::get(&buf), -5);
+        0x0102_0304u32.put(&mut buf[..4]);
+        assert_eq!(&buf[..4], &[4, 3, 2, 1]);
+    }
+}

@@ -1,0 +1,172 @@
+//! TPC-C consistency conditions 1–4 (clause 3.3.2.1–3.3.2.4), checked through read-only
+//! transactions.
+//!
+//! For every warehouse `w` and district `d`:
+//!
+//! 1. `W_YTD = sum(D_YTD)` over the warehouse's districts (3.3.2.1). In the scaled variant `W_YTD`
+//!    does not exist (ROCOCO §5.3: it is *defined* as that sum, read by a read-only transaction),
+//!    so the condition holds by definition and is skipped.
+//! 2. `D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)` over the district's ORDER and NEW-ORDER rows
+//!    (3.3.2.2); the NEW-ORDER part only when the district has NEW-ORDER rows (all of them may
+//!    have been delivered).
+//! 3. `max(NO_O_ID) - min(NO_O_ID) + 1 =` the number of NEW-ORDER rows of the district (3.3.2.3).
+//! 4. `sum(O_OL_CNT) =` the number of ORDER-LINE rows of the district (3.3.2.4).
+//!
+//! [`check`] runs one read-only transaction per warehouse (retried on conflicts, at most 16
+//! attempts) and returns [`Error::Invariant`] naming the condition, warehouse, district and the
+//! numbers that disagree. Run it while no other transaction runs.
+
+use super::Tpcc;
+use super::schema::{DistrictRow, OrderRow, WarehouseRow};
+use super::txn::{TpccContext, read_row};
+use txlab_core::{Engine, Error, RetryPolicy, TxError, TxOps, TxResult, run};
+
+/// What one district's rows say, as read by [`district_facts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DistrictFacts {
+    /// `D_YTD` in cents.
+    pub d_ytd: i64,
+    /// `D_NEXT_O_ID`.
+    pub d_next_o_id: u32,
+    /// `max(O_ID)` (`None` without orders).
+    pub max_o_id: Option<u32>,
+    /// `(min, max, count)` of `NO_O_ID` (`None` without NEW-ORDER rows).
+    pub new_orders: Option<(u32, u32, u64)>,
+    /// `sum(O_OL_CNT)`.
+    pub sum_ol_cnt: u64,
+    /// Number of ORDER-LINE rows.
+    pub order_lines: u64,
+}
+
+/// Reads the facts of district `(w, d)` in `tx`.
+pub fn district_facts<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    tx: &mut T,
+    w: u32,
+    d: u32,
+) -> TxResult<DistrictFacts> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let district = read_row(
+        tx,
+        t.district,
+        k.district(w, d),
+        "district",
+        DistrictRow::decode,
+    )?;
+    let mut facts = DistrictFacts {
+        d_ytd: district.d_ytd,
+        d_next_o_id: district.d_next_o_id,
+        ..DistrictFacts::default()
+    };
+    let (lo, hi) = k.district_orders(w, d);
+    let mut bad = None;
+    tx.scan(t.order, lo, hi, &mut |key, value| {
+        match OrderRow::decode(value) {
+            Ok(o) => {
+                facts.max_o_id = Some(k.unpack_order(key).o);
+                facts.sum_ol_cnt += u64::from(o.o_ol_cnt);
+            }
+            Err(e) => bad = Some(e),
+        }
+        true
+    })?;
+    if let Some(e) = bad {
+        return Err(e.into());
+    }
+    tx.scan(t.new_order, lo, hi, &mut |key, _| {
+        let o = k.unpack_order(key).o;
+        facts.new_orders = Some(match facts.new_orders {
+            None => (o, o, 1),
+            Some((min, _, n)) => (min, o, n + 1),
+        });
+        true
+    })?;
+    let (lo, hi) = k.order_lines(w, d, 0, super::keys::MAX_ORDER_ID);
+    tx.scan(t.order_line, lo, hi, &mut |_, _| {
+        facts.order_lines += 1;
+        true
+    })?;
+    Ok(facts)
+}
+
+/// Checks conditions 2–4 on one district's facts.
+pub fn check_district(w: u32, d: u32, f: &DistrictFacts) -> Result<(), Error> {
+    let expected_max = u64::from(f.d_next_o_id) - 1;
+    let max_o = f.max_o_id.map_or(0, u64::from);
+    if max_o != expected_max {
+        return Err(Error::Invariant(format!(
+            "tpcc consistency condition 2 (clause 3.3.2.2): warehouse {w} district {d}: \
+             D_NEXT_O_ID - 1 = {expected_max} but max(O_ID) = {max_o}"
+        )));
+    }
+    if let Some((min, max, count)) = f.new_orders {
+        if u64::from(max) != expected_max {
+            return Err(Error::Invariant(format!(
+                "tpcc consistency condition 2 (clause 3.3.2.2): warehouse {w} district {d}: \
+                 D_NEXT_O_ID - 1 = {expected_max} but max(NO_O_ID) = {max}"
+            )));
+        }
+        let span = u64::from(max - min) + 1;
+        if span != count {
+            return Err(Error::Invariant(format!(
+                "tpcc consistency condition 3 (clause 3.3.2.3): warehouse {w} district {d}: \
+                 max(NO_O_ID) - min(NO_O_ID) + 1 = {max} - {min} + 1 = {span} but there are \
+                 {count} NEW-ORDER rows"
+            )));
+        }
+    }
+    if f.sum_ol_cnt != f.order_lines {
+        return Err(Error::Invariant(format!(
+            "tpcc consistency condition 4 (clause 3.3.2.4): warehouse {w} district {d}: \
+             sum(O_OL_CNT) = {} but there are {} ORDER-LINE rows",
+            f.sum_ol_cnt, f.order_lines
+        )));
+    }
+    Ok(())
+}
+
+/// Checks conditions 1–4 for warehouse `w` inside `tx`.
+pub fn check_warehouse<T: TxOps + ?Sized>(ctx: &TpccContext, tx: &mut T, w: u32) -> TxResult<()> {
+    let mut sum_d_ytd = 0i64;
+    for d in 1..=ctx.keys.districts {
+        let facts = district_facts(ctx, tx, w, d)?;
+        check_district(w, d, &facts)?;
+        sum_d_ytd += facts.d_ytd;
+    }
+    if !ctx.scaled {
+        let t = ctx.tables;
+        let wh = read_row(
+            tx,
+            t.warehouse,
+            ctx.keys.warehouse(w),
+            "warehouse",
+            WarehouseRow::decode,
+        )?;
+        if wh.w_ytd != sum_d_ytd {
+            return Err(TxError::Error(Error::Invariant(format!(
+                "tpcc consistency condition 1 (clause 3.3.2.1): warehouse {w}: W_YTD = {} cents \
+                 but sum(D_YTD) = {sum_d_ytd} cents",
+                wh.w_ytd
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// Checks conditions 1–4 on every warehouse of `engine` (module docs).
+pub fn check<E: Engine>(tpcc: &Tpcc, engine: &E) -> Result<(), Error> {
+    let ctx = tpcc.context();
+    let mut worker = engine.worker()?;
+    for w in 1..=ctx.warehouses {
+        run(&mut worker, RetryPolicy::attempts(16)?, |tx| {
+            check_warehouse(&ctx, tx, w)
+        })
+        .map_err(|e| match e {
+            TxError::Error(e) => e,
+            other => Error::Internal(format!(
+                "tpcc check: the read-only transaction of warehouse {w} failed: {other}"
+            )),
+        })?;
+    }
+    Ok(())
+}

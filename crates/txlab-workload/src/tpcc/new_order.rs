@@ -1,0 +1,227 @@
+//! NewOrder (clause 2.4): enter a customer's order of 5–15 items.
+//!
+//! Steps (clause 2.4.2.2), each line's reads and writes in order:
+//!
+//! 1. read WAREHOUSE `w` (`W_TAX`);
+//! 2. read DISTRICT `(w, d)` for update, take `o_id = D_NEXT_O_ID`, write `D_NEXT_O_ID + 1`;
+//! 3. read CUSTOMER `(w, d, c)` (`C_DISCOUNT`, `C_LAST`, `C_CREDIT`);
+//! 4. insert ORDER `(w, d, o_id)`, NEW-ORDER `(w, d, o_id)` and ORDER-BY-CUSTOMER
+//!    `(w, d, c, o_id)`;
+//! 5. per line: read ITEM `i` (absent: the unused id of the 1 % rollback, clause 2.4.1.4 →
+//!    [`TxError::UserAbort`]); read STOCK `(supply_w, i)` for update and write it back with
+//!    `S_QUANTITY` decreased by the quantity (or increased by 91 − quantity when fewer than
+//!    quantity + 10 remain), `S_YTD += quantity`, `S_ORDER_CNT += 1`, `S_REMOTE_CNT += 1` if
+//!    `supply_w != w`; insert ORDER-LINE `(w, d, o_id, number)` with `OL_AMOUNT = quantity *
+//!    I_PRICE` and `OL_DIST_INFO = S_DIST_d`.
+//!
+//! Value dependencies: the keys of step 4 and the ORDER-LINE keys depend on `D_NEXT_O_ID` read in
+//! step 2; every other key (warehouse, district, customer, items, stocks) is known from the
+//! inputs. Hence [`declare`] lists those and sets `dependent`.
+
+use super::keys::MAX_ORDER_ID;
+use super::random::contains_original;
+use super::schema::{
+    CustomerOrderRow, CustomerRow, DistrictRow, ItemRow, NewOrderRow, OrderLineRow, OrderRow,
+    StockRow, WarehouseRow,
+};
+use super::txn::{TpccContext, inconsistent, read_row, read_row_for_update};
+use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
+
+/// One order line's inputs (clause 2.4.1.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OrderLineInput {
+    /// `OL_I_ID`: `1..=items`, or `items + 1` (unused) for a rollback.
+    pub item: u32,
+    /// `OL_SUPPLY_W_ID`.
+    pub supply_w: u32,
+    /// `OL_QUANTITY`, 1..=10.
+    pub quantity: u32,
+}
+
+/// NewOrder's inputs (clause 2.4.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewOrderInput {
+    /// Home warehouse.
+    pub w: u32,
+    /// District.
+    pub d: u32,
+    /// Customer.
+    pub c: u32,
+    /// Order lines; the first `ol_cnt` are used.
+    pub lines: [OrderLineInput; 15],
+    /// `O_OL_CNT`, 5..=15.
+    pub ol_cnt: u8,
+    /// `O_ENTRY_D`.
+    pub entry_d: u64,
+}
+
+impl NewOrderInput {
+    /// The used order lines.
+    pub fn lines(&self) -> &[OrderLineInput] {
+        &self.lines[..usize::from(self.ol_cnt)]
+    }
+}
+
+fn write_row<T: TxOps + ?Sized, const N: usize>(
+    tx: &mut T,
+    table: txlab_core::TableId,
+    key: u64,
+    encode: impl FnOnce(&mut [u8]),
+) -> TxResult<()> {
+    let mut buf = [0u8; N];
+    encode(&mut buf);
+    tx.write(table, key, &buf)
+}
+
+fn insert_row<T: TxOps + ?Sized, const N: usize>(
+    tx: &mut T,
+    table: txlab_core::TableId,
+    key: u64,
+    encode: impl FnOnce(&mut [u8]),
+) -> TxResult<()> {
+    let mut buf = [0u8; N];
+    encode(&mut buf);
+    if tx.insert(table, key, &buf)? {
+        Ok(())
+    } else {
+        // The key of a fresh order id is present: D_NEXT_O_ID was read stale (txn module docs).
+        Err(inconsistent(table, key))
+    }
+}
+
+/// Runs NewOrder; returns the order's total amount in cents (clause 2.4.2.2:
+/// `sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX)`).
+pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T) -> TxResult<i64> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let (w, d, c) = (inp.w, inp.d, inp.c);
+    let warehouse = read_row(
+        tx,
+        t.warehouse,
+        k.warehouse(w),
+        "warehouse",
+        WarehouseRow::decode,
+    )?;
+    let mut district = read_row_for_update(
+        tx,
+        t.district,
+        k.district(w, d),
+        "district",
+        DistrictRow::decode,
+    )?;
+    let o_id = district.d_next_o_id;
+    if o_id > MAX_ORDER_ID {
+        return Err(TxError::Error(Error::Invariant(format!(
+            "tpcc new_order: warehouse {w} district {d} ran out of order ids (D_NEXT_O_ID {o_id} \
+             > {MAX_ORDER_ID})"
+        ))));
+    }
+    district.d_next_o_id += 1;
+    write_row::<T, { DistrictRow::SIZE }>(tx, t.district, k.district(w, d), |b| {
+        district.encode(b)
+    })?;
+    let customer = read_row(
+        tx,
+        t.customer,
+        k.customer(w, d, c),
+        "customer",
+        CustomerRow::decode,
+    )?;
+
+    let lines = inp.lines();
+    let all_local = lines.iter().all(|l| l.supply_w == w);
+    let order = OrderRow {
+        o_id,
+        o_d_id: d,
+        o_w_id: w,
+        o_c_id: c,
+        o_entry_d: inp.entry_d,
+        o_carrier_id: 0,
+        o_ol_cnt: inp.ol_cnt,
+        o_all_local: u8::from(all_local),
+    };
+    insert_row::<T, { OrderRow::SIZE }>(tx, t.order, k.order(w, d, o_id), |b| order.encode(b))?;
+    let new_order = NewOrderRow {
+        no_o_id: o_id,
+        no_d_id: d,
+        no_w_id: w,
+    };
+    insert_row::<T, { NewOrderRow::SIZE }>(tx, t.new_order, k.order(w, d, o_id), |b| {
+        new_order.encode(b)
+    })?;
+    insert_row::<T, { CustomerOrderRow::SIZE }>(
+        tx,
+        t.order_by_customer,
+        k.customer_order(w, d, c, o_id),
+        |b| CustomerOrderRow { o_id }.encode(b),
+    )?;
+
+    let mut sum = 0i64;
+    for (number, line) in (1u32..).zip(lines) {
+        let item = match tx.read(t.item, k.item(line.item))? {
+            Some(bytes) => ItemRow::decode(bytes)?,
+            None => {
+                return Err(TxError::UserAbort(
+                    "new_order: unused item id (the 1% rollback of clause 2.4.2.3)",
+                ));
+            }
+        };
+        let skey = k.stock(line.supply_w, line.item);
+        let mut stock = read_row_for_update(tx, t.stock, skey, "stock", StockRow::decode)?;
+        let q = line.quantity as i32;
+        if stock.s_quantity >= q + 10 {
+            stock.s_quantity -= q;
+        } else {
+            stock.s_quantity = stock.s_quantity - q + 91;
+        }
+        stock.s_ytd += i64::from(q);
+        stock.s_order_cnt += 1;
+        if line.supply_w != w {
+            stock.s_remote_cnt += 1;
+        }
+        write_row::<T, { StockRow::SIZE }>(tx, t.stock, skey, |b| stock.encode(b))?;
+        let amount = i64::from(q) * item.i_price;
+        // Brand-generic (clause 2.4.2.2): computed as the spec asks; only reported to the terminal.
+        let _brand_generic = contains_original(&item.i_data) && contains_original(&stock.s_data);
+        let ol = OrderLineRow {
+            ol_o_id: o_id,
+            ol_d_id: d,
+            ol_w_id: w,
+            ol_number: number as u8,
+            ol_i_id: line.item,
+            ol_supply_w_id: line.supply_w,
+            ol_delivery_d: 0,
+            ol_quantity: line.quantity as u8,
+            ol_amount: amount,
+            ol_dist_info: *stock.dist(d),
+        };
+        insert_row::<T, { OrderLineRow::SIZE }>(
+            tx,
+            t.order_line,
+            k.order_line(w, d, o_id, number),
+            |b| ol.encode(b),
+        )?;
+        sum += amount;
+    }
+    let rate = i128::from(10_000 - customer.c_discount)
+        * i128::from(10_000 + warehouse.w_tax + district.d_tax);
+    Ok((i128::from(sum) * rate / 100_000_000) as i64)
+}
+
+/// Declares the keys known from the inputs (module docs); `dependent` is set.
+pub fn declare(ctx: &TpccContext, inp: &NewOrderInput, out: &mut AccessSet) {
+    let (t, k) = (ctx.tables, ctx.keys);
+    out.push(t.warehouse, k.warehouse(inp.w), Access::Read);
+    out.push(t.district, k.district(inp.w, inp.d), Access::ReadWrite);
+    out.push(t.customer, k.customer(inp.w, inp.d, inp.c), Access::Read);
+    for line in inp.lines() {
+        out.push(t.item, k.item(line.item), Access::Read);
+        if line.item <= k.items {
+            out.push(
+                t.stock,
+                k.stock(line.supply_w, line.item),
+                Access::ReadWrite,
+            );
+        }
+    }
+    out.dependent = true;
+}
