@@ -82,10 +82,10 @@ impl<R: Record> Index<R> for LazyArrayIndex<R> {
     ) -> Result<(), Error> {
         let end = hi.min(self.slots.len() as u64 - 1);
         for key in lo..=end {
-            if let Some(r) = self.slots[key as usize].get() {
-                if !visit(key, r) {
-                    break;
-                }
+            if let Some(r) = self.slots[key as usize].get()
+                && !visit(key, r)
+            {
+                break;
             }
         }
         Ok(())

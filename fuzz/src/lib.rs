@@ -30,20 +30,51 @@ fn history(u: &mut Unstructured<'_>) -> arbitrary::Result<History> {
                 2 => {
                     let v = next_version[key as usize];
                     next_version[key as usize] += 1;
-                    let order = if bool::arbitrary(u)? { v } else { u.int_in_range(1..=8)? };
-                    let kind = if bool::arbitrary(u)? { WriteKind::Put } else { WriteKind::Delete };
-                    writes.push(WriteEvent { table: TableId(0), key, version: v, order, kind, visible: bool::arbitrary(u)? });
+                    let order = if bool::arbitrary(u)? {
+                        v
+                    } else {
+                        u.int_in_range(1..=8)?
+                    };
+                    let kind = if bool::arbitrary(u)? {
+                        WriteKind::Put
+                    } else {
+                        WriteKind::Delete
+                    };
+                    writes.push(WriteEvent {
+                        table: TableId(0),
+                        key,
+                        version: v,
+                        order,
+                        kind,
+                        visible: bool::arbitrary(u)?,
+                    });
                 }
                 _ => {
                     let lo = u.int_in_range(0..=2u64)?;
-                    scans.push(ScanEvent { table: TableId(0), lo, hi: u.int_in_range(lo..=2)? });
+                    scans.push(ScanEvent {
+                        table: TableId(0),
+                        lo,
+                        hi: u.int_in_range(lo..=2)?,
+                    });
                 }
             }
         }
-        let outcome = if u.ratio(4, 5)? { Outcome::Committed } else { Outcome::Aborted(ConflictCause::ReadValidation) };
+        let outcome = if u.ratio(4, 5)? {
+            Outcome::Committed
+        } else {
+            Outcome::Aborted(ConflictCause::ReadValidation)
+        };
         let begin = u.int_in_range(0..=100u64)?;
         let end = begin + u.int_in_range(0..=100u64)?;
-        h.push(TxnRecord { id: t as u64 + 1, reads, writes, scans, outcome, begin_ns: begin, end_ns: end });
+        h.push(TxnRecord {
+            id: t as u64 + 1,
+            reads,
+            writes,
+            scans,
+            outcome,
+            begin_ns: begin,
+            end_ns: end,
+        });
     }
     Ok(h)
 }
@@ -60,7 +91,11 @@ pub fn checker(data: &[u8]) {
     let no_scans = h.records().iter().all(|r| r.scans.is_empty());
     if plain && no_scans {
         if let Ok(oracle) = serializable_by_enumeration(&h) {
-            assert_eq!(report.is_serializable(), oracle, "checker and oracle disagree:\n{report}\n{h:?}");
+            assert_eq!(
+                report.is_serializable(),
+                oracle,
+                "checker and oracle disagree:\n{report}\n{h:?}"
+            );
         }
     }
 }
@@ -68,7 +103,9 @@ pub fn checker(data: &[u8]) {
 /// Workload configurations built from arbitrary values are accepted or rejected with an error,
 /// never a panic; accepted ones generate transactions.
 pub fn workload_config(data: &[u8]) {
-    use txlab_workload::{Generator, Micro, MicroConfig, SmallBank, SmallBankConfig, Workload, Ycsb, YcsbConfig};
+    use txlab_workload::{
+        Generator, Micro, MicroConfig, SmallBank, SmallBankConfig, Workload, Ycsb, YcsbConfig,
+    };
     let mut u = Unstructured::new(data);
     let f = |u: &mut Unstructured<'_>| -> arbitrary::Result<f64> {
         Ok(match u.int_in_range(0..=5)? {
@@ -78,7 +115,9 @@ pub fn workload_config(data: &[u8]) {
             _ => f64::from(u.int_in_range(0..=1200u32)?) / 100.0,
         })
     };
-    let Ok(which) = u.int_in_range(0..=2) else { return };
+    let Ok(which) = u.int_in_range(0..=2) else {
+        return;
+    };
     match which {
         0 => {
             let Ok(cfg) = (|| -> arbitrary::Result<YcsbConfig> {
@@ -90,7 +129,9 @@ pub fn workload_config(data: &[u8]) {
                     payload_bytes: u.int_in_range(0..=300)?,
                     theta: f(&mut u)?,
                 })
-            })() else { return };
+            })() else {
+                return;
+            };
             if let Ok(w) = Ycsb::new(cfg) {
                 let mut g = w.generator(0, 1);
                 for _ in 0..4 {
@@ -107,7 +148,9 @@ pub fn workload_config(data: &[u8]) {
                 c.writes = u.int_in_range(0..=20)?;
                 c.theta = f(&mut u)?;
                 Ok(c)
-            })() else { return };
+            })() else {
+                return;
+            };
             if let Ok(w) = Micro::new(cfg) {
                 let mut g = w.generator(0, 1);
                 g.next();
@@ -120,7 +163,9 @@ pub fn workload_config(data: &[u8]) {
                 c.theta = f(&mut u)?;
                 c.audit = bool::arbitrary(&mut u)?;
                 Ok(c)
-            })() else { return };
+            })() else {
+                return;
+            };
             if let Ok(w) = SmallBank::new(cfg) {
                 let mut g = w.generator(0, 1);
                 g.next();
@@ -154,7 +199,12 @@ fn schedule_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Schedule> {
         steps.push(Step::new(t, Op::Commit));
     }
     let present = u.int_in_range(0..=4u64)?;
-    Ok(Schedule { txns, initial: (0..present).map(|k| (k, k * 10 + 10)).collect(), steps, begin_all_first: bool::arbitrary(u)? })
+    Ok(Schedule {
+        txns,
+        initial: (0..present).map(|k| (k, k * 10 + 10)).collect(),
+        steps,
+        begin_all_first: bool::arbitrary(u)?,
+    })
 }
 
 /// Any schedule replayed on protocol `P` leaves a history the checker accepts.
@@ -162,7 +212,13 @@ pub fn schedule<P: Protocol>(data: &[u8]) {
     let mut u = Unstructured::new(data);
     let Ok(s) = schedule_of(&mut u) else { return };
     let r = txlab_testkit::replay::replay::<P>(&s).expect("replay");
-    assert!(r.is_clean(), "{}: {:?}\n{}\n{s:#?}", P::NAME, r.violations, r.report);
+    assert!(
+        r.is_clean(),
+        "{}: {:?}\n{}\n{s:#?}",
+        P::NAME,
+        r.violations,
+        r.report
+    );
 }
 
 /// Silo, for the schedule target.

@@ -4,7 +4,9 @@
 use std::path::Path;
 
 fn replay(target: &str, body: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.unwrap().path();
@@ -28,10 +30,16 @@ fn workload_config_corpus() {
 
 #[test]
 fn silo_schedule_corpus() {
-    replay("silo_schedule", txlab_fuzz::schedule::<txlab_fuzz::SiloTarget>);
+    replay(
+        "silo_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::SiloTarget>,
+    );
 }
 
 #[test]
 fn tictoc_schedule_corpus() {
-    replay("tictoc_schedule", txlab_fuzz::schedule::<txlab_fuzz::TicTocTarget>);
+    replay(
+        "tictoc_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::TicTocTarget>,
+    );
 }

@@ -16,15 +16,28 @@
 //! - [`reorder`](mod@reorder): the entry point, returning a [`Reordering`] (abort set and
 //!   validation order).
 //!
-//! The crate depends on nothing engine-specific; keys are any `Hash + Eq + Copy` type. See
+//! - [`pipeline`]: the paper's centralized-validator prototype as an engine ([`Pipeline`]):
+//!   clients, non-blocking processors, a versioned storage with storage batching, and the
+//!   validator pipeline (batch preparation, parallel pre-validation and reordering, in-order
+//!   validation) in the modes `base`, `batch`, `sr`, `vc`, `srvc` (§5.3, appendix A);
+//! - [`thread_aware`]: thread-aware batching for decentralized engines (§4.2, §5.6): a
+//!   [`ThreadAware`] wrapper over any [`txlab_core::Engine`].
+//!
+//! The reordering core depends on nothing engine-specific; keys are any `Hash + Eq + Copy` type. See
 //! `docs/protocols/batch.md` for the algorithms with a worked example.
 
 pub mod fvs;
 pub mod graph;
+pub mod pipeline;
 pub mod reorder;
 pub mod residual;
+pub mod thread_aware;
 pub mod trim;
 
 pub use fvs::{Algorithm, Policy};
 pub use graph::{DependencyGraph, GraphBuilder};
+pub use pipeline::{Mode, Pipeline, PipelineConfig, RunLimit, RunStats};
 pub use reorder::{ReorderScratch, Reordering, reorder};
+pub use thread_aware::{
+    Assignment, ThreadAssigner, ThreadAware, ThreadAwareConfig, ThreadAwareStats,
+};

@@ -148,7 +148,14 @@ pub fn check(history: &History, opts: CheckOptions) -> Report {
             &mut findings,
         )
     });
-    add_predicate_edges(records, &committed, &versions, &node_of, &mut builder, &mut findings);
+    add_predicate_edges(
+        records,
+        &committed,
+        &versions,
+        &node_of,
+        &mut builder,
+        &mut findings,
+    );
     for (a, b) in versions.successive_installs() {
         builder.add(
             node_of[a.record as usize],
@@ -329,18 +336,41 @@ fn add_predicate_edges(
                 match (initial, deletes) {
                     (true, 0) => {
                         if let Some(first) = run.first() {
-                            builder.add(reader, node_of[first.record as usize], DependencyKind::Rw, key);
+                            builder.add(
+                                reader,
+                                node_of[first.record as usize],
+                                DependencyKind::Rw,
+                                key,
+                            );
                         }
                     }
                     (false, 1) => {
-                        let i = before_own.iter().position(|c| c.delete).expect("one delete");
-                        builder.add(node_of[run[i].record as usize], reader, DependencyKind::Wr, key);
+                        let i = before_own
+                            .iter()
+                            .position(|c| c.delete)
+                            .expect("one delete");
+                        builder.add(
+                            node_of[run[i].record as usize],
+                            reader,
+                            DependencyKind::Wr,
+                            key,
+                        );
                         if let Some(next) = run.get(i + 1) {
-                            builder.add(reader, node_of[next.record as usize], DependencyKind::Rw, key);
+                            builder.add(
+                                reader,
+                                node_of[next.record as usize],
+                                DependencyKind::Rw,
+                                key,
+                            );
                         }
                     }
                     (false, 0) => findings.add(AnomalyKind::PhantomMiss, || {
-                        Evidence::Read(BadRead { reader: r.id, key, version: 0, writer: None })
+                        Evidence::Read(BadRead {
+                            reader: r.id,
+                            key,
+                            version: 0,
+                            writer: None,
+                        })
                     }),
                     _ => {}
                 }

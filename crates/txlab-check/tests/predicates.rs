@@ -11,7 +11,11 @@ fn a_phantom_insert_closes_a_cycle() {
     h.txn(2).read(100, 0).write(5, 1).commit();
     let r = check(&h, CheckOptions::serializable());
     assert!(!r.is_serializable(), "{r}");
-    assert_eq!(r.count(AnomalyKind::G2Item) + r.count(AnomalyKind::GSingle), 1, "{r}");
+    assert_eq!(
+        r.count(AnomalyKind::G2Item) + r.count(AnomalyKind::GSingle),
+        1,
+        "{r}"
+    );
 }
 
 #[test]

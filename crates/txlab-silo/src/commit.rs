@@ -18,10 +18,32 @@
 //! transactions that each read what the other writes cannot both pass validation; the `Release`
 //! fence before the value stores and the `Release` publish pair with readers' `Acquire`
 //! load/fence (the seqlock argument in `txlab_core::value`).
+//!
+//! ## Silo+NWR (`Silo<Rec, Nwr>`, the NWR paper §6.1.1)
+//!
+//! ```text
+//! Phase 0  (only with W = Nwr and AckMode::EpochStable; compiled out for NoNwr)
+//!          fence(SeqCst); e = global epoch
+//!          merge every read of a version older than e into its record's pivot object (mRS)
+//!          if the rule accepts (txlab_nwr::try_omit: all writes blind, all reads older than e
+//!          and still current, every written record has a version of e, no pre-e read of it in
+//!          e): commit in epoch e without locking or installing anything; done.
+//!          otherwise fall through to Phase 1 (the baseline alone decides; NWR never aborts)
+//! Phase 1-3 as above; with Nwr, reads are merged into mRS again right after the epoch read
+//!          (before Phase 2), and TIDs of epoch e start at e << 32 | 2^31, leaving the lower half
+//!          of each epoch's tag range to the recorded order of omitted writes.
+//! ```
+//!
+//! Omitted writes are recorded as `WriteEvent { visible: false }` with
+//! `version = order = e << 32 | stamp` (`stamp` in `1..2^31` from a per-engine counter, only when
+//! recording): above every tag of earlier epochs, below every visible TID of epoch `e`, unique per
+//! key, and ordered among omitted writes by one total order (see `docs/protocols/nwr.md`).
 
 use crate::record::SiloRecord;
 use crate::tid::{ABSENT, LOCK, is_locked, next_tid, tag};
+use crate::tid::{SEQ_ONE, epoch_of};
 use crate::txn::SiloTxn;
+use crate::worker_state::WorkerState;
 use crate::worker_state::WriteKind;
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
@@ -29,6 +51,8 @@ use txlab_core::history::{
 use txlab_core::storage::Index;
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
+use txlab_nwr::pivot::{PIVOT_BASE, PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
+use txlab_nwr::{NwrBaseline, NwrMutation, WriteOmission};
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
@@ -36,6 +60,7 @@ struct Skips {
     lock: bool,
     reads: bool,
     nodes: bool,
+    nwr: Option<NwrMutation>,
 }
 
 impl Skips {
@@ -49,6 +74,13 @@ impl Skips {
                 lock: m == Some(Mutation::SkipWriteLock),
                 reads: m == Some(Mutation::SkipReadValidation),
                 nodes: m == Some(Mutation::SkipPhantomValidation),
+                nwr: match m {
+                    Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
+                    Some(Mutation::NwrSkipMergedReadCheck) => {
+                        Some(NwrMutation::SkipMergedReadCheck)
+                    }
+                    _ => None,
+                },
             }
         }
         #[cfg(not(feature = "mutation"))]
@@ -56,21 +88,40 @@ impl Skips {
             lock: false,
             reads: false,
             nodes: false,
+            nwr: None,
         }
     }
 }
 
 #[inline]
-fn rec<'a>(p: *const SiloRecord) -> &'a SiloRecord {
+fn rec<'a, P>(p: *const SiloRecord<P>) -> &'a SiloRecord<P> {
     // SAFETY: write-set and read-set pointers were obtained under the transaction's guard, which
     // is pinned for the whole commit (see `worker_state`).
     unsafe { &*p }
 }
 
 /// Runs the commit protocol on `tx` (see the module docs).
-pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<CommitInfo> {
+pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
+    tx: &mut SiloTxn<'_, '_, Rec, W>,
+) -> TxResult<CommitInfo> {
     let engine = tx.w.engine;
     let skip = Skips::of(&engine.config);
+    let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
+
+    // Phase 0 (Silo+NWR only): try to commit with every write omitted.
+    if nwr_on && !tx.w.state.writes.is_empty() {
+        fence(Ordering::SeqCst);
+        let epoch = tx.w.epoch.global();
+        let view = NwrView::<W> {
+            st: &tx.w.state,
+            mutation: skip.nwr,
+        };
+        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+        if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
+            return Ok(finish_omitted(tx, epoch));
+        }
+    }
+
     let st = &mut tx.w.state;
 
     // Phase 1: lock the write set in address order.
@@ -92,6 +143,11 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
     }
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
+    if nwr_on {
+        // Algorithm 3 (1) for baseline commits: our pre-epoch reads, before validating them.
+        let view = NwrView::<W> { st, mutation: None };
+        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+    }
 
     // Phase 2: validate the read set and the node (stripe) set.
     let mut failure: Option<Conflict> = None;
@@ -142,12 +198,16 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
         for w in st.writes.iter() {
             floor = floor.max(tag(w.locked_word));
         }
-        let tid = next_tid(floor, epoch);
+        let mut tid = next_tid(floor, epoch);
+        if W::ENABLED {
+            // Keep the lower half of epoch `epoch`'s tags for omitted writes (module docs).
+            tid = tid.max((epoch << 32) + PIVOT_BASE as u64 + SEQ_ONE);
+        }
         fence(Ordering::Release);
         for w in st.writes.iter() {
             let r = rec(w.rec);
             match w.kind {
-                WriteKind::Put | WriteKind::Insert => {
+                WriteKind::BlindPut | WriteKind::Put | WriteKind::Insert => {
                     let v = &st.wbuf[w.off as usize..(w.off + w.len) as usize];
                     r.install(Some(v), tid);
                 }
@@ -169,6 +229,9 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
             }
         }
         st.last_tid = tid;
+        if nwr_on {
+            tx.w.nwr.commits_baseline += 1;
+        }
     }
 
     if Rec::ENABLED {
@@ -191,4 +254,118 @@ pub(crate) fn commit<Rec: Recorder>(tx: &mut SiloTxn<'_, '_, Rec>) -> TxResult<C
         acknowledged: engine.config.ack == AckMode::AtCommit,
         read_only,
     })
+}
+
+/// Ends a transaction committed with the NWR version order: nothing is locked or installed; the
+/// history records its writes as invisible versions just before each key's epoch-`epoch` versions.
+fn finish_omitted<Rec: Recorder, W: WriteOmission>(
+    tx: &mut SiloTxn<'_, '_, Rec, W>,
+    epoch: u64,
+) -> CommitInfo {
+    let engine = tx.w.engine;
+    let st = &mut tx.w.state;
+    if Rec::ENABLED {
+        // One stamp per transaction: a single total order of omitted writes on every key.
+        let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % (PIVOT_BASE as u64 - 1) + 1;
+        let order = (epoch << 32) | stamp;
+        for w in st.writes.iter() {
+            st.h_writes.push(WriteEvent {
+                table: w.table,
+                key: w.key,
+                version: order,
+                order,
+                kind: HWriteKind::Put,
+                visible: false,
+            });
+        }
+        let record = TxnRecord {
+            id: txn_id(st.id, st.seq),
+            reads: std::mem::take(&mut st.h_reads),
+            writes: std::mem::take(&mut st.h_writes),
+            scans: std::mem::take(&mut st.h_scans),
+            outcome: Outcome::Committed,
+            begin_ns: tx.begin_ns,
+            end_ns: engine.recorder.now_ns(),
+        };
+        engine.recorder.record(record);
+    }
+    tx.done = true;
+    tx.w.state.clear();
+    tx.w.epoch.exit();
+    CommitInfo {
+        epoch,
+        acknowledged: false,
+        read_only: false,
+    }
+}
+
+/// Silo's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
+struct NwrView<'a, W: WriteOmission> {
+    st: &'a WorkerState<W::Pivot>,
+    mutation: Option<NwrMutation>,
+}
+
+impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
+    fn read_count(&self) -> usize {
+        self.st.reads.len()
+    }
+
+    fn read_item(&self, i: usize) -> (u16, u64) {
+        let r = &self.st.reads[i];
+        (r.table.0, r.key)
+    }
+
+    fn read_pivot(&self, i: usize) -> &PivotCell {
+        W::pivot(&rec(self.st.reads[i].rec).pivot)
+    }
+
+    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
+        let word = self.st.reads[i].word;
+        if epoch_of(word) < epoch as u64 {
+            PRE_EPOCH
+        } else {
+            let seq = (tag(word) & 0xFFFF_FFFF).saturating_sub(PIVOT_BASE as u64) / SEQ_ONE;
+            epoch_version_number(seq)
+        }
+    }
+
+    fn write_count(&self) -> usize {
+        self.st.writes.len()
+    }
+
+    fn write_item(&self, i: usize) -> (u16, u64) {
+        let w = &self.st.writes[i];
+        (w.table.0, w.key)
+    }
+
+    fn write_is_blind(&self, i: usize) -> bool {
+        let w = &self.st.writes[i];
+        w.kind == WriteKind::BlindPut && !self.st.reads.iter().any(|r| r.rec == w.rec)
+    }
+
+    fn write_pivot(&self, i: usize) -> &PivotCell {
+        W::pivot(&rec(self.st.writes[i].rec).pivot)
+    }
+
+    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
+        // The version installed last (a lock holder has not installed yet; its word below the lock
+        // bit is still the installed version).
+        let word = rec(self.st.writes[i].rec).tid.load(Ordering::Acquire) & !LOCK;
+        epoch_of(word) == epoch as u64
+    }
+
+    fn has_scans(&self) -> bool {
+        !self.st.nodes.is_empty() || !self.st.h_scans.is_empty()
+    }
+
+    fn overwriters_valid(&self) -> bool {
+        self.st.reads.iter().all(|r| {
+            let cur = rec(r.rec).tid.load(Ordering::Acquire);
+            cur == r.word
+        })
+    }
+
+    fn mutation(&self) -> Option<NwrMutation> {
+        self.mutation
+    }
 }

@@ -15,6 +15,10 @@ pub enum Mutation {
     SkipWriteLock,
     /// Skip phantom (stripe) validation of scans.
     SkipPhantomValidation,
+    /// Silo+NWR: omit writes to records that have no version of the current epoch.
+    NwrSkipEpochCheck,
+    /// Silo+NWR: omit writes even when a transaction of this epoch read the older version (mRS).
+    NwrSkipMergedReadCheck,
 }
 
 /// How a Silo engine behaves.

@@ -7,22 +7,30 @@ use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::Index;
-use txlab_core::sync::{Arc, AtomicU32, Ordering};
+use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
+use txlab_nwr::{NoNwr, Nwr, NwrStats, WriteOmission};
 use txlab_storage::Tables;
+
+/// Silo extended with the non-visible write rule (`txlab_nwr`; engine name `silo-nwr`).
+pub type SiloNwr<Rec = NoRecorder> = Silo<Rec, Nwr>;
 
 /// A Silo database: tables of [`SiloRecord`]s, the epoch manager, and the configuration.
 ///
-/// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out.
+/// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `W` is the
+/// write-omission switch: [`NoNwr`] (the default) is plain Silo, with the record layout and
+/// commit path unchanged; [`Nwr`] is Silo+NWR ([`SiloNwr`], see [`crate::commit`]).
 #[derive(Debug)]
-pub struct Silo<Rec: Recorder = NoRecorder> {
+pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<SiloRecord>,
+    pub(crate) tables: Tables<SiloRecord<W::Pivot>>,
     value_sizes: Box<[usize]>,
     pub(crate) epochs: EpochManager,
     pub(crate) config: SiloConfig,
     pub(crate) recorder: Arc<Rec>,
     next_worker: AtomicU32,
+    /// Orders omitted writes among themselves in recorded histories (used only when recording).
+    pub(crate) omit_stamp: AtomicU64,
 }
 
 impl Silo<NoRecorder> {
@@ -51,6 +59,40 @@ impl<Rec: Recorder> Silo<Rec> {
         config: SiloConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
+        Self::build(schema, tables, config, recorder)
+    }
+}
+
+impl SiloNwr<NoRecorder> {
+    /// A Silo+NWR database with one built-in index per table of `schema`. Fails if 128-bit
+    /// compare-and-swap is not lock-free on this target.
+    pub fn new_nwr(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
+        Self::nwr_with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> SiloNwr<Rec> {
+    /// A Silo+NWR database whose transactions are recorded by `recorder`.
+    pub fn nwr_with_recorder(
+        schema: &Schema,
+        config: SiloConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::build(schema, tables, config, recorder)
+    }
+}
+
+impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
+    fn build(
+        schema: &Schema,
+        tables: Tables<SiloRecord<W::Pivot>>,
+        config: SiloConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        if W::ENABLED {
+            txlab_nwr::require_lock_free_pivot()?;
+        }
         if tables.len() != schema.len() {
             return Err(Error::invalid(
                 "tables",
@@ -67,6 +109,7 @@ impl<Rec: Recorder> Silo<Rec> {
             config,
             recorder,
             next_worker: AtomicU32::new(0),
+            omit_stamp: AtomicU64::new(0),
         })
     }
 
@@ -111,21 +154,21 @@ impl<Rec: Recorder> Silo<Rec> {
     }
 }
 
-impl<Rec: Recorder> Engine for Silo<Rec> {
+impl<Rec: Recorder, W: WriteOmission> Engine for Silo<Rec, W> {
     type Worker<'e>
-        = SiloWorker<'e, Rec>
+        = SiloWorker<'e, Rec, W>
     where
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        "silo"
+        W::engine_name("silo", "silo-nwr")
     }
 
     fn schema(&self) -> &Schema {
         &self.schema
     }
 
-    fn worker(&self) -> Result<SiloWorker<'_, Rec>, Error> {
+    fn worker(&self) -> Result<SiloWorker<'_, Rec, W>, Error> {
         let id = self.next_worker.fetch_add(1, Ordering::Relaxed);
         if id >= (1 << 23) {
             return Err(Error::invalid(
@@ -139,6 +182,7 @@ impl<Rec: Recorder> Engine for Silo<Rec> {
             epoch: self.epochs.register(),
             handle: crossbeam_epoch::default_collector().register(),
             state: WorkerState::new(id),
+            nwr: NwrStats::default(),
         })
     }
 
@@ -165,24 +209,33 @@ impl<Rec: Recorder> Engine for Silo<Rec> {
 /// A Silo worker: owns the read set, write set, node set and value buffers its transactions use,
 /// its local epoch, and its crossbeam-epoch handle (so several workers can live on one thread).
 #[derive(Debug)]
-pub struct SiloWorker<'e, Rec: Recorder = NoRecorder> {
-    pub(crate) engine: &'e Silo<Rec>,
+pub struct SiloWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
+    pub(crate) engine: &'e Silo<Rec, W>,
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState,
+    pub(crate) state: WorkerState<W::Pivot>,
+    /// NWR counters (stay zero without NWR).
+    pub(crate) nwr: NwrStats,
 }
 
-impl<'e, Rec: Recorder> Worker for SiloWorker<'e, Rec> {
+impl<'e, Rec: Recorder, W: WriteOmission> Worker for SiloWorker<'e, Rec, W> {
     type Txn<'w>
-        = SiloTxn<'w, 'e, Rec>
+        = SiloTxn<'w, 'e, Rec, W>
     where
         Self: 'w;
 
-    fn begin(&mut self) -> SiloTxn<'_, 'e, Rec> {
+    fn begin(&mut self) -> SiloTxn<'_, 'e, Rec, W> {
         SiloTxn::begin(self)
     }
 
     fn id(&self) -> u32 {
         self.state.id
+    }
+
+    /// Silo+NWR reports the `txlab_nwr::NwrStats` counters; plain Silo has none.
+    fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+        if W::ENABLED {
+            self.nwr.drain(sink);
+        }
     }
 }

@@ -21,6 +21,11 @@
 //!   range before traversing and validate them at commit; the transaction's own inserts are
 //!   recognised by the stripe's pre-bump version and do not abort it.
 //!
+//! - **Silo+NWR** ([`SiloNwr`] = `Silo<Rec, Nwr>`, engine name `silo-nwr`): the non-visible write
+//!   rule of `txlab_nwr` at the commit hook (Phase 0 in [`commit`]); records carry a 128-bit pivot
+//!   object next to the TID word. `Silo<Rec, NoNwr>` (the default) compiles all of it out. See
+//!   `docs/protocols/nwr.md`.
+//!
 //! Known limitation: deleted records stay in their index as absent tombstones (re-inserting the key
 //! reuses them). Unlinking them safely needs the re-created record's TID to exceed the tombstone's,
 //! which is planned with the epoch-based garbage collector; until then a delete-heavy run (TPC-C's
@@ -37,6 +42,7 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::SiloConfig;
-pub use engine::{Silo, SiloWorker};
+pub use engine::{Silo, SiloNwr, SiloWorker};
 pub use record::SiloRecord;
+pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
 pub use txn::SiloTxn;

@@ -5,18 +5,23 @@ use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
 
-/// One record: TID word (see [`crate::tid`]) plus its value.
+/// One record: TID word (see [`crate::tid`]) plus its value, and `P`, the NWR pivot version
+/// object (`()` for plain Silo, which adds no space; `txlab_nwr::PivotCell` for Silo+NWR, where
+/// the TID word and the pivot object together are the paper's 128-bit extension of Silo's TID,
+/// NWR paper §6.1.1).
 #[derive(Debug)]
-pub struct SiloRecord {
+pub struct SiloRecord<P = ()> {
     pub(crate) tid: AtomicU64,
     pub(crate) value: AtomicValue,
+    pub(crate) pivot: P,
 }
 
-impl Record for SiloRecord {
+impl<P: Default + Send + Sync + 'static> Record for SiloRecord<P> {
     fn absent(value_size: usize) -> Self {
         Self {
             tid: AtomicU64::new(ABSENT),
             value: AtomicValue::zeroed(value_size),
+            pivot: P::default(),
         }
     }
 }
@@ -29,7 +34,7 @@ pub(crate) enum StableRead {
     Busy,
 }
 
-impl SiloRecord {
+impl<P> SiloRecord<P> {
     /// Copies the value into `out` consistently with the returned TID word (the seqlock read of
     /// `txlab_core::value`): `Acquire` load, relaxed word copies, `Acquire` fence, relaxed re-load.
     /// Spins (with backoff that yields) while the record is locked, up to `max_waits` rounds.
@@ -106,7 +111,7 @@ mod loom_tests {
     #[test]
     fn loom_seqlock_read_is_never_torn() {
         loom::model(|| {
-            let r = Arc::new(SiloRecord::absent(16));
+            let r = Arc::new(SiloRecord::<()>::absent(16));
             r.load_initial(&[1u8; 16]);
             let writer = {
                 let r = Arc::clone(&r);
@@ -134,9 +139,9 @@ mod loom_tests {
     #[test]
     fn loom_lock_bit_serializes_writers() {
         loom::model(|| {
-            let r = Arc::new(SiloRecord::absent(8));
+            let r = Arc::new(SiloRecord::<()>::absent(8));
             r.load_initial(&[0u8; 8]);
-            let spawn = |r: Arc<SiloRecord>| {
+            let spawn = |r: Arc<SiloRecord<()>>| {
                 thread::spawn(move || {
                     let old = loop {
                         if let Some(w) = r.try_lock() {

@@ -10,18 +10,19 @@ use crossbeam_epoch::Guard;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, txn_id};
 use txlab_core::storage::Index;
 use txlab_core::{CommitInfo, TableId, Transaction, TxError, TxOps, TxResult};
+use txlab_nwr::{NoNwr, WriteOmission};
 
 /// An open Silo transaction. Dropping it aborts it.
 #[derive(Debug)]
-pub struct SiloTxn<'w, 'e, Rec: Recorder> {
-    pub(crate) w: &'w mut SiloWorker<'e, Rec>,
+pub struct SiloTxn<'w, 'e, Rec: Recorder, W: WriteOmission = NoNwr> {
+    pub(crate) w: &'w mut SiloWorker<'e, Rec, W>,
     pub(crate) guard: Guard,
     pub(crate) begin_ns: u64,
     pub(crate) done: bool,
 }
 
-impl<'w, 'e, Rec: Recorder> SiloTxn<'w, 'e, Rec> {
-    pub(crate) fn begin(w: &'w mut SiloWorker<'e, Rec>) -> Self {
+impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
+    pub(crate) fn begin(w: &'w mut SiloWorker<'e, Rec, W>) -> Self {
         w.state.clear();
         w.state.seq += 1;
         w.epoch.enter();
@@ -42,19 +43,19 @@ impl<'w, 'e, Rec: Recorder> SiloTxn<'w, 'e, Rec> {
     /// Finds or creates (absent) the record of `(table, key)`. Point reads of missing keys create
     /// an absent record so that a later insert of the key changes a TID the reader validates.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const SiloRecord> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const SiloRecord<W::Pivot>> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         if let Some(b) = entry.bumped {
             self.w.state.own_bump(table, b);
         }
-        Ok(entry.record as *const SiloRecord)
+        Ok(entry.record as *const SiloRecord<W::Pivot>)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const SiloRecord,
+        rec: *const SiloRecord<W::Pivot>,
         vs: usize,
         table: TableId,
         key: u64,
@@ -84,7 +85,7 @@ impl<'w, 'e, Rec: Recorder> SiloTxn<'w, 'e, Rec> {
     }
 }
 
-impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
+impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
     fn read(&mut self, table: TableId, key: u64) -> TxResult<Option<&[u8]>> {
         let vs = self.w.engine.value_size(table)?;
         if let Some(i) = self.w.state.find_write(table, key) {
@@ -115,7 +116,7 @@ impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
         let rec = self.locate(table, key)?;
         self.w
             .state
-            .push_write(rec, table, key, WriteKind::Put, value);
+            .push_write(rec, table, key, WriteKind::BlindPut, value);
         Ok(())
     }
 
@@ -225,7 +226,7 @@ impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
                     _ => visit(key, st.write_value(i)),
                 }
             } else {
-                match st.observe::<Rec>(rec as *const SiloRecord, vs, table, key, waits) {
+                match st.observe::<Rec>(rec as *const SiloRecord<W::Pivot>, vs, table, key, waits) {
                     Ok(word) if is_absent(word) => true,
                     Ok(_) => visit(key, &st.rbuf[..vs]),
                     Err(e) => {
@@ -240,7 +241,11 @@ impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
             go_on
         })?;
         if Rec::ENABLED && failure.is_none() {
-            st.h_scans.push(txlab_core::history::ScanEvent { table, lo, hi: covered });
+            st.h_scans.push(txlab_core::history::ScanEvent {
+                table,
+                lo,
+                hi: covered,
+            });
         }
         match failure {
             Some(e) => Err(e),
@@ -249,7 +254,7 @@ impl<Rec: Recorder> TxOps for SiloTxn<'_, '_, Rec> {
     }
 }
 
-impl<Rec: Recorder> Transaction for SiloTxn<'_, '_, Rec> {
+impl<Rec: Recorder, W: WriteOmission> Transaction for SiloTxn<'_, '_, Rec, W> {
     fn commit(mut self) -> TxResult<CommitInfo> {
         crate::commit::commit(&mut self)
     }
@@ -264,7 +269,7 @@ impl<Rec: Recorder> Transaction for SiloTxn<'_, '_, Rec> {
     }
 }
 
-impl<Rec: Recorder> Drop for SiloTxn<'_, '_, Rec> {
+impl<Rec: Recorder, W: WriteOmission> Drop for SiloTxn<'_, '_, Rec, W> {
     fn drop(&mut self) {
         if !self.done {
             let outcome = self

@@ -10,9 +10,9 @@ use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadEntry {
-    pub rec: *const SiloRecord,
+#[derive(Debug)]
+pub(crate) struct ReadEntry<P> {
+    pub rec: *const SiloRecord<P>,
     /// The TID word observed (unlocked).
     pub word: u64,
     pub table: TableId,
@@ -21,14 +21,17 @@ pub(crate) struct ReadEntry {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WriteKind {
+    /// A value that does not depend on what the database held (`TxOps::write`): the only kind
+    /// NWR may omit.
+    BlindPut,
     Put,
     Insert,
     Delete,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct WriteEntry {
-    pub rec: *const SiloRecord,
+#[derive(Debug)]
+pub(crate) struct WriteEntry<P> {
+    pub rec: *const SiloRecord<P>,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -39,6 +42,20 @@ pub(crate) struct WriteEntry {
     pub locked_word: u64,
 }
 
+// Manual `Clone`/`Copy`: the entries hold raw pointers, which are `Copy` whatever `P` is.
+impl<P> Clone for ReadEntry<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for ReadEntry<P> {}
+impl<P> Clone for WriteEntry<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for WriteEntry<P> {}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NodeEntry {
     pub table: TableId,
@@ -48,14 +65,14 @@ pub(crate) struct NodeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState {
+pub(crate) struct WorkerState<P> {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
     /// The TID this worker committed last (Silo's TID rule (b)).
     pub last_tid: u64,
-    pub reads: Vec<ReadEntry>,
-    pub writes: Vec<WriteEntry>,
+    pub reads: Vec<ReadEntry<P>>,
+    pub writes: Vec<WriteEntry<P>>,
     pub nodes: Vec<NodeEntry>,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
@@ -72,7 +89,7 @@ pub(crate) struct WorkerState {
 // SAFETY-relevant note: the raw record pointers make `WorkerState` !Send/!Sync automatically,
 // which is what we want: a worker's sets are only touched by the thread driving it.
 
-impl WorkerState {
+impl<P> WorkerState<P> {
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -125,7 +142,7 @@ impl WorkerState {
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const SiloRecord,
+        rec: *const SiloRecord<P>,
         table: TableId,
         key: u64,
         kind: WriteKind,
@@ -161,7 +178,7 @@ impl WorkerState {
     #[inline]
     pub fn observe<Rec: Recorder>(
         &mut self,
-        rec: *const SiloRecord,
+        rec: *const SiloRecord<P>,
         vs: usize,
         table: TableId,
         key: u64,
@@ -210,7 +227,7 @@ impl WorkerState {
 
     /// Whether `rec` is in the (sorted) write set.
     #[inline]
-    pub fn writes_record(&self, rec: *const SiloRecord) -> bool {
+    pub fn writes_record(&self, rec: *const SiloRecord<P>) -> bool {
         self.writes
             .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
             .is_ok()

@@ -25,9 +25,11 @@ impl Protocol for SiloKit {
             // Blind writes never conflict; an aborted writer's value is never visible.
             Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
             // The reader saw a value that changed before it committed.
-            Hermitage::G1b | Hermitage::G1c | Hermitage::PmpWrite | Hermitage::P4 | Hermitage::G2Item => {
-                Expect::Aborts(&[1])
-            }
+            Hermitage::G1b
+            | Hermitage::G1c
+            | Hermitage::PmpWrite
+            | Hermitage::P4
+            | Hermitage::G2Item => Expect::Aborts(&[1]),
             // T3 read x from T1, then y from T2: its read of x is stale at commit.
             Hermitage::Otv => Expect::Aborts(&[2]),
             // T1's scan stripes changed (PMP) / its read of x changed (G-single).
@@ -51,8 +53,15 @@ macro_rules! mutant {
             type Engine = Silo<MemoryRecorder>;
             const NAME: &'static str = stringify!($name);
             const STRICT: bool = true;
-            fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-                Silo::with_recorder(schema, SiloConfig::manual().with_mutation($mutation), recorder)
+            fn build(
+                schema: &Schema,
+                recorder: Arc<MemoryRecorder>,
+            ) -> Result<Self::Engine, Error> {
+                Silo::with_recorder(
+                    schema,
+                    SiloConfig::manual().with_mutation($mutation),
+                    recorder,
+                )
             }
         }
         #[test]
@@ -62,8 +71,16 @@ macro_rules! mutant {
     };
 }
 
-mutant!(SiloSkipReadValidation, kit_catches_skipped_read_validation, Mutation::SkipReadValidation);
-mutant!(SiloSkipPhantomValidation, kit_catches_skipped_phantom_validation, Mutation::SkipPhantomValidation);
+mutant!(
+    SiloSkipReadValidation,
+    kit_catches_skipped_read_validation,
+    Mutation::SkipReadValidation
+);
+mutant!(
+    SiloSkipPhantomValidation,
+    kit_catches_skipped_phantom_validation,
+    Mutation::SkipPhantomValidation
+);
 // Skipping write locks only shows when two commits interleave between validation and install;
 // real threads on two cores hit that window by chance, so that mutant is caught deterministically
 // by the shuttle test instead (`tests/shuttle.rs`).

@@ -56,7 +56,8 @@ fn transactions(worker: &mut impl Worker, n: u64, table: TableId) {
                 }
                 1 => tx.write(table, key, &value).unwrap(),
                 _ => {
-                    tx.update(table, key, &mut |v| v[0] = v[0].wrapping_add(1)).unwrap();
+                    tx.update(table, key, &mut |v| v[0] = v[0].wrapping_add(1))
+                        .unwrap();
                 }
             }
         }
@@ -67,7 +68,9 @@ fn transactions(worker: &mut impl Worker, n: u64, table: TableId) {
 #[test]
 fn a_warmed_up_worker_commits_without_allocating() {
     let mut schema = Schema::new();
-    let t = schema.add(TableSpec::dense("usertable", 100, 10_000)).unwrap();
+    let t = schema
+        .add(TableSpec::dense("usertable", 100, 10_000))
+        .unwrap();
     let db = Silo::new(&schema, SiloConfig::manual()).unwrap();
     for k in 0..10_000 {
         db.load(t, k, &[0u8; 100]).unwrap();
@@ -77,7 +80,10 @@ fn a_warmed_up_worker_commits_without_allocating() {
     let before = allocations();
     transactions(&mut worker, 10_000, t);
     let during = allocations() - before;
-    assert_eq!(during, 0, "{during} allocations in 10,000 warmed-up transactions");
+    assert_eq!(
+        during, 0,
+        "{during} allocations in 10,000 warmed-up transactions"
+    );
     // The counter does count: a deliberate allocation shows up.
     let probe = allocations();
     let v: Vec<u8> = Vec::with_capacity(64);

@@ -48,7 +48,11 @@ fn scenario(config: SiloConfig) -> bool {
                         match t {
                             0 => tx.write(T, 0, &(x + 1).to_le_bytes()),
                             1 => tx.write(T, 1, &(y + 1).to_le_bytes()),
-                            _ => tx.update(T, 2, &mut |v| v.copy_from_slice(&(num(v) + x).to_le_bytes())).map(drop),
+                            _ => tx
+                                .update(T, 2, &mut |v| {
+                                    v.copy_from_slice(&(num(v) + x).to_le_bytes())
+                                })
+                                .map(drop),
                         }
                     })();
                     if body.is_ok() {
@@ -77,7 +81,11 @@ fn shuttle_finds_the_race_when_write_locks_are_skipped() {
     for seed in 0..20u64 {
         let result = std::panic::catch_unwind(|| {
             shuttle::check_random_with_seed(
-                || assert!(scenario(SiloConfig::manual().with_mutation(Mutation::SkipWriteLock))),
+                || {
+                    assert!(scenario(
+                        SiloConfig::manual().with_mutation(Mutation::SkipWriteLock)
+                    ))
+                },
                 seed,
                 500,
             )
@@ -87,5 +95,8 @@ fn shuttle_finds_the_race_when_write_locks_are_skipped() {
             break;
         }
     }
-    assert!(found, "shuttle did not find the missing-lock race in 20 x 500 schedules");
+    assert!(
+        found,
+        "shuttle did not find the missing-lock race in 20 x 500 schedules"
+    );
 }

@@ -73,21 +73,54 @@ impl Hermitage {
     pub fn schedule(self) -> Schedule {
         use Op::*;
         let s = Step::new;
-        let f = |txn, op, forbid| Step { txn, op, forbid: Some(forbid) };
+        let f = |txn, op, forbid| Step {
+            txn,
+            op,
+            forbid: Some(forbid),
+        };
         let (txns, steps) = match self {
-            Hermitage::G0 => {
-                (2, vec![s(0, Write(1, 11)), s(1, Write(1, 12)), s(0, Write(2, 21)), s(0, Commit), s(1, Write(2, 22)), s(1, Commit)])
-            }
-            Hermitage::G1a => {
-                (2, vec![s(0, Write(1, 101)), f(1, Read(1), 101), s(0, Abort), f(1, Read(1), 101), s(1, Commit)])
-            }
+            Hermitage::G0 => (
+                2,
+                vec![
+                    s(0, Write(1, 11)),
+                    s(1, Write(1, 12)),
+                    s(0, Write(2, 21)),
+                    s(0, Commit),
+                    s(1, Write(2, 22)),
+                    s(1, Commit),
+                ],
+            ),
+            Hermitage::G1a => (
+                2,
+                vec![
+                    s(0, Write(1, 101)),
+                    f(1, Read(1), 101),
+                    s(0, Abort),
+                    f(1, Read(1), 101),
+                    s(1, Commit),
+                ],
+            ),
             Hermitage::G1b => (
                 2,
-                vec![s(0, Write(1, 101)), f(1, Read(1), 101), s(0, Write(1, 11)), s(0, Commit), f(1, Read(1), 101), s(1, Commit)],
+                vec![
+                    s(0, Write(1, 101)),
+                    f(1, Read(1), 101),
+                    s(0, Write(1, 11)),
+                    s(0, Commit),
+                    f(1, Read(1), 101),
+                    s(1, Commit),
+                ],
             ),
             Hermitage::G1c => (
                 2,
-                vec![s(0, Write(1, 11)), s(1, Write(2, 22)), f(0, Read(2), 22), f(1, Read(1), 11), s(0, Commit), s(1, Commit)],
+                vec![
+                    s(0, Write(1, 11)),
+                    s(1, Write(2, 22)),
+                    f(0, Read(2), 22),
+                    f(1, Read(1), 11),
+                    s(0, Commit),
+                    s(1, Commit),
+                ],
             ),
             Hermitage::Otv => (
                 3,
@@ -103,14 +136,37 @@ impl Hermitage {
                     s(2, Commit),
                 ],
             ),
-            Hermitage::Pmp => (2, vec![s(0, Scan(0, 100)), s(1, Insert(3, 30)), s(1, Commit), s(0, Scan(0, 100)), s(0, Commit)]),
+            Hermitage::Pmp => (
+                2,
+                vec![
+                    s(0, Scan(0, 100)),
+                    s(1, Insert(3, 30)),
+                    s(1, Commit),
+                    s(0, Scan(0, 100)),
+                    s(0, Commit),
+                ],
+            ),
             Hermitage::PmpWrite => (
                 2,
-                vec![s(0, ScanUpdate(0, 100, 10)), s(1, Scan(0, 100)), s(1, Delete(2)), s(0, Commit), s(1, Commit)],
+                vec![
+                    s(0, ScanUpdate(0, 100, 10)),
+                    s(1, Scan(0, 100)),
+                    s(1, Delete(2)),
+                    s(0, Commit),
+                    s(1, Commit),
+                ],
             ),
-            Hermitage::P4 => {
-                (2, vec![s(0, Read(1)), s(1, Read(1)), s(0, Write(1, 11)), s(1, Write(1, 11)), s(0, Commit), s(1, Commit)])
-            }
+            Hermitage::P4 => (
+                2,
+                vec![
+                    s(0, Read(1)),
+                    s(1, Read(1)),
+                    s(0, Write(1, 11)),
+                    s(1, Write(1, 11)),
+                    s(0, Commit),
+                    s(1, Commit),
+                ],
+            ),
             Hermitage::GSingle => (
                 2,
                 vec![
@@ -139,10 +195,22 @@ impl Hermitage {
             ),
             Hermitage::G2 => (
                 2,
-                vec![s(0, Scan(0, 100)), s(1, Scan(0, 100)), s(0, Insert(3, 30)), s(1, Insert(4, 42)), s(0, Commit), s(1, Commit)],
+                vec![
+                    s(0, Scan(0, 100)),
+                    s(1, Scan(0, 100)),
+                    s(0, Insert(3, 30)),
+                    s(1, Insert(4, 42)),
+                    s(0, Commit),
+                    s(1, Commit),
+                ],
             ),
         };
-        Schedule { txns, initial: vec![(1, 10), (2, 20)], steps, begin_all_first: true }
+        Schedule {
+            txns,
+            initial: vec![(1, 10), (2, 20)],
+            steps,
+            begin_all_first: true,
+        }
     }
 }
 
@@ -160,15 +228,37 @@ pub enum Expect {
 
 /// Replays one Hermitage schedule on protocol `P` and asserts its expectation.
 pub fn run<P: Protocol>(test: Hermitage) {
-    let r = replay::<P>(&test.schedule()).unwrap_or_else(|e| panic!("{} {test:?}: replay failed: {e}", P::NAME));
-    assert!(r.violations.is_empty(), "{} {test:?}: {:?}", P::NAME, r.violations);
-    assert!(r.report.is_serializable(), "{} {test:?}: history not serializable:\n{}", P::NAME, r.report);
+    let r = replay::<P>(&test.schedule())
+        .unwrap_or_else(|e| panic!("{} {test:?}: replay failed: {e}", P::NAME));
+    assert!(
+        r.violations.is_empty(),
+        "{} {test:?}: {:?}",
+        P::NAME,
+        r.violations
+    );
+    assert!(
+        r.report.is_serializable(),
+        "{} {test:?}: history not serializable:\n{}",
+        P::NAME,
+        r.report
+    );
     match P::expect(test) {
         Expect::NoConflicts => {
-            assert!(r.conflicted().is_empty(), "{} {test:?}: expected no aborts, got {:?}", P::NAME, r.states)
+            assert!(
+                r.conflicted().is_empty(),
+                "{} {test:?}: expected no aborts, got {:?}",
+                P::NAME,
+                r.states
+            )
         }
         Expect::Aborts(which) => {
-            assert_eq!(r.conflicted(), which, "{} {test:?}: aborted transactions (states {:?})", P::NAME, r.states)
+            assert_eq!(
+                r.conflicted(),
+                which,
+                "{} {test:?}: aborted transactions (states {:?})",
+                P::NAME,
+                r.states
+            )
         }
         Expect::Serializable => {}
     }

@@ -64,7 +64,11 @@ pub trait Protocol {
 
 /// The checker options a protocol's histories are held to.
 pub fn check_options<P: Protocol>() -> CheckOptions {
-    if P::STRICT { CheckOptions::strict() } else { CheckOptions::serializable() }
+    if P::STRICT {
+        CheckOptions::strict()
+    } else {
+        CheckOptions::serializable()
+    }
 }
 
 /// Instantiates the whole kit for a [`Protocol`] as `#[test]` functions in a module `kit`.
@@ -76,27 +80,49 @@ macro_rules! protocol_kit {
             use $crate::hermitage::Hermitage;
 
             #[test]
-            fn hermitage_g0() { $crate::hermitage::run::<$proto>(Hermitage::G0); }
+            fn hermitage_g0() {
+                $crate::hermitage::run::<$proto>(Hermitage::G0);
+            }
             #[test]
-            fn hermitage_g1a() { $crate::hermitage::run::<$proto>(Hermitage::G1a); }
+            fn hermitage_g1a() {
+                $crate::hermitage::run::<$proto>(Hermitage::G1a);
+            }
             #[test]
-            fn hermitage_g1b() { $crate::hermitage::run::<$proto>(Hermitage::G1b); }
+            fn hermitage_g1b() {
+                $crate::hermitage::run::<$proto>(Hermitage::G1b);
+            }
             #[test]
-            fn hermitage_g1c() { $crate::hermitage::run::<$proto>(Hermitage::G1c); }
+            fn hermitage_g1c() {
+                $crate::hermitage::run::<$proto>(Hermitage::G1c);
+            }
             #[test]
-            fn hermitage_otv() { $crate::hermitage::run::<$proto>(Hermitage::Otv); }
+            fn hermitage_otv() {
+                $crate::hermitage::run::<$proto>(Hermitage::Otv);
+            }
             #[test]
-            fn hermitage_pmp() { $crate::hermitage::run::<$proto>(Hermitage::Pmp); }
+            fn hermitage_pmp() {
+                $crate::hermitage::run::<$proto>(Hermitage::Pmp);
+            }
             #[test]
-            fn hermitage_pmp_write() { $crate::hermitage::run::<$proto>(Hermitage::PmpWrite); }
+            fn hermitage_pmp_write() {
+                $crate::hermitage::run::<$proto>(Hermitage::PmpWrite);
+            }
             #[test]
-            fn hermitage_p4() { $crate::hermitage::run::<$proto>(Hermitage::P4); }
+            fn hermitage_p4() {
+                $crate::hermitage::run::<$proto>(Hermitage::P4);
+            }
             #[test]
-            fn hermitage_g_single() { $crate::hermitage::run::<$proto>(Hermitage::GSingle); }
+            fn hermitage_g_single() {
+                $crate::hermitage::run::<$proto>(Hermitage::GSingle);
+            }
             #[test]
-            fn hermitage_g2_item() { $crate::hermitage::run::<$proto>(Hermitage::G2Item); }
+            fn hermitage_g2_item() {
+                $crate::hermitage::run::<$proto>(Hermitage::G2Item);
+            }
             #[test]
-            fn hermitage_g2() { $crate::hermitage::run::<$proto>(Hermitage::G2); }
+            fn hermitage_g2() {
+                $crate::hermitage::run::<$proto>(Hermitage::G2);
+            }
 
             #[test]
             fn random_schedules_are_serializable() {

@@ -14,7 +14,10 @@ pub fn find_violation<P: Protocol>() -> Option<String> {
     for test in Hermitage::ALL {
         match replay::<P>(&test.schedule()) {
             Ok(r) if !r.is_clean() => {
-                return Some(format!("Hermitage {test:?}: {:?}\n{}", r.violations, r.report));
+                return Some(format!(
+                    "Hermitage {test:?}: {:?}\n{}",
+                    r.violations, r.report
+                ));
             }
             Ok(_) => {}
             Err(e) => return Some(format!("Hermitage {test:?}: replay error {e}")),
@@ -28,13 +31,19 @@ pub fn find_violation<P: Protocol>() -> Option<String> {
             return Some(format!("YCSB {records} keys: {e}"));
         }
     }
-    drive::<P, _>(&smallbank_workload(), 2, 2_000).err().map(|e| format!("SmallBank: {e}"))
+    drive::<P, _>(&smallbank_workload(), 2, 2_000)
+        .err()
+        .map(|e| format!("SmallBank: {e}"))
 }
 
 /// Asserts the kit catches `P` (a deliberately broken protocol).
 pub fn assert_caught<P: Protocol>() {
     match find_violation::<P>() {
-        Some(v) => eprintln!("{} caught as expected: {}", P::NAME, v.lines().next().unwrap_or("")),
+        Some(v) => eprintln!(
+            "{} caught as expected: {}",
+            P::NAME,
+            v.lines().next().unwrap_or("")
+        ),
         None => panic!("{}: the kit did not catch a broken protocol", P::NAME),
     }
 }

@@ -3,7 +3,9 @@
 use crate::{Protocol, check_options};
 use std::sync::Arc;
 use txlab_check::{MemoryRecorder, Report, check};
-use txlab_core::{ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
+use txlab_core::{
+    ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker,
+};
 
 /// The one table schedules run on: ordered (so scans, inserts and deletes all apply), 8-byte
 /// little-endian `u64` values.
@@ -47,7 +49,11 @@ pub struct Step {
 impl Step {
     /// A step without a forbidden value.
     pub fn new(txn: usize, op: Op) -> Self {
-        Self { txn, op, forbid: None }
+        Self {
+            txn,
+            op,
+            forbid: None,
+        }
     }
 }
 
@@ -96,7 +102,9 @@ pub struct Replay {
 impl Replay {
     /// The transactions that the protocol aborted.
     pub fn conflicted(&self) -> Vec<usize> {
-        (0..self.states.len()).filter(|&i| matches!(self.states[i], TxnState::Conflict(_))).collect()
+        (0..self.states.len())
+            .filter(|&i| matches!(self.states[i], TxnState::Conflict(_)))
+            .collect()
     }
 
     /// Whether every check passed: no forbidden read and a clean history.
@@ -128,7 +136,9 @@ pub fn replay<P: Protocol>(schedule: &Schedule) -> Result<Replay, Error> {
     let mut reads = Vec::new();
     let mut violations = Vec::new();
     {
-        let mut workers = (0..n).map(|_| engine.worker()).collect::<Result<Vec<_>, _>>()?;
+        let mut workers = (0..n)
+            .map(|_| engine.worker())
+            .collect::<Result<Vec<_>, _>>()?;
         let mut idle: Vec<Option<&mut _>> = workers.iter_mut().map(Some).collect();
         let mut open: Vec<Option<_>> = (0..n).map(|_| None).collect();
         macro_rules! begin {
@@ -159,7 +169,9 @@ pub fn replay<P: Protocol>(schedule: &Schedule) -> Result<Replay, Error> {
                 Op::Read(k) => tx.read(TABLE, k).map(|v| seen.push((k, v.map(val)))),
                 Op::Write(k, v) => tx.write(TABLE, k, &v.to_le_bytes()),
                 Op::Update(k, d) => tx
-                    .update(TABLE, k, &mut |b| b.copy_from_slice(&(val(b).wrapping_add(d)).to_le_bytes()))
+                    .update(TABLE, k, &mut |b| {
+                        b.copy_from_slice(&(val(b).wrapping_add(d)).to_le_bytes())
+                    })
                     .map(drop),
                 Op::Insert(k, v) => tx.insert(TABLE, k, &v.to_le_bytes()).map(drop),
                 Op::Delete(k) => tx.delete(TABLE, k).map(drop),
@@ -176,8 +188,10 @@ pub fn replay<P: Protocol>(schedule: &Schedule) -> Result<Replay, Error> {
                     })
                     .and_then(|()| {
                         keys.iter().try_for_each(|&k| {
-                            tx.update(TABLE, k, &mut |b| b.copy_from_slice(&(val(b).wrapping_add(d)).to_le_bytes()))
-                                .map(drop)
+                            tx.update(TABLE, k, &mut |b| {
+                                b.copy_from_slice(&(val(b).wrapping_add(d)).to_le_bytes())
+                            })
+                            .map(drop)
                         })
                     })
                 }
@@ -215,5 +229,10 @@ pub fn replay<P: Protocol>(schedule: &Schedule) -> Result<Replay, Error> {
         drop(open);
     }
     let report = check(&recorder.take(), check_options::<P>());
-    Ok(Replay { states, reads, violations, report })
+    Ok(Replay {
+        states,
+        reads,
+        violations,
+        report,
+    })
 }

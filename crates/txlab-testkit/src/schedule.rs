@@ -39,7 +39,9 @@ pub fn schedules() -> impl Strategy<Value = Schedule> {
                 prop::collection::vec(prop::bool::weighted(0.1), n),
             )
         })
-        .prop_map(|(_keys, txns, choices, present, rollback)| build(txns, &choices, present, &rollback))
+        .prop_map(|(_keys, txns, choices, present, rollback)| {
+            build(txns, &choices, present, &rollback)
+        })
 }
 
 fn build(mut txns: Vec<Vec<Op>>, choices: &[u8], present: u64, rollback: &[bool]) -> Schedule {
@@ -68,7 +70,12 @@ fn build(mut txns: Vec<Vec<Op>>, choices: &[u8], present: u64, rollback: &[bool]
         steps.push(Step::new(t, txns[t][cursor[t]]));
         cursor[t] += 1;
     }
-    Schedule { txns: n, initial: (0..present).map(|k| (k, 10 * k + 10)).collect(), steps, begin_all_first: false }
+    Schedule {
+        txns: n,
+        initial: (0..present).map(|k| (k, 10 * k + 10)).collect(),
+        steps,
+        begin_all_first: false,
+    }
 }
 
 fn env_u64(name: &str) -> Option<u64> {
@@ -77,11 +84,18 @@ fn env_u64(name: &str) -> Option<u64> {
 
 fn runner() -> (TestRunner, u64) {
     let cases = env_u64("TXLAB_PROPTEST_CASES").unwrap_or(2_000) as u32;
-    let seed = env_u64("TXLAB_SEED").unwrap_or(0x7478_6c61_62);
+    let seed = env_u64("TXLAB_SEED").unwrap_or(0x74_786c_6162);
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let config = Config { cases, failure_persistence: None, ..Config::default() };
-    (TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)), seed)
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    (
+        TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)),
+        seed,
+    )
 }
 
 /// Searches random schedules for a violation; returns the minimal failing schedule, described.
@@ -89,15 +103,24 @@ pub fn find_violation<P: Protocol>() -> Option<String> {
     let (mut runner, seed) = runner();
     let result = runner.run(&schedules(), |s| {
         let r = replay::<P>(&s).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert!(r.violations.is_empty(), "forbidden reads: {:?}", r.violations);
-        prop_assert!(r.report.is_serializable(), "states {:?}\n{}", r.states, r.report);
+        prop_assert!(
+            r.violations.is_empty(),
+            "forbidden reads: {:?}",
+            r.violations
+        );
+        prop_assert!(
+            r.report.is_serializable(),
+            "states {:?}\n{}",
+            r.states,
+            r.report
+        );
         Ok(())
     });
     match result {
         Ok(()) => None,
-        Err(TestError::Fail(reason, schedule)) => {
-            Some(format!("seed {seed}: {reason}\nminimal schedule: {schedule:#?}"))
-        }
+        Err(TestError::Fail(reason, schedule)) => Some(format!(
+            "seed {seed}: {reason}\nminimal schedule: {schedule:#?}"
+        )),
         Err(TestError::Abort(reason)) => Some(format!("seed {seed}: aborted: {reason}")),
     }
 }
@@ -105,6 +128,9 @@ pub fn find_violation<P: Protocol>() -> Option<String> {
 /// Runs the random-schedule check for `P`, panicking with the minimal failing schedule.
 pub fn run<P: Protocol>() {
     if let Some(failure) = find_violation::<P>() {
-        panic!("{}: a random schedule broke serializability: {failure}", P::NAME);
+        panic!(
+            "{}: a random schedule broke serializability: {failure}",
+            P::NAME
+        );
     }
 }

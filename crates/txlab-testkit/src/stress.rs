@@ -6,11 +6,17 @@ use std::sync::{Arc, Barrier};
 use txlab_check::{MemoryRecorder, check};
 use txlab_core::retry::{Backoff, RetryPolicy};
 use txlab_core::{Engine, Program, Transaction, TxError, Worker};
-use txlab_workload::{Generator, SmallBank, SmallBankConfig, Workload, Ycsb, YcsbConfig, YcsbPreset};
+use txlab_workload::{
+    Generator, SmallBank, SmallBankConfig, Workload, Ycsb, YcsbConfig, YcsbPreset,
+};
 
 /// Runs `txns_per_thread` transactions of `workload` on each of `threads` threads (retrying
 /// conflicts), then checks the workload's invariants and the history.
-pub fn drive<P: Protocol, W: Workload>(workload: &W, threads: usize, txns_per_thread: usize) -> Result<(), String> {
+pub fn drive<P: Protocol, W: Workload>(
+    workload: &W,
+    threads: usize,
+    txns_per_thread: usize,
+) -> Result<(), String> {
     let recorder = Arc::new(MemoryRecorder::new());
     let engine = P::build(&workload.schema(), Arc::clone(&recorder)).map_err(|e| e.to_string())?;
     workload.load(&engine).map_err(|e| e.to_string())?;
@@ -41,16 +47,24 @@ pub fn drive<P: Protocol, W: Workload>(workload: &W, threads: usize, txns_per_th
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().expect("worker panicked").err()).collect()
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().expect("worker panicked").err())
+            .collect()
     });
     if let Some(e) = errors.first() {
         return Err(e.clone());
     }
-    workload.check(&engine).map_err(|e| format!("invariant: {e}"))?;
+    workload
+        .check(&engine)
+        .map_err(|e| format!("invariant: {e}"))?;
     drop(engine);
     let report = check(&recorder.take(), check_options::<P>());
     if !report.is_serializable() {
-        return Err(format!("history of {} on {threads} threads:\n{report}", workload.name()));
+        return Err(format!(
+            "history of {} on {threads} threads:\n{report}",
+            workload.name()
+        ));
     }
     Ok(())
 }
@@ -69,8 +83,13 @@ pub fn ycsb_workload(records: u64, theta: f64) -> Ycsb {
 
 /// SmallBank over 100 customers (contended) with the audit ledger on.
 pub fn smallbank_workload() -> SmallBank {
-    SmallBank::new(SmallBankConfig { customers: 100, theta: 0.9, audit: true, ..SmallBankConfig::default() })
-        .expect("valid SmallBank configuration")
+    SmallBank::new(SmallBankConfig {
+        customers: 100,
+        theta: 0.9,
+        audit: true,
+        ..SmallBankConfig::default()
+    })
+    .expect("valid SmallBank configuration")
 }
 
 /// Contended YCSB on each thread count in `threads`; panics on a violation.
@@ -78,7 +97,10 @@ pub fn ycsb<P: Protocol>(threads: &[usize], records: u64, theta: f64, txns_per_t
     let w = ycsb_workload(records, theta);
     for &t in threads {
         if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
-            panic!("{}: YCSB over {records} keys, theta {theta}, {t} threads: {e}", P::NAME);
+            panic!(
+                "{}: YCSB over {records} keys, theta {theta}, {t} threads: {e}",
+                P::NAME
+            );
         }
     }
 }

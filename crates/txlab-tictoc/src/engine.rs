@@ -134,7 +134,7 @@ impl<Rec: Recorder, Omit: WriteOmission> Engine for TicToc<Rec, Omit> {
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        Omit::ENGINE_NAME
+        Omit::engine_name("tictoc", "tictoc-nwr")
     }
 
     fn schema(&self) -> &Schema {

@@ -12,26 +12,8 @@
 //! write set is locked. Because [`WriteOmission::ENABLED`] is an associated constant, the block is
 //! compiled out for [`NoNwr`].
 //!
-//! Not implemented here: the pivot-version objects, the omitted path, and the extra history events
-//! (omitted writes are recorded with `visible = false` and an explicit `order` just below the
-//! pivot's, see `txlab_core::history`).
+//! The switch itself ([`WriteOmission`], [`NoNwr`]) lives in `txlab-nwr`, shared with Silo+NWR
+//! and MVTO; it is re-exported here. Not implemented here yet: TicToc's `txlab_nwr::NwrBaseline`
+//! hooks and the omitted path (see `docs/protocols/nwr.md`).
 
-use std::fmt::Debug;
-
-/// A policy deciding whether a committing transaction's writes may be omitted (see module docs).
-pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
-    /// Whether the commit path consults the policy at all (`false` compiles the hook out).
-    const ENABLED: bool;
-
-    /// The engine's name as `Engine::name` reports it (`tictoc` for plain TicToc).
-    const ENGINE_NAME: &'static str;
-}
-
-/// Plain TicToc: never omit a write.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct NoNwr;
-
-impl WriteOmission for NoNwr {
-    const ENABLED: bool = false;
-    const ENGINE_NAME: &'static str = "tictoc";
-}
+pub use txlab_nwr::{NoNwr, WriteOmission};

@@ -31,9 +31,11 @@ fn probe(test: Hermitage) -> Expect {
     // scanned a range an insert changed (stripes, as in Silo).
     match test {
         Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
-        Hermitage::G1b | Hermitage::G1c | Hermitage::PmpWrite | Hermitage::P4 | Hermitage::G2Item => {
-            Expect::Aborts(&[1])
-        }
+        Hermitage::G1b
+        | Hermitage::G1c
+        | Hermitage::PmpWrite
+        | Hermitage::P4
+        | Hermitage::G2Item => Expect::Aborts(&[1]),
         Hermitage::Otv => Expect::Aborts(&[2]),
         Hermitage::Pmp | Hermitage::GSingle => Expect::Aborts(&[0]),
         Hermitage::G2 => Expect::Aborts(&[0, 1]),
@@ -50,8 +52,15 @@ macro_rules! mutant {
             type Engine = TicToc<MemoryRecorder>;
             const NAME: &'static str = stringify!($name);
             const STRICT: bool = false;
-            fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-                TicToc::with_recorder(schema, TicTocConfig::manual().with_mutation($mutation), recorder)
+            fn build(
+                schema: &Schema,
+                recorder: Arc<MemoryRecorder>,
+            ) -> Result<Self::Engine, Error> {
+                TicToc::with_recorder(
+                    schema,
+                    TicTocConfig::manual().with_mutation($mutation),
+                    recorder,
+                )
             }
         }
         #[test]
@@ -61,6 +70,18 @@ macro_rules! mutant {
     };
 }
 
-mutant!(TicTocSkipReadValidation, kit_catches_skipped_read_validation, Mutation::SkipReadValidation);
-mutant!(TicTocSkipRtsExtension, kit_catches_skipped_rts_extension, Mutation::SkipRtsExtension);
-mutant!(TicTocSkipPhantomValidation, kit_catches_skipped_phantom_validation, Mutation::SkipPhantomValidation);
+mutant!(
+    TicTocSkipReadValidation,
+    kit_catches_skipped_read_validation,
+    Mutation::SkipReadValidation
+);
+mutant!(
+    TicTocSkipRtsExtension,
+    kit_catches_skipped_rts_extension,
+    Mutation::SkipRtsExtension
+);
+mutant!(
+    TicTocSkipPhantomValidation,
+    kit_catches_skipped_phantom_validation,
+    Mutation::SkipPhantomValidation
+);

@@ -1,0 +1,70 @@
+//! Single-thread commit path per protocol: one YCSB transaction (10 operations on 100k records,
+//! uniform keys), read-only (YCSB-C) and read-write (YCSB-A), begin to acknowledged-at-commit,
+//! retries included (there are none on one thread). Reported as transactions per second.
+//!
+//! Run: `cargo bench --bench commit_path` (add `-- silo` to filter). The harness's own cost is
+//! measured through the runner instead: `txlab run --protocol noop --workload noop`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use txlab::core::epoch::EpochConfig;
+use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
+use txlab::silo::{Silo, SiloConfig};
+use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
+use txlab_tictoc::{TicToc, TicTocConfig};
+
+fn bench_engine<E: Engine>(
+    c: &mut Criterion,
+    protocol: &str,
+    engine: &E,
+    workload: &Ycsb,
+    label: &str,
+) {
+    workload.load(engine).expect("loading YCSB");
+    let mut worker = engine.worker().expect("a worker");
+    let mut generator = workload.generator(0, 42);
+    let mut group = c.benchmark_group(format!("commit_path/{protocol}"));
+    group.throughput(Throughput::Elements(1));
+    group.bench_function(label, |b| {
+        b.iter(|| {
+            let program = generator.next();
+            loop {
+                let mut tx = worker.begin();
+                let r = match program.run(&mut tx) {
+                    Ok(()) => tx.commit(),
+                    Err(e) => {
+                        tx.abort();
+                        Err(e)
+                    }
+                };
+                match r {
+                    Ok(info) => break black_box(info),
+                    Err(TxError::Conflict(_)) => continue,
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        })
+    });
+    group.finish();
+}
+
+fn commit_path(c: &mut Criterion) {
+    for (preset, label) in [
+        (YcsbPreset::C, "ycsb-c read-only"),
+        (YcsbPreset::A, "ycsb-a read-write"),
+    ] {
+        let workload = Ycsb::new(YcsbConfig::preset(preset)).expect("a valid YCSB preset");
+        let schema = workload.schema();
+        let silo_cfg = SiloConfig::default()
+            .with_epoch(EpochConfig::default())
+            .with_ack(AckMode::AtCommit);
+        let silo = Silo::new(&schema, silo_cfg).expect("a Silo engine");
+        bench_engine(c, "silo", &silo, &workload, label);
+        let tictoc_cfg = TicTocConfig::default().with_ack(AckMode::AtCommit);
+        let tictoc = TicToc::new(&schema, tictoc_cfg).expect("a TicToc engine");
+        bench_engine(c, "tictoc", &tictoc, &workload, label);
+    }
+}
+
+criterion_group!(benches, commit_path);
+criterion_main!(benches);

@@ -1,0 +1,302 @@
+//! A processor: the non-blocking transaction coordinator of Ding, Kot, Gehrke, VLDB 2018, §5.1.
+//!
+//! One thread multiplexes many live transactions. It reacts to one event at a time from its
+//! queue and never waits for a particular reply:
+//!
+//! ```text
+//! New(program)        -> declare its accesses; ask a storage worker for the declared reads
+//! Reads(values)       -> run the program on the prefetched snapshot (Execution), buffer writes,
+//!                        send the read versions and written keys to the validator
+//! Decided(Ok(ts))     -> ship the writes with version ts to a storage worker (write phase),
+//!                        tell the client
+//! Decided(Err(cause)) -> restart: ask the storage for the declared reads again
+//! ```
+//!
+//! Only commit decisions reach the client; aborted attempts are restarted here. A program whose
+//! accesses depend on what it reads ([`txlab_core::AccessSet::dependent`]) reads the undeclared
+//! keys from the storage directly during execution. A program that returns a user abort or an
+//! error finishes without validation and the client is told so.
+
+use super::engine::{Pipeline, record_attempt};
+use super::execution::{Execution, TxnBuffer};
+use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, StorageRequest, ValidationRequest};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Instant;
+use txlab_core::history::{Outcome, Recorder, txn_id};
+use txlab_core::{AccessSet, Error, Program, TxError};
+
+/// What a processor's queue carries.
+pub(crate) enum ProcessorEvent<P> {
+    /// A new transaction from client `client`, submitted at `submitted`.
+    New {
+        client: usize,
+        program: P,
+        submitted: Instant,
+    },
+    /// A storage worker's answer.
+    Reads(ReadReply),
+    /// The validator's answer.
+    Decided(Decision),
+    /// Finish (sent once every client has had all its transactions answered).
+    Stop,
+}
+
+/// How a transaction ended, as told to its client.
+#[derive(Debug)]
+pub(crate) enum Finished {
+    Committed,
+    UserAborted,
+    Failed(Error),
+}
+
+/// A processor's answer to a client.
+#[derive(Debug)]
+pub(crate) struct Completion {
+    pub(crate) submitted: Instant,
+    pub(crate) finished: Finished,
+}
+
+/// The reply destination storage workers and the validator answer to.
+struct ProcessorSink<P>(Sender<ProcessorEvent<P>>);
+
+impl<P: Send> Sink<ReadReply> for ProcessorSink<P> {
+    fn deliver(&self, msg: ReadReply) {
+        let _ = self.0.send(ProcessorEvent::Reads(msg));
+    }
+}
+
+impl<P: Send> Sink<Decision> for ProcessorSink<P> {
+    fn deliver(&self, msg: Decision) {
+        let _ = self.0.send(ProcessorEvent::Decided(msg));
+    }
+}
+
+struct Live<P> {
+    client: usize,
+    program: P,
+    submitted: Instant,
+    restarts: u32,
+    seq: u64,
+    begin_ns: u64,
+    buffer: TxnBuffer,
+}
+
+/// Counters of one processor over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ProcessorCounters {
+    /// Attempts aborted by the validator and restarted.
+    pub(crate) restarts: u64,
+    /// Most transactions live at once.
+    pub(crate) peak_live: usize,
+}
+
+/// Runs one processor until [`ProcessorEvent::Stop`] (module docs).
+pub(crate) fn processor<P, Rec>(
+    engine: &Pipeline<Rec>,
+    queue: Receiver<ProcessorEvent<P>>,
+    own: Sender<ProcessorEvent<P>>,
+    clients: &[Sender<Completion>],
+) -> Result<ProcessorCounters, Error>
+where
+    P: Program<Output = ()> + Send + 'static,
+    Rec: Recorder,
+{
+    let id = engine.allocate_worker_id()?;
+    let sink = Arc::new(ProcessorSink(own));
+    let read_reply: ReplyTo<ReadReply> = sink.clone();
+    let decision_reply: ReplyTo<Decision> = sink;
+    let mut live: Vec<Option<Live<P>>> = Vec::new();
+    let mut free: Vec<u32> = Vec::new();
+    let mut spare: Vec<TxnBuffer> = Vec::new();
+    let mut access = AccessSet::default();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut seq = 0u64;
+    let mut counters = ProcessorCounters::default();
+    let mut in_flight = 0usize;
+
+    // Starts (or restarts) the attempt in `slot`: fetch the declared reads.
+    let start = |slot: u32,
+                 txn: &mut Live<P>,
+                 seq: &mut u64,
+                 access: &mut AccessSet,
+                 keys: &mut Vec<Key>|
+     -> Result<bool, Error> {
+        *seq += 1;
+        txn.seq = *seq;
+        txn.begin_ns = if Rec::ENABLED {
+            engine.recorder.now_ns()
+        } else {
+            0
+        };
+        txn.buffer.clear();
+        access.clear();
+        txn.program.declare(access);
+        keys.clear();
+        keys.extend(
+            access
+                .accesses
+                .iter()
+                .filter(|a| a.2.reads())
+                .map(|a| (a.0.0, a.1)),
+        );
+        keys.sort_unstable();
+        keys.dedup();
+        if keys.is_empty() {
+            return Ok(true); // nothing to fetch: execute at once
+        }
+        engine.to_storage(StorageRequest::Read {
+            slot,
+            keys: keys.clone(),
+            reply: read_reply.clone(),
+        })?;
+        Ok(false)
+    };
+
+    while let Ok(event) = queue.recv() {
+        let ready: u32 = match event {
+            ProcessorEvent::Stop => break,
+            ProcessorEvent::New {
+                client,
+                program,
+                submitted,
+            } => {
+                let slot = match free.pop() {
+                    Some(s) => s,
+                    None => {
+                        live.push(None);
+                        (live.len() - 1) as u32
+                    }
+                };
+                let mut txn = Live {
+                    client,
+                    program,
+                    submitted,
+                    restarts: 0,
+                    seq: 0,
+                    begin_ns: 0,
+                    buffer: spare.pop().unwrap_or_default(),
+                };
+                in_flight += 1;
+                counters.peak_live = counters.peak_live.max(in_flight);
+                let execute_now = start(slot, &mut txn, &mut seq, &mut access, &mut keys)?;
+                live[slot as usize] = Some(txn);
+                if !execute_now {
+                    continue;
+                }
+                slot
+            }
+            ProcessorEvent::Reads(reply) => {
+                let Some(Some(txn)) = live.get_mut(reply.slot as usize) else {
+                    return Err(Error::Internal(format!(
+                        "storage replied for unknown slot {}",
+                        reply.slot
+                    )));
+                };
+                for (key, version, value) in reply.values {
+                    txn.buffer.prefetch(key, version, value);
+                }
+                reply.slot
+            }
+            ProcessorEvent::Decided(decision) => {
+                let slot = decision.slot;
+                let Some(Some(txn)) = live.get_mut(slot as usize) else {
+                    return Err(Error::Internal(format!(
+                        "validator replied for unknown slot {slot}"
+                    )));
+                };
+                match decision.outcome {
+                    Ok(ts) => {
+                        let writes = txn.buffer.take_writes();
+                        if Rec::ENABLED {
+                            record_attempt(
+                                &*engine.recorder,
+                                txn_id(id, txn.seq),
+                                &txn.buffer,
+                                &writes,
+                                Outcome::Committed,
+                                ts,
+                                txn.begin_ns,
+                            );
+                        }
+                        if !writes.is_empty() {
+                            engine.to_storage(StorageRequest::Write { ts, writes })?;
+                        }
+                        let txn = live[slot as usize].take().expect("checked above");
+                        let _ = clients[txn.client].send(Completion {
+                            submitted: txn.submitted,
+                            finished: Finished::Committed,
+                        });
+                        spare.push(txn.buffer);
+                        free.push(slot);
+                        in_flight -= 1;
+                        continue;
+                    }
+                    Err(cause) => {
+                        if Rec::ENABLED {
+                            record_attempt(
+                                &*engine.recorder,
+                                txn_id(id, txn.seq),
+                                &txn.buffer,
+                                &[],
+                                Outcome::Aborted(cause),
+                                0,
+                                txn.begin_ns,
+                            );
+                        }
+                        counters.restarts += 1;
+                        txn.restarts += 1;
+                        if !start(slot, txn, &mut seq, &mut access, &mut keys)? {
+                            continue;
+                        }
+                        slot
+                    }
+                }
+            }
+        };
+        // Execute the transaction in `ready` and send it to the validator.
+        let txn = live[ready as usize].as_mut().expect("slot is live");
+        let result = txn.program.run(&mut Execution {
+            storage: &engine.shared.storage,
+            shapes: &engine.shapes,
+            buffer: &mut txn.buffer,
+        });
+        let finished = match result {
+            Ok(()) => {
+                engine.submit(ValidationRequest {
+                    slot: ready,
+                    reads: txn.buffer.reads().map(|(k, v, _)| (k, v)).collect(),
+                    writes: txn.buffer.writes().iter().map(|(k, _)| *k).collect(),
+                    restarts: txn.restarts,
+                    reply: decision_reply.clone(),
+                })?;
+                continue;
+            }
+            Err(TxError::UserAbort(_)) => Finished::UserAborted,
+            Err(TxError::Error(e)) => Finished::Failed(e),
+            Err(e) => Finished::Failed(Error::Internal(format!(
+                "a pipeline read phase cannot conflict, got {e}"
+            ))),
+        };
+        if Rec::ENABLED {
+            record_attempt(
+                &*engine.recorder,
+                txn_id(id, txn.seq),
+                &txn.buffer,
+                &[],
+                Outcome::UserAborted,
+                0,
+                txn.begin_ns,
+            );
+        }
+        let txn = live[ready as usize].take().expect("slot is live");
+        let _ = clients[txn.client].send(Completion {
+            submitted: txn.submitted,
+            finished,
+        });
+        spare.push(txn.buffer);
+        free.push(ready);
+        in_flight -= 1;
+    }
+    Ok(counters)
+}

@@ -1,0 +1,457 @@
+//! The centralized validator (Ding, Kot, Gehrke, VLDB 2018, §2, §3.2, §5.1 and appendix A).
+//!
+//! Backward validation against a cache of committed writes: the [`ValidatorCache`] maps every
+//! key written by a committed transaction to the commit timestamp of its latest writer. A read of
+//! `key` at version `v` is *current* when the cache holds `v` for `key` (or nothing and `v = 0`,
+//! the loaded version). A transaction passes when all its reads are current; it then gets the
+//! next commit timestamp `ts` and the cache records `ts` for each key it writes. The storage
+//! installs its writes as version `ts` (see [`super::storage`]).
+//!
+//! **Why this is serializable.** Commit timestamps are assigned by one validation worker, one
+//! transaction at a time, in increasing order, and the cache is updated before the next one is
+//! validated. A committed `T` with timestamp `ts` read, for every key, the version written by the
+//! latest transaction with a smaller timestamp (that is what "current" means at the moment `T` is
+//! validated), and its writes are the versions with number `ts`. So the history is equivalent
+//! to the serial history in timestamp order. Storage lag (writes of committed transactions not
+//! yet installed) only makes reads stale, which validation then rejects.
+//!
+//! Stages, each on its own thread(s), connected by queues:
+//!
+//! 1. **Batch preparation** (one thread): takes the first waiting request, then whatever else is
+//!    already queued, up to the batch size (it never waits for a batch to fill, so an idle system
+//!    validates a lone transaction at once), and hands the batch to a reordering worker
+//!    (round-robin) or, without reordering, straight to the validation worker.
+//! 2. **Reordering workers** (several, in parallel; appendix A): *pre-validate* every transaction
+//!    against the current cache (a stale read cannot commit, so it is aborted before the graph is
+//!    built), build the dependency graph of the viable ones ([`GraphBuilder`]), abort a feedback
+//!    vertex set and order the rest topologically ([`reorder()`](crate::reorder())). Batches may
+//!    leave the reordering stage in any order.
+//! 3. **Validation worker** (one thread): validates every batch, in the order reordering
+//!    produced, against the cache as it is *now* (other batches may have committed since
+//!    pre-validation, appendix A's "stale snapshot S vs S'"), assigns commit timestamps and
+//!    updates the cache.
+//!
+//! Without validator batching ([`ValidatorBatching::Off`], modes `base` and `sr`) requests go
+//! straight to the validation worker.
+
+use super::config::ValidatorBatching;
+use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
+use crate::fvs::{Algorithm, Policy};
+use crate::graph::GraphBuilder;
+use crate::reorder::{ReorderScratch, reorder};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Instant;
+use txlab_core::ConflictCause;
+
+const SHARDS: usize = 64;
+
+/// Latest committed version of every key written since the start (module docs).
+///
+/// Written only by the validation worker; read concurrently by reordering workers.
+#[derive(Debug)]
+pub struct ValidatorCache {
+    shards: Box<[RwLock<HashMap<Key, u64>>]>,
+}
+
+impl Default for ValidatorCache {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[inline]
+fn shard_of(key: Key) -> usize {
+    let h = (key.1 ^ ((key.0 as u64) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> 58) as usize % SHARDS
+}
+
+impl ValidatorCache {
+    /// An empty cache (every key at its loaded version 0).
+    pub fn new() -> Self {
+        Self {
+            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+        }
+    }
+
+    /// The latest committed version of `key`.
+    pub fn latest(&self, key: Key) -> u64 {
+        self.shards[shard_of(key)]
+            .read()
+            .get(&key)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether every read is of the latest committed version.
+    pub fn all_current(&self, reads: &[(Key, u64)]) -> bool {
+        reads
+            .iter()
+            .all(|&(key, version)| self.latest(key) == version)
+    }
+
+    fn record(&self, key: Key, ts: u64) {
+        self.shards[shard_of(key)].write().insert(key, ts);
+    }
+}
+
+/// Counters of the validator stages, shared by their threads (monotonic; a run reports the
+/// difference between two snapshots).
+#[derive(Debug, Default)]
+pub struct ValidatorCounters {
+    /// Batches the batch preparation stage formed.
+    pub batches: AtomicU64,
+    /// Transactions that went through a reordering worker.
+    pub reordered_txns: AtomicU64,
+    /// Nanoseconds reordering workers spent on pre-validation, graph building and reordering.
+    pub reorder_ns: AtomicU64,
+    /// Batches whose reordering failed and were validated in arrival order instead.
+    pub reorder_failures: AtomicU64,
+    /// Transactions aborted by pre-validation.
+    pub prevalidation_aborts: AtomicU64,
+    /// Transactions aborted to break dependency cycles (the feedback vertex sets).
+    pub reordering_aborts: AtomicU64,
+    /// Transactions aborted by the final validation.
+    pub validation_aborts: AtomicU64,
+    /// Transactions committed.
+    pub commits: AtomicU64,
+}
+
+/// A snapshot of [`ValidatorCounters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValidatorSnapshot {
+    /// See [`ValidatorCounters::batches`].
+    pub batches: u64,
+    /// See [`ValidatorCounters::reordered_txns`].
+    pub reordered_txns: u64,
+    /// See [`ValidatorCounters::reorder_ns`].
+    pub reorder_ns: u64,
+    /// See [`ValidatorCounters::reorder_failures`].
+    pub reorder_failures: u64,
+    /// See [`ValidatorCounters::prevalidation_aborts`].
+    pub prevalidation_aborts: u64,
+    /// See [`ValidatorCounters::reordering_aborts`].
+    pub reordering_aborts: u64,
+    /// See [`ValidatorCounters::validation_aborts`].
+    pub validation_aborts: u64,
+    /// See [`ValidatorCounters::commits`].
+    pub commits: u64,
+}
+
+impl ValidatorCounters {
+    /// The current values.
+    pub fn snapshot(&self) -> ValidatorSnapshot {
+        let l = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ValidatorSnapshot {
+            batches: l(&self.batches),
+            reordered_txns: l(&self.reordered_txns),
+            reorder_ns: l(&self.reorder_ns),
+            reorder_failures: l(&self.reorder_failures),
+            prevalidation_aborts: l(&self.prevalidation_aborts),
+            reordering_aborts: l(&self.reordering_aborts),
+            validation_aborts: l(&self.validation_aborts),
+            commits: l(&self.commits),
+        }
+    }
+}
+
+impl ValidatorSnapshot {
+    /// `self - earlier`, field by field.
+    pub fn since(&self, earlier: &ValidatorSnapshot) -> ValidatorSnapshot {
+        ValidatorSnapshot {
+            batches: self.batches - earlier.batches,
+            reordered_txns: self.reordered_txns - earlier.reordered_txns,
+            reorder_ns: self.reorder_ns - earlier.reorder_ns,
+            reorder_failures: self.reorder_failures - earlier.reorder_failures,
+            prevalidation_aborts: self.prevalidation_aborts - earlier.prevalidation_aborts,
+            reordering_aborts: self.reordering_aborts - earlier.reordering_aborts,
+            validation_aborts: self.validation_aborts - earlier.validation_aborts,
+            commits: self.commits - earlier.commits,
+        }
+    }
+}
+
+/// What the validation worker receives.
+#[derive(Debug)]
+pub(crate) enum ValidatorInput {
+    /// One request, validated on its own (no validator batching).
+    Single(ValidationRequest),
+    /// A batch in validation order.
+    Ordered(OrderedBatch),
+}
+
+/// Stage 1: forms batches (module docs).
+pub(crate) fn batch_preparation(
+    queue: Receiver<ValidationRequest>,
+    batching: ValidatorBatching,
+    batch_size: usize,
+    reorderers: Vec<Sender<Vec<ValidationRequest>>>,
+    validation: Sender<ValidatorInput>,
+    counters: &ValidatorCounters,
+) {
+    let mut next = 0usize;
+    while let Ok(first) = queue.recv() {
+        let mut batch = Vec::with_capacity(batch_size);
+        batch.push(first);
+        while batch.len() < batch_size {
+            match queue.try_recv() {
+                Ok(r) => batch.push(r),
+                Err(_) => break,
+            }
+        }
+        counters.batches.fetch_add(1, Ordering::Relaxed);
+        let sent = if batching == ValidatorBatching::Reorder && !reorderers.is_empty() {
+            next = (next + 1) % reorderers.len();
+            reorderers[next].send(batch).is_ok()
+        } else {
+            let txns = batch.into_iter().map(|r| (r, None)).collect();
+            validation
+                .send(ValidatorInput::Ordered(OrderedBatch { txns }))
+                .is_ok()
+        };
+        if !sent {
+            return;
+        }
+    }
+}
+
+/// Stage 2: pre-validation and reordering of one batch at a time (module docs).
+pub(crate) fn reordering_worker(
+    queue: Receiver<Vec<ValidationRequest>>,
+    cache: &ValidatorCache,
+    algorithm: Algorithm,
+    seed: u64,
+    validation: Sender<ValidatorInput>,
+    counters: &ValidatorCounters,
+) {
+    let mut builder = GraphBuilder::<Key>::new();
+    let mut scratch = ReorderScratch::new(seed);
+    let mut read_keys: Vec<Key> = Vec::new();
+    let mut viable: Vec<usize> = Vec::new();
+    let mut verdicts: Vec<Option<ConflictCause>> = Vec::new();
+    while let Ok(batch) = queue.recv() {
+        let started = Instant::now();
+        builder.reset();
+        viable.clear();
+        verdicts.clear();
+        verdicts.resize(batch.len(), None);
+        let mut prevalidation_aborts = 0;
+        for (i, request) in batch.iter().enumerate() {
+            if !cache.all_current(&request.reads) {
+                verdicts[i] = Some(ConflictCause::ReadValidation);
+                prevalidation_aborts += 1;
+                continue;
+            }
+            read_keys.clear();
+            read_keys.extend(request.reads.iter().map(|&(k, _)| k));
+            // Cannot fail: a batch is far below the builder's limits (checked config).
+            if builder.push(&read_keys, &request.writes).is_err() {
+                verdicts[i] = Some(ConflictCause::Reordering);
+                continue;
+            }
+            viable.push(i);
+        }
+        let graph = builder.build();
+        let mut order: Vec<usize> = Vec::with_capacity(batch.len());
+        let mut reordering_aborts = 0;
+        match reorder(graph, algorithm, Policy::ProdDegree, &mut scratch) {
+            Ok(result) => {
+                for &node in &result.abort {
+                    verdicts[viable[node]] = Some(ConflictCause::Reordering);
+                    reordering_aborts += 1;
+                }
+                order.extend(result.order.iter().map(|&node| viable[node]));
+            }
+            Err(_) => {
+                // Validate in arrival order; the final validation keeps this correct.
+                counters.reorder_failures.fetch_add(1, Ordering::Relaxed);
+                order.extend(viable.iter().copied());
+            }
+        }
+        // The aborted ones follow the ordered ones (their position does not matter).
+        order.extend((0..batch.len()).filter(|&i| verdicts[i].is_some()));
+        counters
+            .reorder_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        counters
+            .reordered_txns
+            .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        counters
+            .prevalidation_aborts
+            .fetch_add(prevalidation_aborts, Ordering::Relaxed);
+        counters
+            .reordering_aborts
+            .fetch_add(reordering_aborts, Ordering::Relaxed);
+        let mut slots: Vec<Option<ValidationRequest>> = batch.into_iter().map(Some).collect();
+        let txns = order
+            .iter()
+            .filter_map(|&i| slots[i].take().map(|r| (r, verdicts[i])))
+            .collect();
+        if validation
+            .send(ValidatorInput::Ordered(OrderedBatch { txns }))
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// What the validation worker may be told to break (tests only).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ValidationFaults {
+    pub(crate) skip_read_check: bool,
+}
+
+/// Stage 3: in-order validation and commit timestamps (module docs).
+pub(crate) fn validation_worker(
+    queue: Receiver<ValidatorInput>,
+    cache: &ValidatorCache,
+    counters: &ValidatorCounters,
+    faults: ValidationFaults,
+) {
+    let mut next_ts = 1u64;
+    let mut decide = |request: ValidationRequest, verdict: Option<ConflictCause>| {
+        let outcome = match verdict {
+            Some(cause) => Err(cause),
+            None if faults.skip_read_check || cache.all_current(&request.reads) => {
+                let ts = next_ts;
+                next_ts += 1;
+                for &key in &request.writes {
+                    cache.record(key, ts);
+                }
+                counters.commits.fetch_add(1, Ordering::Relaxed);
+                Ok(ts)
+            }
+            None => {
+                counters.validation_aborts.fetch_add(1, Ordering::Relaxed);
+                Err(ConflictCause::ReadValidation)
+            }
+        };
+        request.reply.deliver(Decision {
+            slot: request.slot,
+            outcome,
+        });
+    };
+    while let Ok(input) = queue.recv() {
+        match input {
+            ValidatorInput::Single(request) => decide(request, None),
+            ValidatorInput::Ordered(batch) => {
+                for (request, verdict) in batch.txns {
+                    decide(request, verdict);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::messages::ReplyTo;
+    use std::sync::Arc;
+    use std::sync::mpsc::channel;
+
+    fn request(
+        slot: u32,
+        reads: &[u64],
+        writes: &[u64],
+        reply: &ReplyTo<Decision>,
+    ) -> ValidationRequest {
+        ValidationRequest {
+            slot,
+            reads: reads.iter().map(|&k| ((0, k), 0)).collect(),
+            writes: writes.iter().map(|&k| (0, k)).collect(),
+            restarts: 0,
+            reply: reply.clone(),
+        }
+    }
+
+    /// The batch `t0: r1 w2`, `t1: r2 w3`, `t2: r9 w9` (stale read of 9), validated through
+    /// the stages with or without reordering. Returns the decisions by slot.
+    fn decide(reorder_batch: bool) -> (Vec<Result<u64, ConflictCause>>, ValidatorSnapshot) {
+        let cache = ValidatorCache::new();
+        cache.record((0, 9), 5); // key 9 was committed at ts 5 after t2 read version 0
+        let counters = ValidatorCounters::default();
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        let batch = vec![
+            request(0, &[1], &[2], &reply),
+            request(1, &[2], &[3], &reply),
+            request(2, &[9], &[9], &reply),
+        ];
+        let (val_tx, val_rx) = channel();
+        if reorder_batch {
+            let (tx, rx) = channel();
+            tx.send(batch).unwrap();
+            drop(tx);
+            reordering_worker(rx, &cache, Algorithm::SccGreedy, 1, val_tx, &counters);
+        } else {
+            let txns = batch.into_iter().map(|r| (r, None)).collect();
+            val_tx
+                .send(ValidatorInput::Ordered(OrderedBatch { txns }))
+                .unwrap();
+            drop(val_tx);
+        }
+        validation_worker(val_rx, &cache, &counters, ValidationFaults::default());
+        drop(reply);
+        let mut out = vec![Err(ConflictCause::Other("none")); 3];
+        for d in reply_rx.iter() {
+            out[d.slot as usize] = d.outcome;
+        }
+        (out, counters.snapshot())
+    }
+
+    #[test]
+    fn reordering_commits_the_reader_that_arrival_order_aborts() {
+        // Arrival order: t0 commits and writes 2, which t1 read: t1 fails; t2 read a stale 9.
+        let (arrival, _) = decide(false);
+        assert!(arrival[0].is_ok());
+        assert_eq!(arrival[1], Err(ConflictCause::ReadValidation));
+        assert_eq!(arrival[2], Err(ConflictCause::ReadValidation));
+        // Reordered: t2 is dropped by pre-validation, t1 goes before t0, both commit, and the
+        // commit timestamps follow the validation order.
+        let (reordered, counters) = decide(true);
+        assert_eq!(reordered[2], Err(ConflictCause::ReadValidation));
+        let (t0, t1) = (reordered[0].unwrap(), reordered[1].unwrap());
+        assert!(
+            t1 < t0,
+            "t1 (reader of 2) is serialized before t0 (writer of 2)"
+        );
+        assert_eq!(counters.prevalidation_aborts, 1);
+        assert_eq!(counters.reordered_txns, 3);
+        assert_eq!(counters.commits, 2);
+    }
+
+    #[test]
+    fn a_cycle_loses_one_transaction_to_the_feedback_vertex_set() {
+        let cache = ValidatorCache::new();
+        let counters = ValidatorCounters::default();
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        // t0 reads 1 writes 2, t1 reads 2 writes 1: a 2-cycle.
+        let (tx, rx) = channel();
+        tx.send(vec![
+            request(0, &[1], &[2], &reply),
+            request(1, &[2], &[1], &reply),
+        ])
+        .unwrap();
+        drop(tx);
+        let (val_tx, val_rx) = channel();
+        reordering_worker(
+            rx,
+            &cache,
+            Algorithm::SortGreedy { multi: 2 },
+            1,
+            val_tx,
+            &counters,
+        );
+        validation_worker(val_rx, &cache, &counters, ValidationFaults::default());
+        drop(reply);
+        let outcomes: Vec<_> = reply_rx.iter().map(|d| d.outcome).collect();
+        assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
+        assert!(outcomes.contains(&Err(ConflictCause::Reordering)));
+        assert_eq!(counters.snapshot().reordering_aborts, 1);
+    }
+}

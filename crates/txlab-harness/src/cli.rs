@@ -1,0 +1,480 @@
+//! The `txlab` command line (clap derive): `run`, `list`, `compare`, `plot`.
+//!
+//! Exit codes: 0 success; 1 a run failed (an engine error, an anomaly or invariant violation found
+//! by `--check`, an unwritable output); 2 bad input (a flag's value out of range, an unknown
+//! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
+//! what is accepted.
+
+use crate::machine::MachineInfo;
+use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
+use crate::report::{RunRecord, summary_table, write_results};
+use crate::sweep::{SweepSpec, run_sweep};
+use crate::topology::Topology;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use txlab_core::table::MAX_VALUE_SIZE;
+use txlab_core::{AckMode, Error};
+
+/// Exit code for bad input.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code for a failed run.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// Largest key count (dense tables hold at most 2^40 keys).
+const MAX_KEYS: u64 = 1 << 40;
+
+/// txlab: run concurrency-control protocols on standard workloads and report throughput, abort
+/// rates and latency.
+#[derive(Debug, Parser)]
+#[command(name = "txlab", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the cartesian product of protocols × workloads × thetas × threads × repeats.
+    Run(RunArgs),
+    /// List the protocols and workloads, one per line.
+    List,
+    /// Every protocol on YCSB-A and SmallBank (theta 0.99) at 1 thread and all physical cores.
+    Compare(CompareArgs),
+    /// Plot a results directory (SVG and PNG next to results.json).
+    Plot(PlotArgs),
+}
+
+/// `txlab run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Protocols, comma-separated (`txlab list` shows them).
+    #[arg(long, value_delimiter = ',', default_value = "silo", value_parser = parse_protocol)]
+    pub protocol: Vec<Protocol>,
+    /// Workloads, comma-separated: ycsb-a, ycsb-b, ycsb-c, ycsb-f, micro, smallbank.
+    #[arg(long, value_delimiter = ',', default_value = "ycsb-a", value_parser = parse_workload)]
+    pub workload: Vec<WorkloadKind>,
+    /// Worker thread counts, comma-separated, each 1..=1024.
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_threads)]
+    pub threads: Vec<usize>,
+    /// Zipf skews, comma-separated, each 0..=10 (0 is uniform; YCSB's standard skew is 0.99).
+    #[arg(long, value_delimiter = ',', default_value = "0", value_parser = parse_theta, allow_negative_numbers = true)]
+    pub theta: Vec<f64>,
+    /// Measured interval per run, e.g. 500ms, 5s, 2m (greater than 0, at most 24h).
+    #[arg(long, default_value = "5s", value_parser = parse_run_duration)]
+    pub duration: Duration,
+    /// Warm-up before each run's measurement, e.g. 0s, 1s (at most 24h).
+    #[arg(long, default_value = "1s", value_parser = parse_warmup)]
+    pub warmup: Duration,
+    /// Repeats of every point, 1..=1000 (the table shows their median and range).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Output directory [default: results/run-YYYYmmdd-HHMMSS, UTC].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Record every transaction and fail (exit 1) on a serializability anomaly or a violated
+    /// workload invariant. Slows the run and keeps the whole history in memory.
+    #[arg(long)]
+    pub check: bool,
+    /// Workload, engine and placement parameters.
+    #[command(flatten)]
+    pub params: ParamArgs,
+}
+
+/// Parameters shared by `run` and `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct ParamArgs {
+    /// YCSB records / micro keys, 1..=2^40.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=MAX_KEYS))]
+    pub records: u64,
+    /// YCSB operations per transaction, 1..=1000 (and at most --records).
+    #[arg(long, default_value_t = 10, value_parser = parse_ops)]
+    pub ops_per_txn: usize,
+    /// YCSB payload / micro value size in bytes, 1..=1048576.
+    #[arg(long, default_value_t = 100, value_parser = parse_payload)]
+    pub payload: usize,
+    /// SmallBank customers, 2..=2^40.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=MAX_KEYS))]
+    pub customers: u64,
+    /// Micro: keys read per transaction (shared key included), 1..=1000.
+    #[arg(long, default_value_t = 5, value_parser = parse_ops)]
+    pub reads: usize,
+    /// Micro: keys written per transaction (shared key included), 1..=1000.
+    #[arg(long, default_value_t = 5, value_parser = parse_ops)]
+    pub writes: usize,
+    /// Epoch length in milliseconds (Silo's global epoch), 1..=10000.
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub epoch_ms: u64,
+    /// When a commit is acknowledged: at commit, or once its epoch is stable (group commit).
+    #[arg(long, value_enum, default_value_t = AckArg::Epoch)]
+    pub ack: AckArg,
+    /// Seed of the workload generators.
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
+    pub seed: u64,
+    /// Place workers on every logical CPU (hyperthreads) instead of one per physical core.
+    #[arg(long)]
+    pub hyperthreads: bool,
+}
+
+/// `--ack`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AckArg {
+    /// At commit (latency runs).
+    Commit,
+    /// Once the commit's epoch is stable (Silo's group commit).
+    Epoch,
+}
+
+/// `txlab compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Output directory [default: results/compare-YYYYmmdd-HHMMSS, UTC].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Measured interval per point (greater than 0, at most 24h).
+    #[arg(long, default_value = "1s", value_parser = parse_run_duration)]
+    pub duration: Duration,
+    /// Warm-up before each point's measurement (at most 24h).
+    #[arg(long, default_value = "200ms", value_parser = parse_warmup)]
+    pub warmup: Duration,
+    /// Workload, engine and placement parameters.
+    #[command(flatten)]
+    pub params: ParamArgs,
+}
+
+/// `txlab plot`.
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// A directory written by `txlab run` or `txlab compare` (holding results.json).
+    pub dir: PathBuf,
+}
+
+/// Parses `500ms`, `1s`, `2m`, `1h`, `250us` (a non-negative integer or decimal and a unit).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit {
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => {
+            return Err(format!(
+                "'{s}' is not a duration: expected a number and a unit (us, ms, s, m, h), e.g. 500ms, 1s, 2m"
+            ));
+        }
+    };
+    let n: f64 = num.parse().map_err(|_| {
+        format!("'{s}' is not a duration: '{num}' is not a number (e.g. 500ms, 1s, 2m)")
+    })?;
+    Duration::try_from_secs_f64(n * scale).map_err(|_| format!("'{s}' is out of range"))
+}
+
+fn parse_run_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() || d > crate::runner::MAX_DURATION {
+        return Err(format!(
+            "{s} is not accepted: the duration must be greater than 0 and at most 24h"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_warmup(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > crate::runner::MAX_DURATION {
+        return Err(format!(
+            "{s} is not accepted: the warm-up must be at most 24h"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_protocol(s: &str) -> Result<Protocol, String> {
+    Protocol::from_name(s.trim()).map_err(|e| e.to_string())
+}
+
+fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
+    WorkloadKind::from_name(s.trim()).map_err(|e| e.to_string())
+}
+
+fn parse_in_range<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    s: &str,
+    lo: T,
+    hi: T,
+) -> Result<T, String> {
+    let v: T = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (accepted: {lo}..={hi})"))?;
+    if v < lo || v > hi {
+        return Err(format!("{s} is out of range (accepted: {lo}..={hi})"));
+    }
+    Ok(v)
+}
+
+fn parse_threads(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, crate::runner::MAX_THREADS)
+}
+
+fn parse_theta(s: &str) -> Result<f64, String> {
+    let v: f64 = parse_in_range(s, 0.0, 10.0)?;
+    if v.is_nan() {
+        return Err(format!("{s} is not a number (accepted: 0..=10)"));
+    }
+    Ok(v)
+}
+
+fn parse_ops(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, 1000)
+}
+
+fn parse_payload(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, MAX_VALUE_SIZE)
+}
+
+impl ParamArgs {
+    fn workload_params(&self, check: bool) -> WorkloadParams {
+        WorkloadParams {
+            records: self.records,
+            ops_per_txn: self.ops_per_txn,
+            payload: self.payload,
+            customers: self.customers,
+            reads: self.reads,
+            writes: self.writes,
+            theta: 0.0,
+            audit: check,
+        }
+    }
+
+    fn engine_params(&self) -> EngineParams {
+        EngineParams {
+            epoch: Duration::from_millis(self.epoch_ms),
+            ack: match self.ack {
+                AckArg::Commit => AckMode::AtCommit,
+                AckArg::Epoch => AckMode::EpochStable,
+            },
+        }
+    }
+}
+
+impl RunArgs {
+    /// The sweep these flags describe (not yet validated against the workloads).
+    pub fn spec(&self) -> SweepSpec {
+        SweepSpec {
+            protocols: self.protocol.clone(),
+            workloads: self.workload.clone(),
+            threads: self.threads.clone(),
+            thetas: self.theta.clone(),
+            repeat: self.repeat,
+            warmup: self.warmup,
+            duration: self.duration,
+            seed: self.params.seed,
+            hyperthreads: self.params.hyperthreads,
+            params: self.params.workload_params(self.check),
+            engine: self.params.engine_params(),
+            check: self.check,
+        }
+    }
+}
+
+impl CompareArgs {
+    /// The comparison sweep: every visible protocol, YCSB-A and SmallBank at theta 0.99, 1 thread
+    /// and every physical core, one repeat.
+    pub fn spec(&self, physical_cores: usize) -> SweepSpec {
+        let mut threads = vec![1, physical_cores.max(1)];
+        threads.dedup();
+        SweepSpec {
+            protocols: Protocol::visible().collect(),
+            workloads: vec![
+                WorkloadKind::from_name("ycsb-a").unwrap_or(WorkloadKind::Micro),
+                WorkloadKind::SmallBank,
+            ],
+            threads,
+            thetas: vec![0.99],
+            repeat: 1,
+            warmup: self.warmup,
+            duration: self.duration,
+            seed: self.params.seed,
+            hyperthreads: self.params.hyperthreads,
+            params: self.params.workload_params(false),
+            engine: self.params.engine_params(),
+            check: false,
+        }
+    }
+}
+
+/// `YYYYmmdd-HHMMSS` in UTC for a Unix time (days-from-civil inverse, H. Hinnant's algorithm).
+pub fn utc_timestamp(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let secs = unix_secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn default_out(prefix: &str) -> PathBuf {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Path::new("results").join(format!("{prefix}-{}", utc_timestamp(now)))
+}
+
+/// The `txlab list` text.
+pub fn list_text() -> String {
+    let mut out = String::from("protocols:\n");
+    for p in Protocol::visible() {
+        out.push_str(&format!("  {:<10} {}\n", p.name(), p.description()));
+    }
+    out.push_str("workloads:\n");
+    for w in WorkloadKind::visible() {
+        out.push_str(&format!("  {:<10} {}\n", w.name(), w.description()));
+    }
+    out
+}
+
+/// How a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input (exit 2).
+    Usage(Error),
+    /// The run failed (exit 1).
+    Run(String),
+}
+
+impl Failure {
+    /// The process exit code.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => EXIT_USAGE,
+            Failure::Run(_) => EXIT_FAILURE,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(e) => write!(f, "{e}"),
+            Failure::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Validates (exit 2 on bad input), runs, writes results and prints the table.
+pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, Failure> {
+    spec.validate().map_err(Failure::Usage)?;
+    let records = run_sweep(spec).map_err(|e| Failure::Run(format!("run failed: {e}")))?;
+    let machine = MachineInfo::detect();
+    write_results(out, &machine, spec, &records).map_err(|e| Failure::Run(e.to_string()))?;
+    print!("{}", summary_table(&records));
+    if records.iter().any(|r| r.result.oversubscribed) {
+        println!(
+            "note: oversubscribed runs have more workers than cores; do not read them as scaling"
+        );
+    }
+    if !machine.release_build {
+        println!("note: this is a debug build; build with --release for meaningful numbers");
+    }
+    println!("results written to {}", out.display());
+    Ok(records)
+}
+
+/// One line per run whose `--check` failed.
+pub fn check_failures(records: &[RunRecord]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| {
+            let c = r.check.as_ref()?;
+            (!c.passed()).then(|| {
+                format!(
+                    "{} {} threads={} repeat={}: anomalies [{}] invariant [{}]",
+                    r.protocol,
+                    r.workload,
+                    r.threads,
+                    r.repeat,
+                    c.anomalies.join(", "),
+                    c.invariant.as_deref().unwrap_or("ok")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Runs a parsed command line.
+pub fn execute(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::List => {
+            print!("{}", list_text());
+            Ok(())
+        }
+        Command::Run(args) => {
+            let out = args.out.clone().unwrap_or_else(|| default_out("run"));
+            let records = sweep_and_report(&args.spec(), &out)?;
+            if args.check {
+                let failures = check_failures(&records);
+                if !failures.is_empty() {
+                    return Err(Failure::Run(format!(
+                        "--check failed:\n{}",
+                        failures.join("\n")
+                    )));
+                }
+                println!("--check: every run's history is serializable and invariants hold");
+            }
+            Ok(())
+        }
+        Command::Compare(args) => {
+            let cores = Topology::detect().map_or(1, |t| t.physical_count());
+            let out = args.out.clone().unwrap_or_else(|| default_out("compare"));
+            sweep_and_report(&args.spec(cores), &out).map(|_| ())
+        }
+        Command::Plot(args) => {
+            let files = crate::plot::plot_dir(&args.dir).map_err(|e| match e {
+                e @ Error::InvalidConfig { .. } => Failure::Usage(e),
+                e => Failure::Run(e.to_string()),
+            })?;
+            for f in files {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The `txlab` binary's entry point.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    match execute(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("error: {f}");
+            ExitCode::from(f.exit_code())
+        }
+    }
+}

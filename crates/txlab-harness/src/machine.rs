@@ -1,0 +1,124 @@
+//! A description of the machine and build a result came from, for `results.json`.
+//!
+//! Every field degrades to `"unknown"` (or 0) instead of failing: a report from a machine without
+//! `/proc` or without git is still a report.
+
+use crate::topology::Topology;
+use serde::Serialize;
+use std::ffi::CStr;
+
+/// Where and with what a run was measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MachineInfo {
+    /// `model name` from `/proc/cpuinfo`.
+    pub cpu_model: String,
+    /// Logical CPUs this process may use.
+    pub logical_cpus: usize,
+    /// Physical cores among them.
+    pub physical_cores: usize,
+    /// Kernel name and release from `uname` (e.g. `Linux 6.8.0`).
+    pub kernel: String,
+    /// `git rev-parse HEAD` of the source checkout the binary was built from (else of the working
+    /// directory), or `unknown`.
+    pub git_revision: String,
+    /// The txlab-harness crate version.
+    pub crate_version: String,
+    /// Whether this was an optimized build (numbers from debug builds are meaningless).
+    pub release_build: bool,
+}
+
+impl MachineInfo {
+    /// Describes this machine and build.
+    pub fn detect() -> Self {
+        let (logical_cpus, physical_cores) = match Topology::detect() {
+            Some(t) => (t.logical_count(), t.physical_count()),
+            None => {
+                let n = std::thread::available_parallelism().map_or(0, |n| n.get());
+                (n, n)
+            }
+        };
+        Self {
+            cpu_model: cpu_model(&std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()),
+            logical_cpus,
+            physical_cores,
+            kernel: kernel(),
+            git_revision: git_revision(),
+            crate_version: env!("CARGO_PKG_VERSION").to_string(),
+            release_build: !cfg!(debug_assertions),
+        }
+    }
+}
+
+/// The first `model name` line of a `/proc/cpuinfo` text.
+pub fn cpu_model(cpuinfo: &str) -> String {
+    cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == "model name").then(|| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn kernel() -> String {
+    let mut u = std::mem::MaybeUninit::<libc::utsname>::zeroed();
+    // SAFETY: `u` is writable memory the size of a `utsname`; uname only writes into it.
+    if unsafe { libc::uname(u.as_mut_ptr()) } != 0 {
+        return "unknown".into();
+    }
+    // SAFETY: uname succeeded, so every field is a NUL-terminated string within its array (and the
+    // struct was zeroed first, so even a truncated field is terminated).
+    let u = unsafe { u.assume_init() };
+    // SAFETY: as above, `sysname` and `release` are NUL-terminated within their arrays.
+    let (sys, rel) = unsafe {
+        (
+            CStr::from_ptr(u.sysname.as_ptr()),
+            CStr::from_ptr(u.release.as_ptr()),
+        )
+    };
+    format!("{} {}", sys.to_string_lossy(), rel.to_string_lossy())
+}
+
+/// The revision of the checkout this binary was built from, else of the working directory.
+fn git_revision() -> String {
+    let source_dir = env!("CARGO_MANIFEST_DIR");
+    rev_parse(Some(source_dir))
+        .or_else(|| rev_parse(None))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn rev_parse(dir: Option<&str>) -> Option<String> {
+    let mut cmd = std::process::Command::new("git");
+    if let Some(d) = dir {
+        cmd.args(["-C", d]);
+    }
+    cmd.args(["rev-parse", "HEAD"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_model_is_taken_from_the_first_model_name_line() {
+        let text = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Fancy CPU @ 3GHz\n\
+                    processor\t: 1\nmodel name\t: Other\n";
+        assert_eq!(cpu_model(text), "Fancy CPU @ 3GHz");
+        assert_eq!(cpu_model("processor : 0\n"), "unknown");
+    }
+
+    #[test]
+    fn detect_fills_every_field() {
+        let m = MachineInfo::detect();
+        assert!(m.logical_cpus >= 1 && m.physical_cores >= 1 && m.physical_cores <= m.logical_cpus);
+        assert!(m.kernel.starts_with("Linux"), "{}", m.kernel);
+        assert!(!m.git_revision.is_empty());
+    }
+}

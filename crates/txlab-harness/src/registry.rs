@@ -1,0 +1,532 @@
+//! The registry: the protocols and workloads the CLI can run, by name, and the one function that
+//! turns a (protocol, workload, parameters) point into a finished run.
+//!
+//! The runner is generic; this file is where concrete engine and workload types meet. Adding a
+//! protocol means adding a [`Protocol`] variant, its name and description, and one match arm in
+//! [`run_point`] (two if it supports history recording for `--check`).
+//!
+//! Hidden entries (`noop`) exist for measuring the harness itself; `txlab list` does not show
+//! them, but `--protocol noop --workload noop` runs them.
+
+use crate::noop::{NoopEngine, NoopWorkload};
+use crate::runner::{RunConfig, RunResult, run_workload};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+use txlab_check::{CheckOptions, MemoryRecorder, check};
+use txlab_core::epoch::EpochConfig;
+use txlab_core::{AckMode, Engine, Error};
+use txlab_silo::{Silo, SiloConfig};
+use txlab_tictoc::{TicToc, TicTocConfig};
+use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
+use txlab_workload::{Ycsb, YcsbConfig, YcsbPreset};
+
+/// A concurrency-control protocol the harness can run.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Protocol {
+    /// Silo (Tu et al., SOSP 2013).
+    Silo,
+    /// TicToc (Yu et al., SIGMOD 2016).
+    TicToc,
+    /// Transactions that do nothing (hidden; measures the harness).
+    Noop,
+}
+
+impl Protocol {
+    /// Every protocol, hidden ones included.
+    pub const ALL: [Protocol; 3] = [Protocol::Silo, Protocol::TicToc, Protocol::Noop];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Silo => "silo",
+            Protocol::TicToc => "tictoc",
+            Protocol::Noop => "noop",
+        }
+    }
+
+    /// One line for `txlab list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            Protocol::Silo => {
+                "Silo OCC: epoch-based group commit, read validation, phantom stripes (SOSP 2013)"
+            }
+            Protocol::TicToc => {
+                "TicToc OCC: commit timestamps computed from data (wts/rts), no global counter (SIGMOD 2016)"
+            }
+            Protocol::Noop => "transactions that do nothing; measures the harness's own overhead",
+        }
+    }
+
+    /// Whether `txlab list` and `txlab compare` leave it out.
+    pub fn hidden(self) -> bool {
+        matches!(self, Protocol::Noop)
+    }
+
+    /// The visible protocols.
+    pub fn visible() -> impl Iterator<Item = Protocol> {
+        Self::ALL.into_iter().filter(|p| !p.hidden())
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(name: &str) -> Result<Protocol, Error> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "protocol",
+                    name,
+                    format!("one of {}", names(Self::visible().map(Self::name))),
+                )
+            })
+    }
+}
+
+/// A workload the harness can run.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WorkloadKind {
+    /// A YCSB core workload (A, B, C or F).
+    Ycsb(YcsbKind),
+    /// The read/write micro benchmark.
+    Micro,
+    /// SmallBank.
+    SmallBank,
+    /// Empty transactions (hidden; measures the harness).
+    Noop,
+}
+
+/// The YCSB presets, mirrored here so [`WorkloadKind`] can be ordered and hashed.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum YcsbKind {
+    /// 50 % reads, 50 % blind updates.
+    A,
+    /// 95 % reads, 5 % blind updates.
+    B,
+    /// Read only.
+    C,
+    /// 50 % reads, 50 % read-modify-writes.
+    F,
+}
+
+impl WorkloadKind {
+    /// Every workload, hidden ones included.
+    pub const ALL: [WorkloadKind; 7] = [
+        WorkloadKind::Ycsb(YcsbKind::A),
+        WorkloadKind::Ycsb(YcsbKind::B),
+        WorkloadKind::Ycsb(YcsbKind::C),
+        WorkloadKind::Ycsb(YcsbKind::F),
+        WorkloadKind::Micro,
+        WorkloadKind::SmallBank,
+        WorkloadKind::Noop,
+    ];
+
+    /// The CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::Ycsb(YcsbKind::A) => "ycsb-a",
+            WorkloadKind::Ycsb(YcsbKind::B) => "ycsb-b",
+            WorkloadKind::Ycsb(YcsbKind::C) => "ycsb-c",
+            WorkloadKind::Ycsb(YcsbKind::F) => "ycsb-f",
+            WorkloadKind::Micro => "micro",
+            WorkloadKind::SmallBank => "smallbank",
+            WorkloadKind::Noop => "noop",
+        }
+    }
+
+    /// One line for `txlab list`.
+    pub fn description(self) -> &'static str {
+        match self {
+            WorkloadKind::Ycsb(YcsbKind::A) => {
+                "YCSB A: update heavy, 50% reads / 50% blind updates"
+            }
+            WorkloadKind::Ycsb(YcsbKind::B) => "YCSB B: read mostly, 95% reads / 5% blind updates",
+            WorkloadKind::Ycsb(YcsbKind::C) => "YCSB C: read only",
+            WorkloadKind::Ycsb(YcsbKind::F) => "YCSB F: 50% reads / 50% read-modify-writes",
+            WorkloadKind::Micro => {
+                "micro: --reads keys read and --writes keys written per transaction"
+            }
+            WorkloadKind::SmallBank => "SmallBank: six banking transactions over savings/checking",
+            WorkloadKind::Noop => "empty transactions; measures the harness's own overhead",
+        }
+    }
+
+    /// Whether `txlab list` leaves it out.
+    pub fn hidden(self) -> bool {
+        matches!(self, WorkloadKind::Noop)
+    }
+
+    /// The visible workloads.
+    pub fn visible() -> impl Iterator<Item = WorkloadKind> {
+        Self::ALL.into_iter().filter(|w| !w.hidden())
+    }
+
+    /// Whether the workload has a Zipf skew parameter.
+    pub fn has_theta(self) -> bool {
+        !matches!(self, WorkloadKind::Noop)
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(name: &str) -> Result<WorkloadKind, Error> {
+        Self::ALL
+            .into_iter()
+            .find(|w| w.name() == name)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "workload",
+                    name,
+                    format!("one of {}", names(Self::visible().map(Self::name))),
+                )
+            })
+    }
+}
+
+impl Serialize for Protocol {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Serialize for WorkloadKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+fn names(it: impl Iterator<Item = &'static str>) -> String {
+    it.collect::<Vec<_>>().join(", ")
+}
+
+/// Workload parameters shared by the CLI flags (each workload uses the ones it has).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WorkloadParams {
+    /// YCSB records and micro keys.
+    pub records: u64,
+    /// YCSB operations per transaction.
+    pub ops_per_txn: usize,
+    /// YCSB payload and micro value size in bytes.
+    pub payload: usize,
+    /// SmallBank customers.
+    pub customers: u64,
+    /// Micro: keys read per transaction.
+    pub reads: usize,
+    /// Micro: keys written per transaction.
+    pub writes: usize,
+    /// Zipf skew.
+    pub theta: f64,
+    /// SmallBank: track money flows so `check` can verify conservation (set by `--check`).
+    pub audit: bool,
+}
+
+impl Default for WorkloadParams {
+    fn default() -> Self {
+        Self {
+            records: 100_000,
+            ops_per_txn: 10,
+            payload: 100,
+            customers: 100_000,
+            reads: 5,
+            writes: 5,
+            theta: 0.0,
+            audit: false,
+        }
+    }
+}
+
+/// Engine parameters shared by the CLI flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EngineParams {
+    /// Epoch length (Silo's global epoch advance period); serialized in seconds.
+    #[serde(serialize_with = "ser_secs")]
+    pub epoch: Duration,
+    /// Acknowledge at commit or once the epoch is stable.
+    #[serde(serialize_with = "ser_ack")]
+    pub ack: AckMode,
+}
+
+/// Serializes a duration as fractional seconds.
+pub fn ser_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+fn ser_ack<S: serde::Serializer>(a: &AckMode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(ack_name(*a))
+}
+
+/// `commit` or `epoch`.
+pub fn ack_name(a: AckMode) -> &'static str {
+    match a {
+        AckMode::AtCommit => "commit",
+        _ => "epoch",
+    }
+}
+
+impl Default for EngineParams {
+    fn default() -> Self {
+        Self {
+            epoch: EpochConfig::DEFAULT_INTERVAL,
+            ack: AckMode::EpochStable,
+        }
+    }
+}
+
+/// What `--check` found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CheckSummary {
+    /// Whether the history checker recorded the run (protocols without recording only check the
+    /// workload's invariants).
+    pub history_checked: bool,
+    /// Committed transactions in the checked history.
+    pub committed: usize,
+    /// Anomalies found, as `kind: count` lines; empty when serializable.
+    pub anomalies: Vec<String>,
+    /// The workload's invariant violation, if any.
+    pub invariant: Option<String>,
+}
+
+impl CheckSummary {
+    /// Whether the run passed.
+    pub fn passed(&self) -> bool {
+        self.anomalies.is_empty() && self.invariant.is_none()
+    }
+}
+
+/// The result of [`run_point`].
+#[derive(Debug, Clone)]
+pub struct PointOutcome {
+    /// The measurement.
+    pub result: RunResult,
+    /// The workload's parameters as it reports them.
+    pub parameters: Vec<(String, String)>,
+    /// Present iff checking was asked for.
+    pub check: Option<CheckSummary>,
+}
+
+/// Checks that `workload` can be built from `params` (so bad flags are found before any run).
+pub fn validate_workload(kind: WorkloadKind, params: &WorkloadParams) -> Result<(), Error> {
+    match kind {
+        WorkloadKind::Ycsb(y) => Ycsb::new(ycsb_config(y, params)).map(|_| ()),
+        WorkloadKind::Micro => Micro::new(micro_config(params)).map(|_| ()),
+        WorkloadKind::SmallBank => SmallBank::new(smallbank_config(params)).map(|_| ()),
+        WorkloadKind::Noop => Ok(()),
+    }
+}
+
+fn ycsb_config(y: YcsbKind, p: &WorkloadParams) -> YcsbConfig {
+    let preset = match y {
+        YcsbKind::A => YcsbPreset::A,
+        YcsbKind::B => YcsbPreset::B,
+        YcsbKind::C => YcsbPreset::C,
+        YcsbKind::F => YcsbPreset::F,
+    };
+    let mut c = YcsbConfig::preset(preset);
+    c.records = p.records;
+    c.ops_per_txn = p.ops_per_txn;
+    c.payload_bytes = p.payload;
+    c.theta = p.theta;
+    c
+}
+
+fn micro_config(p: &WorkloadParams) -> MicroConfig {
+    MicroConfig {
+        keys: p.records,
+        reads: p.reads,
+        writes: p.writes,
+        theta: p.theta,
+        value_bytes: p.payload,
+    }
+}
+
+fn smallbank_config(p: &WorkloadParams) -> SmallBankConfig {
+    SmallBankConfig {
+        customers: p.customers,
+        theta: p.theta,
+        audit: p.audit,
+        ..SmallBankConfig::default()
+    }
+}
+
+/// Builds, loads and runs one point; with `check`, records the history (where the protocol
+/// supports it), checks it for serializability anomalies and checks the workload's invariants.
+pub fn run_point(
+    protocol: Protocol,
+    workload: WorkloadKind,
+    params: &WorkloadParams,
+    engine: &EngineParams,
+    run: &RunConfig,
+    check: bool,
+) -> Result<PointOutcome, Error> {
+    match workload {
+        WorkloadKind::Ycsb(y) => {
+            let w = Ycsb::new(ycsb_config(y, params))?;
+            with_workload(protocol, &w, engine, run, check)
+        }
+        WorkloadKind::Micro => {
+            let w = Micro::new(micro_config(params))?;
+            with_workload(protocol, &w, engine, run, check)
+        }
+        WorkloadKind::SmallBank => {
+            let w = SmallBank::new(smallbank_config(params))?;
+            with_workload(protocol, &w, engine, run, check)
+        }
+        WorkloadKind::Noop => with_workload(protocol, &NoopWorkload, engine, run, check),
+    }
+}
+
+fn silo_config(p: &EngineParams) -> Result<SiloConfig, Error> {
+    Ok(SiloConfig::default()
+        .with_epoch(EpochConfig::every(p.epoch)?)
+        .with_ack(p.ack))
+}
+
+fn with_workload<W: Workload>(
+    protocol: Protocol,
+    workload: &W,
+    params: &EngineParams,
+    run: &RunConfig,
+    check: bool,
+) -> Result<PointOutcome, Error> {
+    let schema = workload.schema();
+    match protocol {
+        Protocol::Silo if check => {
+            let recorder = Arc::new(MemoryRecorder::new());
+            let engine = Silo::with_recorder(&schema, silo_config(params)?, Arc::clone(&recorder))?;
+            let out = measure(&engine, workload, run, check)?;
+            Ok(with_history_check(out, &recorder))
+        }
+        Protocol::Silo => {
+            let engine = Silo::new(&schema, silo_config(params)?)?;
+            measure(&engine, workload, run, check)
+        }
+        Protocol::TicToc if check => {
+            let recorder = Arc::new(MemoryRecorder::new());
+            let engine =
+                TicToc::with_recorder(&schema, tictoc_config(params)?, Arc::clone(&recorder))?;
+            let out = measure(&engine, workload, run, check)?;
+            Ok(with_history_check(out, &recorder))
+        }
+        Protocol::TicToc => {
+            let engine = TicToc::new(&schema, tictoc_config(params)?)?;
+            measure(&engine, workload, run, check)
+        }
+        Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
+    }
+}
+
+fn tictoc_config(p: &EngineParams) -> Result<TicTocConfig, Error> {
+    Ok(TicTocConfig::default()
+        .with_epoch(EpochConfig::every(p.epoch)?)
+        .with_ack(p.ack))
+}
+
+/// Checks the recorded history for serializability anomalies and adds the finding to `out`.
+fn with_history_check(mut out: PointOutcome, recorder: &MemoryRecorder) -> PointOutcome {
+    let report = check(&recorder.take(), CheckOptions::serializable());
+    if let Some(c) = out.check.as_mut() {
+        c.history_checked = true;
+        c.committed = report.committed;
+        c.anomalies = report
+            .counts
+            .iter()
+            .map(|(k, n)| format!("{k:?}: {n}"))
+            .collect();
+    }
+    out
+}
+
+fn measure<E: Engine, W: Workload>(
+    engine: &E,
+    workload: &W,
+    run: &RunConfig,
+    check: bool,
+) -> Result<PointOutcome, Error> {
+    workload.load(engine)?;
+    let result = run_workload(engine, workload, run)?;
+    let parameters = workload
+        .parameters()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let check = check.then(|| CheckSummary {
+        history_checked: false,
+        committed: 0,
+        anomalies: Vec::new(),
+        invariant: workload.check(engine).err().map(|e| e.to_string()),
+    });
+    Ok(PointOutcome {
+        result,
+        parameters,
+        check,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_names_list_the_choices() {
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::from_name(p.name()).unwrap(), p);
+        }
+        for w in WorkloadKind::ALL {
+            assert_eq!(WorkloadKind::from_name(w.name()).unwrap(), w);
+        }
+        let e = Protocol::from_name("2pl").unwrap_err().to_string();
+        assert!(e.contains("protocol = 2pl") && e.contains("silo"), "{e}");
+        assert!(
+            !e.contains("noop"),
+            "hidden protocols are not advertised: {e}"
+        );
+        let e = WorkloadKind::from_name("tpcc").unwrap_err().to_string();
+        assert!(e.contains("workload = tpcc") && e.contains("ycsb-a") && e.contains("smallbank"));
+    }
+
+    #[test]
+    fn every_protocol_runs_ycsb_and_smallbank_with_checking() {
+        let params = WorkloadParams {
+            records: 1000,
+            customers: 100,
+            audit: true,
+            ..Default::default()
+        };
+        let engine = EngineParams {
+            epoch: Duration::from_millis(1),
+            ack: AckMode::EpochStable,
+        };
+        let run = RunConfig {
+            threads: 2,
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(100),
+            ..RunConfig::default()
+        };
+        for p in [Protocol::Silo, Protocol::TicToc] {
+            for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
+                let out = run_point(p, w, &params, &engine, &run, true).unwrap();
+                assert!(out.result.commits > 0, "{p:?} {w:?}");
+                let c = out.check.unwrap();
+                assert!(c.history_checked && c.committed > 0);
+                assert!(c.passed(), "{p:?} {w:?}: {c:?}");
+                assert!(out.parameters.iter().any(|(k, _)| k == "theta"));
+            }
+        }
+    }
+
+    #[test]
+    fn bad_workload_parameters_are_reported_before_running() {
+        let params = WorkloadParams {
+            records: 0,
+            ..Default::default()
+        };
+        let e = validate_workload(WorkloadKind::Ycsb(YcsbKind::A), &params).unwrap_err();
+        assert!(e.to_string().contains("records"), "{e}");
+        let params = WorkloadParams {
+            theta: 11.0,
+            ..Default::default()
+        };
+        assert!(validate_workload(WorkloadKind::SmallBank, &params).is_err());
+    }
+}

@@ -1,0 +1,334 @@
+//! CLI tests: every flag parses, every bad input is a usage error (exit code 2) whose message
+//! names the flag, the value and what is accepted, and a tiny sweep writes its reports.
+
+use clap::Parser;
+use std::time::Duration;
+use txlab_harness::cli::{AckArg, Cli, Command, EXIT_USAGE, Failure, execute, parse_duration};
+use txlab_harness::cli::{check_failures, list_text, utc_timestamp};
+use txlab_harness::registry::{CheckSummary, Protocol, WorkloadKind, YcsbKind};
+
+fn run_args(args: &[&str]) -> txlab_harness::cli::RunArgs {
+    let mut argv = vec!["txlab", "run"];
+    argv.extend_from_slice(args);
+    match Cli::try_parse_from(argv).unwrap().command {
+        Command::Run(r) => r,
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
+/// Parses, expects a usage error, and returns its rendered message.
+fn usage_error(args: &[&str]) -> String {
+    let mut argv = vec!["txlab"];
+    argv.extend_from_slice(args);
+    let e = Cli::try_parse_from(argv).unwrap_err();
+    assert_eq!(e.exit_code(), EXIT_USAGE as i32, "{e}");
+    e.to_string()
+}
+
+#[test]
+fn defaults_are_documented_values() {
+    let r = run_args(&[]);
+    assert_eq!(r.protocol, vec![Protocol::Silo]);
+    assert_eq!(r.workload, vec![WorkloadKind::Ycsb(YcsbKind::A)]);
+    assert_eq!(r.threads, vec![1]);
+    assert_eq!(r.theta, vec![0.0]);
+    assert_eq!(r.duration, Duration::from_secs(5));
+    assert_eq!(r.warmup, Duration::from_secs(1));
+    assert_eq!(r.repeat, 1);
+    assert_eq!(r.out, None);
+    assert!(!r.check);
+    let p = &r.params;
+    assert_eq!(
+        (p.records, p.ops_per_txn, p.payload, p.customers),
+        (100_000, 10, 100, 100_000)
+    );
+    assert_eq!((p.reads, p.writes, p.epoch_ms, p.seed), (5, 5, 40, 42));
+    assert_eq!(p.ack, AckArg::Epoch);
+    assert!(!p.hyperthreads);
+}
+
+#[test]
+fn every_flag_parses() {
+    let r = run_args(&[
+        "--protocol",
+        "silo,noop",
+        "--workload",
+        "ycsb-a,ycsb-b,ycsb-c,ycsb-f,micro,smallbank",
+        "--threads",
+        "1,2,8",
+        "--theta",
+        "0,0.9,0.99",
+        "--duration",
+        "2m",
+        "--warmup",
+        "500ms",
+        "--repeat",
+        "3",
+        "--out",
+        "/tmp/x",
+        "--check",
+        "--records",
+        "5000",
+        "--ops-per-txn",
+        "16",
+        "--payload",
+        "8",
+        "--customers",
+        "77",
+        "--reads",
+        "3",
+        "--writes",
+        "2",
+        "--epoch-ms",
+        "5",
+        "--ack",
+        "commit",
+        "--seed",
+        "9",
+        "--hyperthreads",
+    ]);
+    assert_eq!(r.protocol, vec![Protocol::Silo, Protocol::Noop]);
+    assert_eq!(r.workload.len(), 6);
+    assert_eq!(r.workload[5], WorkloadKind::SmallBank);
+    assert_eq!(r.threads, vec![1, 2, 8]);
+    assert_eq!(r.theta, vec![0.0, 0.9, 0.99]);
+    assert_eq!(r.duration, Duration::from_secs(120));
+    assert_eq!(r.warmup, Duration::from_millis(500));
+    assert_eq!(r.repeat, 3);
+    assert_eq!(r.out.as_deref(), Some(std::path::Path::new("/tmp/x")));
+    assert!(r.check);
+    let p = &r.params;
+    assert_eq!(
+        (p.records, p.ops_per_txn, p.payload, p.customers),
+        (5000, 16, 8, 77)
+    );
+    assert_eq!((p.reads, p.writes, p.epoch_ms, p.seed), (3, 2, 5, 9));
+    assert_eq!(p.ack, AckArg::Commit);
+    assert!(p.hyperthreads);
+    let spec = r.spec();
+    assert_eq!(spec.engine.epoch, Duration::from_millis(5));
+    assert!(
+        spec.params.audit,
+        "--check turns on SmallBank's money audit"
+    );
+    assert_eq!(spec.points().len(), 2 * 6 * 3 * 3 * 3);
+}
+
+#[test]
+fn other_subcommands_parse() {
+    assert!(matches!(
+        Cli::try_parse_from(["txlab", "list"]).unwrap().command,
+        Command::List
+    ));
+    match Cli::try_parse_from(["txlab", "compare"]).unwrap().command {
+        Command::Compare(c) => {
+            assert_eq!(c.duration, Duration::from_secs(1));
+            assert_eq!(c.warmup, Duration::from_millis(200));
+            let spec = c.spec(4);
+            assert_eq!(spec.threads, vec![1, 4]);
+            assert_eq!(
+                spec.workloads,
+                vec![WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank]
+            );
+            assert!(
+                !spec.protocols.contains(&Protocol::Noop),
+                "hidden protocols are not compared"
+            );
+            assert_eq!(c.spec(1).threads, vec![1]);
+        }
+        other => panic!("{other:?}"),
+    }
+    match Cli::try_parse_from(["txlab", "plot", "results/x"])
+        .unwrap()
+        .command
+    {
+        Command::Plot(p) => assert_eq!(p.dir, std::path::Path::new("results/x")),
+        other => panic!("{other:?}"),
+    }
+    let l = list_text();
+    assert!(l.contains("silo") && l.contains("ycsb-f") && l.contains("smallbank"));
+    assert!(!l.contains("noop"));
+}
+
+#[test]
+fn bad_values_are_usage_errors_naming_flag_value_and_range() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["run", "--threads", "0"],
+            &["--threads", "'0'", "1..=1024"],
+        ),
+        (
+            &["run", "--threads", "1,x"],
+            &["--threads", "'x'", "1..=1024"],
+        ),
+        (
+            &["run", "--threads", "2000"],
+            &["--threads", "2000", "1..=1024"],
+        ),
+        (&["run", "--theta", "-0.5"], &["--theta", "-0.5", "0..=10"]),
+        (&["run", "--theta", "10.5"], &["--theta", "10.5", "0..=10"]),
+        (&["run", "--theta", "NaN"], &["--theta", "NaN", "0..=10"]),
+        (
+            &["run", "--protocol", "2pl"],
+            &["--protocol", "2pl", "silo"],
+        ),
+        (
+            &["run", "--workload", "tpcc"],
+            &["--workload", "tpcc", "ycsb-a", "smallbank"],
+        ),
+        (
+            &["run", "--duration", "0s"],
+            &["--duration", "0s", "greater than 0"],
+        ),
+        (
+            &["run", "--duration", "0ms"],
+            &["--duration", "0ms", "greater than 0"],
+        ),
+        (
+            &["run", "--duration", "5"],
+            &["--duration", "'5'", "ms, s, m"],
+        ),
+        (
+            &["run", "--duration", "abc"],
+            &["--duration", "abc", "500ms"],
+        ),
+        (&["run", "--duration", "25h"], &["--duration", "25h", "24h"]),
+        (&["run", "--warmup", "1parsec"], &["--warmup", "1parsec"]),
+        (&["run", "--repeat", "0"], &["--repeat", "'0'", "1..=1000"]),
+        (&["run", "--records", "0"], &["--records", "'0'", "1..="]),
+        (
+            &["run", "--ops-per-txn", "0"],
+            &["--ops-per-txn", "'0'", "1..=1000"],
+        ),
+        (
+            &["run", "--payload", "0"],
+            &["--payload", "'0'", "1..=1048576"],
+        ),
+        (
+            &["run", "--customers", "1"],
+            &["--customers", "'1'", "2..="],
+        ),
+        (&["run", "--reads", "0"], &["--reads", "'0'"]),
+        (&["run", "--writes", "1001"], &["--writes", "1001"]),
+        (
+            &["run", "--epoch-ms", "0"],
+            &["--epoch-ms", "'0'", "1..=10000"],
+        ),
+        (
+            &["run", "--ack", "never"],
+            &["--ack", "never", "commit", "epoch"],
+        ),
+        (&["run", "--seed", "-1"], &["--seed"]),
+        (&["run", "--bogus"], &["--bogus"]),
+        (&["compare", "--duration", "0s"], &["--duration", "0s"]),
+        (&["compare", "--warmup", "soon"], &["--warmup", "soon"]),
+        (&["frobnicate"], &["frobnicate"]),
+        (&["plot"], &["DIR"]),
+    ];
+    for (args, needles) in cases {
+        let msg = usage_error(args);
+        for n in *needles {
+            assert!(msg.contains(n), "{args:?}: message lacks {n:?}:\n{msg}");
+        }
+    }
+}
+
+#[test]
+fn workload_constraints_across_flags_are_usage_errors() {
+    let r = run_args(&[
+        "--ops-per-txn",
+        "50",
+        "--records",
+        "10",
+        "--duration",
+        "10ms",
+    ]);
+    let out = std::env::temp_dir().join(format!("txlab-cli-bad-{}", std::process::id()));
+    let f = txlab_harness::cli::sweep_and_report(&r.spec(), &out).unwrap_err();
+    assert_eq!(f.exit_code(), EXIT_USAGE);
+    let msg = f.to_string();
+    assert!(
+        msg.contains("ops_per_txn = 50") && msg.contains("--ops-per-txn"),
+        "{msg}"
+    );
+    assert!(!out.exists(), "nothing is written for bad input");
+}
+
+#[test]
+fn durations_parse_with_units() {
+    assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+    assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+    assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+    assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+    assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+    assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+    for bad in ["", "s", "5", "-1s", "1 s", "1.2.3s", "1d"] {
+        assert!(parse_duration(bad).is_err(), "{bad:?} parsed");
+    }
+}
+
+#[test]
+fn timestamps_are_utc_calendar_dates() {
+    assert_eq!(utc_timestamp(0), "19700101-000000");
+    assert_eq!(utc_timestamp(951_782_400), "20000229-000000");
+    assert_eq!(utc_timestamp(1_795_000_000 + 3723), "20261118-120843");
+}
+
+#[test]
+fn a_run_writes_reports_and_a_failed_check_is_exit_1() {
+    let out = std::env::temp_dir().join(format!("txlab-cli-run-{}", std::process::id()));
+    let out_s = out.to_str().unwrap();
+    let cli = Cli::try_parse_from([
+        "txlab",
+        "run",
+        "--protocol",
+        "noop",
+        "--workload",
+        "noop",
+        "--threads",
+        "1,2",
+        "--duration",
+        "20ms",
+        "--warmup",
+        "0s",
+        "--repeat",
+        "2",
+        "--out",
+        out_s,
+        "--check",
+    ])
+    .unwrap();
+    execute(cli).unwrap();
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 4, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("noop,noop,1,,0,"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(json["config"]["threads"], serde_json::json!([1, 2]));
+    assert_eq!(json["config"]["duration"], serde_json::json!(0.02));
+    assert_eq!(json["config"]["engine"]["ack"], "epoch");
+    assert_eq!(json["runs"].as_array().unwrap().len(), 4);
+    assert!(json["machine"]["git_revision"].is_string());
+    std::fs::remove_dir_all(&out).unwrap();
+
+    // A failed check is a run failure: exit code 1.
+    let bad = CheckSummary {
+        history_checked: true,
+        committed: 3,
+        anomalies: vec!["G2Item: 1".into()],
+        invariant: None,
+    };
+    assert!(!bad.passed());
+    let ok = CheckSummary {
+        anomalies: vec![],
+        ..bad.clone()
+    };
+    assert!(ok.passed());
+    let broken = CheckSummary {
+        invariant: Some("money".into()),
+        ..ok
+    };
+    assert!(!broken.passed());
+    assert_eq!(Failure::Run("x".into()).exit_code(), 1);
+    assert!(check_failures(&[]).is_empty());
+}

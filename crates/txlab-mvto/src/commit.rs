@@ -1,0 +1,290 @@
+//! MVTO's commit protocol (Cicada, Lim et al. SIGMOD 2017, §3.3–§3.4, without its
+//! contention-regulation and early-abort heuristics).
+//!
+//! The timestamp `ts` was fixed at begin; execution raised the read timestamp (`rts`) of every
+//! version read and remembered it.
+//!
+//! ```text
+//! Phase 1  install: for each write, link a PENDING version with wts = ts at its place in the
+//!          key's list (SeqCst CAS); then walk down from it to the first committed version,
+//!          skipping aborted ones: if any version on the way has rts > ts, a later transaction
+//!          already read what this write would overwrite -> abort WriteTooLate. If the key was
+//!          absent before (no committed version, or a tombstone) and the table is ordered, the
+//!          stripe's scan timestamp must not exceed ts either (a later scan missed this insert).
+//!          [NWR HOOK: a write rule may omit the write instead; see `crate::rule`.]
+//! Phase 2  validate: every version read must still be the visible one for ts (no committed or
+//!          pending version appeared between its wts and ts) -> else abort ReadValidation;
+//!          every scanned stripe must have its recorded version -> else PhantomValidation.
+//! Phase 3  mark the pending versions COMMITTED (or ABORTED on failure); collect garbage on the
+//!          written records (`crate::gc`).
+//! ```
+//!
+//! Why the orderings suffice (the store-load pattern, every access `SeqCst`): a reader R with
+//! `ts_R > ts` raises `rts` of version `v` (`fetch_max`) and later re-reads the list in
+//! validation; a writer W links its version above `v` and then loads `v.rts`. In the single
+//! total order of `SeqCst` operations either W's link precedes R's `fetch_max`, so R's
+//! validation sees W's version (pending or committed) and R aborts, or R's `fetch_max` precedes
+//! W's link, so W's load sees `rts >= ts_R > ts` and W aborts. The same argument with the stripe
+//! scan timestamps (raised before the scanner reads stripe versions and traverses) covers inserts
+//! into records created after the scan. Version contents are immutable once linked
+//! (`crate::version`), so no value needs a seqlock.
+//!
+//! Serial order: timestamp order. Every committed read of `x` by T returns the newest committed
+//! version of `x` with `wts < ts_T` (validation), and no version with `wts < ts_T` can commit
+//! after T read past it (the `rts` check), which is the MVTO correctness condition (Bernstein,
+//! Hadzilacos, Goodman, "Concurrency Control and Recovery in Database Systems", §5.5).
+
+use crate::engine::Mvto;
+use crate::gc;
+use crate::record::{Visible, deref};
+use crate::rule::WriteRule;
+use crate::timestamp::epoch_of;
+use crate::txn::{MvtoTxn, record, version};
+use crate::version::{ABORTED, COMMITTED, PENDING, Version};
+use crate::worker_state::WriteKind;
+use crossbeam_epoch::Owned;
+use txlab_core::history::{
+    Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
+};
+use txlab_core::storage::Index;
+use txlab_core::sync::Ordering;
+use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
+
+/// Which checks a test-only mutation disables (all `false`, and folded away, without the
+/// `mutation` feature).
+struct Skips {
+    write_too_late: bool,
+}
+
+impl Skips {
+    #[inline(always)]
+    fn of(_config: &crate::config::MvtoConfig) -> Self {
+        #[cfg(feature = "mutation")]
+        {
+            use crate::config::Mutation;
+            let m = _config.mutation;
+            Skips {
+                write_too_late: m == Some(Mutation::SkipWriteTooLate),
+            }
+        }
+        #[cfg(not(feature = "mutation"))]
+        Skips {
+            write_too_late: false,
+        }
+    }
+}
+
+/// Why a commit failed.
+enum Failure {
+    Conflict(Conflict),
+    Internal(String),
+}
+
+/// Phase 1 for one linked version: the read-timestamp walk. Returns `Some(rts)` of the version
+/// that was read too late, or `None` with whether the key was absent before `new`.
+#[inline]
+fn write_check(new: &Version, ts: u64, guard: &crossbeam_epoch::Guard) -> Result<bool, u64> {
+    let mut cur = new.older.load(Ordering::SeqCst, guard);
+    while let Some(v) = deref(cur) {
+        let status = v.status();
+        if status != ABORTED {
+            let rts = v.rts.load(Ordering::SeqCst);
+            if rts > ts {
+                return Err(rts);
+            }
+            if status == COMMITTED {
+                return Ok(v.tombstone);
+            }
+        }
+        cur = v.older.load(Ordering::SeqCst, guard);
+    }
+    Ok(true)
+}
+
+/// The scan timestamp of the stripe of `key`, for ordered tables.
+#[inline]
+fn stripe_scan_ts<Rec: Recorder, Rule: WriteRule>(
+    engine: &Mvto<Rec, Rule>,
+    table: txlab_core::TableId,
+    key: u64,
+) -> u64 {
+    let Some(rts) = engine.stripe_rts[table.0 as usize].as_deref() else {
+        return 0;
+    };
+    let Some(stripes) = engine
+        .tables
+        .get(table)
+        .ok()
+        .and_then(|i| i.phantom_stripes())
+    else {
+        return 0;
+    };
+    rts[stripes.stripe_of(key) as usize].load(Ordering::SeqCst)
+}
+
+/// Runs the commit protocol on `tx` (see the module docs).
+pub(crate) fn commit<Rec: Recorder, Rule: WriteRule>(
+    tx: &mut MvtoTxn<'_, '_, Rec, Rule>,
+) -> TxResult<CommitInfo> {
+    let engine = tx.w.engine;
+    let skip = Skips::of(&engine.config);
+    let ts = tx.ts;
+    let guard = &tx.guard;
+    let w = &mut *tx.w;
+    let st = &mut w.state;
+    let mut failure: Option<Failure> = None;
+
+    // Phase 1: install pending versions and check read timestamps.
+    for i in 0..st.writes.len() {
+        let wr = st.writes[i];
+        let rec = record(wr.rec);
+        // NWR HOOK: a write rule may take over the write (MVTO+NWR's omitted writes).
+        if Rule::try_omit(rec, ts, wr.blind) {
+            continue;
+        }
+        let tombstone = wr.kind == WriteKind::Delete;
+        let value: Box<[u8]> = if tombstone {
+            Box::default()
+        } else {
+            st.wbuf[wr.off as usize..(wr.off + wr.len) as usize].into()
+        };
+        let linked = match rec.link(
+            Owned::new(Version::new(ts, PENDING, tombstone, value)),
+            guard,
+        ) {
+            Ok(linked) => linked,
+            Err(_) => {
+                failure = Some(Failure::Internal(format!(
+                    "mvto: timestamp {ts:#x} already has a version of table {} key {}",
+                    wr.table.0, wr.key
+                )));
+                break;
+            }
+        };
+        st.writes[i].installed = linked.as_raw();
+        if skip.write_too_late {
+            continue;
+        }
+        let late = match write_check(version(linked.as_raw()), ts, guard) {
+            Err(rts) => Some(rts),
+            Ok(true) => Some(stripe_scan_ts(engine, wr.table, wr.key)).filter(|&r| r > ts),
+            Ok(false) => None,
+        };
+        if let Some(rts) = late {
+            w.clock.observe(rts);
+            failure = Some(Failure::Conflict(Conflict::at(
+                ConflictCause::WriteTooLate,
+                wr.table,
+                wr.key,
+            )));
+            break;
+        }
+    }
+
+    // Phase 2: validate the read set and the node (stripe) set.
+    if failure.is_none() {
+        for r in st.reads.iter() {
+            let still = match record(r.rec).visible(ts, Ordering::SeqCst, guard) {
+                Visible::Committed(v) => std::ptr::eq(v, r.version),
+                Visible::Pending(_) | Visible::Nothing => false,
+            };
+            if !still {
+                failure = Some(Failure::Conflict(Conflict::at(
+                    ConflictCause::ReadValidation,
+                    r.table,
+                    r.key,
+                )));
+                break;
+            }
+        }
+    }
+    if failure.is_none() {
+        for n in st.nodes.iter() {
+            let stripes = engine
+                .tables
+                .get(n.table)
+                .ok()
+                .and_then(|i| i.phantom_stripes());
+            if stripes.is_some_and(|s| s.version(n.stripe) != n.version) {
+                failure = Some(Failure::Conflict(Conflict {
+                    cause: ConflictCause::PhantomValidation,
+                    table: Some(n.table),
+                    key: None,
+                }));
+                break;
+            }
+        }
+    }
+
+    // Phase 3: decide.
+    let decided = if failure.is_some() {
+        ABORTED
+    } else {
+        COMMITTED
+    };
+    for wr in st.writes.iter() {
+        if !wr.installed.is_null() {
+            version(wr.installed)
+                .status
+                .store(decided, Ordering::SeqCst);
+        }
+    }
+    if let Some(f) = failure {
+        let (err, outcome): (TxError, Outcome) = match f {
+            Failure::Conflict(c) => {
+                st.failed = Some(c.cause);
+                (c.into(), Outcome::Aborted(c.cause))
+            }
+            Failure::Internal(msg) => (Error::Internal(msg).into(), Outcome::UserAborted),
+        };
+        tx.finish_abort(outcome);
+        return Err(err);
+    }
+
+    let read_only = st.writes.is_empty();
+    if !read_only {
+        st.since_horizon += 1;
+        let horizon = if st.since_horizon >= engine.config.horizon_interval {
+            st.since_horizon = 0;
+            engine.clocks.refresh_horizon()
+        } else {
+            engine.clocks.horizon()
+        };
+        for wr in st.writes.iter() {
+            gc::collect(record(wr.rec), horizon, guard);
+        }
+    }
+
+    if Rec::ENABLED {
+        for wr in st.writes.iter() {
+            st.h_writes.push(WriteEvent {
+                table: wr.table,
+                key: wr.key,
+                version: ts,
+                order: ts,
+                kind: if wr.kind == WriteKind::Delete {
+                    HWriteKind::Delete
+                } else {
+                    HWriteKind::Put
+                },
+                visible: !wr.installed.is_null(),
+            });
+        }
+        let rec = TxnRecord {
+            id: txn_id(st.id, st.seq),
+            reads: std::mem::take(&mut st.h_reads),
+            writes: std::mem::take(&mut st.h_writes),
+            scans: Vec::new(),
+            outcome: Outcome::Committed,
+            begin_ns: tx.begin_ns,
+            end_ns: engine.recorder.now_ns(),
+        };
+        engine.recorder.record(rec);
+    }
+    tx.finish();
+    Ok(CommitInfo {
+        epoch: epoch_of(ts),
+        acknowledged: engine.config.ack == AckMode::AtCommit,
+        read_only,
+    })
+}

@@ -1,0 +1,60 @@
+//! Rapid garbage collection (Cicada §3.5, simplified): after a commit, cut each written record's
+//! list below the newest committed version older than the horizon.
+//!
+//! Why it is safe: the horizon `h` is a lower bound on the timestamp of every active or future
+//! transaction (`crate::timestamp`). Let `K` be the newest committed version with `wts < h`. A
+//! transaction with `ts >= h` sees `K` or a newer version, and every protocol walk (read,
+//! validation, write check, initial-version linking) stops at the first committed version below
+//! its timestamp, so none of them needs a version older than `K`. The cut is one atomic `swap` of
+//! `K.older` to null; the detached chain is destroyed through crossbeam-epoch after every guard
+//! pinned before the cut is dropped (a walker that was already past `K` may still read it, and an
+//! initial-version link that lands in it is destroyed with it: see
+//! `MvtoRecord::materialize_initial`).
+//!
+//! Two collectors cutting the same record concurrently detach disjoint chains: each `swap` takes
+//! what is below its own cut point, and a chain is walked for destruction only after both have
+//! unpinned, when the later cut is visible.
+//!
+//! Aborted versions above `K` stay until a newer committed version passes below the horizon.
+
+use crate::record::{MvtoRecord, deref};
+use crate::version::{COMMITTED, Version};
+use crossbeam_epoch::{Guard, Owned, Shared};
+use txlab_core::sync::Ordering;
+
+/// Frees a detached chain of versions starting at `p` (null: nothing).
+pub(crate) fn free_chain(mut p: *const Version) {
+    while !p.is_null() {
+        // SAFETY: the chain starting at `p` is detached and no guard can reach it any more (we
+        // are in a deferred destructor, or in the record's destructor); each version was
+        // allocated by `Owned::new` and is freed exactly once, by following `older` links.
+        let owned = unsafe { Owned::from_raw(p as *mut Version) };
+        // SAFETY: as above, nobody else accesses the chain.
+        let next = owned
+            .older
+            .load(Ordering::Acquire, unsafe { crossbeam_epoch::unprotected() });
+        p = next.as_raw();
+        drop(owned);
+    }
+}
+
+/// Cuts `rec`'s list below the newest committed version older than `horizon` (module docs).
+/// Returns whether something was detached.
+pub(crate) fn collect(rec: &MvtoRecord, horizon: u64, guard: &Guard) -> bool {
+    let mut cur = rec.head.load(Ordering::Acquire, guard);
+    while let Some(v) = deref(cur) {
+        if v.wts < horizon && v.status() == COMMITTED {
+            let tail = v.older.swap(Shared::null(), Ordering::AcqRel, guard);
+            if tail.is_null() {
+                return false;
+            }
+            let raw = tail.as_raw();
+            // SAFETY: `tail` is unreachable from the record now; it is freed after every guard
+            // pinned before the swap (including walkers already inside it) has been dropped.
+            unsafe { guard.defer_unchecked(move || free_chain(raw)) };
+            return true;
+        }
+        cur = v.older.load(Ordering::Acquire, guard);
+    }
+    false
+}

@@ -1,0 +1,173 @@
+//! A record: the head of a version list ordered by write timestamp, newest first.
+//!
+//! Invariants:
+//!
+//! - Along `older` links, write timestamps strictly decrease; a key never has two versions with
+//!   the same `wts` (timestamps are unique, and the initial version `wts = 0` is linked at most
+//!   once, see `MvtoRecord::materialize_initial`).
+//! - The empty list means "absent since the beginning". A reader that finds no version below its
+//!   timestamp first links the committed initial-absent version (`wts = 0`) at the tail, so that it
+//!   has a read timestamp to raise; this changes nothing about the key's history. Newer versions
+//!   (inserted by younger transactions) may already be in the list above it.
+//! - Links are published with `SeqCst` compare-and-swap; list pointers are read with `Acquire`
+//!   during execution and `SeqCst` during commit (see `crate::commit`).
+//! - Versions unlinked by the garbage collector stay readable until every guard pinned before the
+//!   unlink is dropped (`crate::gc`).
+
+use crate::gc::free_chain;
+use crate::version::{ABORTED, COMMITTED, PENDING, Version};
+use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
+use txlab_core::storage::Record;
+use txlab_core::sync::Ordering;
+
+/// One key's versions (module docs).
+#[derive(Debug)]
+pub struct MvtoRecord {
+    pub(crate) head: Atomic<Version>,
+}
+
+impl Record for MvtoRecord {
+    fn absent(_value_size: usize) -> Self {
+        Self {
+            head: Atomic::null(),
+        }
+    }
+}
+
+/// What a transaction with timestamp `ts` sees of a record.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Visible<'g> {
+    /// The newest committed version with `wts < ts` (no pending one above it).
+    Committed(&'g Version),
+    /// The newest non-aborted version below `ts` is still pending.
+    Pending(&'g Version),
+    /// No non-aborted version below `ts`.
+    Nothing,
+}
+
+/// Dereferences a list pointer.
+#[inline]
+pub(crate) fn deref<'g>(p: Shared<'g, Version>) -> Option<&'g Version> {
+    // SAFETY: list pointers are either null or point to versions published by a `SeqCst` CAS and
+    // freed only by epoch-deferred destruction after being unlinked; the caller holds the guard
+    // `'g` it loaded `p` under, so the version is alive for `'g` (module docs).
+    unsafe { p.as_ref() }
+}
+
+impl MvtoRecord {
+    /// The version a transaction with timestamp `ts` reads (skipping aborted versions).
+    #[inline]
+    pub(crate) fn visible<'g>(&self, ts: u64, order: Ordering, guard: &'g Guard) -> Visible<'g> {
+        let mut cur = self.head.load(order, guard);
+        while let Some(v) = deref(cur) {
+            if v.wts < ts {
+                match v.status() {
+                    COMMITTED => return Visible::Committed(v),
+                    PENDING => return Visible::Pending(v),
+                    _ => {}
+                }
+            }
+            cur = v.older.load(order, guard);
+        }
+        Visible::Nothing
+    }
+
+    /// Links `new` at its place in `wts` order. Returns the linked version, or `Err` with the
+    /// version already holding `new.wts` (a bug for transaction timestamps, which are unique).
+    pub(crate) fn link<'g>(
+        &self,
+        mut new: Owned<Version>,
+        guard: &'g Guard,
+    ) -> Result<Shared<'g, Version>, Shared<'g, Version>> {
+        loop {
+            let mut at: &Atomic<Version> = &self.head;
+            let mut cur = at.load(Ordering::SeqCst, guard);
+            while let Some(v) = deref(cur) {
+                if v.wts > new.wts {
+                    at = &v.older;
+                    cur = at.load(Ordering::SeqCst, guard);
+                } else if v.wts == new.wts {
+                    return Err(cur);
+                } else {
+                    break;
+                }
+            }
+            new.older.store(cur, Ordering::Relaxed);
+            match at.compare_exchange(cur, new, Ordering::SeqCst, Ordering::SeqCst, guard) {
+                Ok(linked) => return Ok(linked),
+                Err(e) => new = e.new,
+            }
+        }
+    }
+
+    /// For a reader with timestamp `ts` that found no version below `ts`: links the committed
+    /// initial-absent version at the tail, behind any versions newer than `ts`. A no-op if a
+    /// committed version below `ts` appeared meanwhile (the caller looks again).
+    ///
+    /// Garbage collection cuts below a committed version `K` with `wts < horizon <= ts`; this walk
+    /// stops at such a version, so it only reaches a cut-off tail if `K` committed after the walk
+    /// passed it. The version then lands in the detached chain, which is freed with it (the
+    /// deferred destruction walks `older` links after this walker unpinned), and the caller's
+    /// next look finds `K`.
+    pub(crate) fn materialize_initial(&self, ts: u64, guard: &Guard) {
+        let mut new = Owned::new(Version::initial_absent());
+        loop {
+            let mut at: &Atomic<Version> = &self.head;
+            let mut cur = at.load(Ordering::SeqCst, guard);
+            while let Some(v) = deref(cur) {
+                if v.wts < ts && v.status() == COMMITTED {
+                    return;
+                }
+                at = &v.older;
+                cur = at.load(Ordering::SeqCst, guard);
+            }
+            match at.compare_exchange(
+                Shared::null(),
+                new,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+                guard,
+            ) {
+                Ok(_) => return,
+                Err(e) => new = e.new,
+            }
+        }
+    }
+
+    /// Non-transactional load: the record becomes one committed version with `wts = 0`.
+    pub(crate) fn load_initial(&self, value: &[u8], guard: &Guard) {
+        let v = Owned::new(Version::new(0, COMMITTED, false, value.into()));
+        let old = self.head.swap(v, Ordering::SeqCst, guard);
+        if !old.is_null() {
+            let raw = old.as_raw();
+            // SAFETY: `old` is no longer reachable from the record; the chain is freed once every
+            // guard that could have reached it is dropped.
+            unsafe { guard.defer_unchecked(move || free_chain(raw)) };
+        }
+    }
+
+    /// Number of versions in the list, and how many of them are aborted (diagnostics).
+    pub(crate) fn count(&self, guard: &Guard) -> (usize, usize) {
+        let (mut n, mut aborted) = (0, 0);
+        let mut cur = self.head.load(Ordering::Acquire, guard);
+        while let Some(v) = deref(cur) {
+            n += 1;
+            if v.status() == ABORTED {
+                aborted += 1;
+            }
+            cur = v.older.load(Ordering::Acquire, guard);
+        }
+        (n, aborted)
+    }
+}
+
+impl Drop for MvtoRecord {
+    fn drop(&mut self) {
+        // SAFETY: a record is dropped by its index only when no guard can reach it any more, so
+        // its versions are reachable by no one else.
+        let head = self
+            .head
+            .load(Ordering::Acquire, unsafe { crossbeam_epoch::unprotected() });
+        free_chain(head.as_raw());
+    }
+}

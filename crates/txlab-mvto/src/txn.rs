@@ -1,0 +1,371 @@
+//! An MVTO transaction's execution phase. The timestamp is fixed at begin; a read finds the
+//! newest committed version older than the timestamp, raises its read timestamp and enters the
+//! read set; writes are buffered; scans on ordered tables also raise the stripes' scan timestamps
+//! and record the stripes' versions. The commit protocol is in [`crate::commit`].
+
+use crate::engine::MvtoWorker;
+use crate::record::{MvtoRecord, Visible};
+use crate::rule::WriteRule;
+use crate::timestamp::LocalClock;
+use crate::version::Version;
+use crate::worker_state::{NodeEntry, ReadEntry, WorkerState, WriteKind};
+use crossbeam_epoch::Guard;
+use txlab_core::history::{Outcome, ReadEvent, Recorder, TxnRecord, txn_id};
+use txlab_core::storage::Index;
+use txlab_core::sync::Ordering;
+use txlab_core::{
+    CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxError, TxOps, TxResult,
+};
+
+/// An open MVTO transaction. Dropping it aborts it.
+#[derive(Debug)]
+pub struct MvtoTxn<'w, 'e, Rec: Recorder, Rule: WriteRule> {
+    pub(crate) w: &'w mut MvtoWorker<'e, Rec, Rule>,
+    pub(crate) guard: Guard,
+    pub(crate) ts: u64,
+    pub(crate) begin_ns: u64,
+    pub(crate) done: bool,
+}
+
+#[inline]
+pub(crate) fn version<'a>(p: *const Version) -> &'a Version {
+    // SAFETY: read-set and write-set version pointers were obtained under the transaction's guard,
+    // which stays pinned until the transaction ends and the sets are cleared (`worker_state`).
+    unsafe { &*p }
+}
+
+#[inline]
+pub(crate) fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
+    // SAFETY: as for `version`: records come from the index under the pinned guard.
+    unsafe { &*p }
+}
+
+/// Reads `rec` at timestamp `ts`: waits (bounded) for a pending version, raises the read
+/// timestamp of the visible version, adds it to the read set and returns it.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "split borrows of the transaction: called from inside the index's scan closure"
+)]
+#[inline]
+fn observe<Rec: Recorder>(
+    st: &mut WorkerState,
+    clock: &mut LocalClock,
+    guard: &Guard,
+    rec: *const MvtoRecord,
+    ts: u64,
+    max_waits: u32,
+    table: TableId,
+    key: u64,
+) -> TxResult<*const Version> {
+    let r = record(rec);
+    let backoff = crossbeam_utils::Backoff::new();
+    let mut waits = 0u32;
+    loop {
+        match r.visible(ts, Ordering::Acquire, guard) {
+            Visible::Committed(v) => {
+                v.rts.fetch_max(ts, Ordering::SeqCst);
+                clock.observe(v.wts);
+                st.reads.push(ReadEntry {
+                    rec,
+                    version: v,
+                    table,
+                    key,
+                });
+                if Rec::ENABLED {
+                    st.h_reads.push(ReadEvent {
+                        table,
+                        key,
+                        version: v.wts,
+                        present: !v.tombstone,
+                    });
+                }
+                return Ok(v);
+            }
+            Visible::Pending(v) => {
+                clock.observe(v.wts);
+                waits += 1;
+                if waits > max_waits {
+                    st.failed = Some(ConflictCause::ReadBusy);
+                    return Err(Conflict::at(ConflictCause::ReadBusy, table, key).into());
+                }
+                backoff.snooze();
+            }
+            Visible::Nothing => r.materialize_initial(ts, guard),
+        }
+    }
+}
+
+impl<'w, 'e, Rec: Recorder, Rule: WriteRule> MvtoTxn<'w, 'e, Rec, Rule> {
+    pub(crate) fn begin(w: &'w mut MvtoWorker<'e, Rec, Rule>) -> Self {
+        w.state.clear();
+        w.state.seq += 1;
+        let epoch = w.epoch.enter();
+        let ts = w
+            .clock
+            .begin(&w.engine.clocks, epoch, w.engine.config.clock_sync_interval);
+        let guard = w.handle.pin();
+        let begin_ns = if Rec::ENABLED {
+            w.engine.recorder.now_ns()
+        } else {
+            0
+        };
+        Self {
+            w,
+            guard,
+            ts,
+            begin_ns,
+            done: false,
+        }
+    }
+
+    /// The transaction's timestamp (its position in the serial order).
+    pub fn timestamp(&self) -> u64 {
+        self.ts
+    }
+
+    /// Finds or creates (absent) the record of `(table, key)`.
+    #[inline]
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord> {
+        let engine = self.w.engine;
+        let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
+        if let Some(b) = entry.bumped {
+            self.w.state.own_bump(table, b);
+        }
+        Ok(entry.record as *const MvtoRecord)
+    }
+
+    #[inline]
+    fn observe(
+        &mut self,
+        rec: *const MvtoRecord,
+        table: TableId,
+        key: u64,
+    ) -> TxResult<*const Version> {
+        let waits = self.w.engine.config.read_wait_rounds;
+        let w = &mut *self.w;
+        observe::<Rec>(
+            &mut w.state,
+            &mut w.clock,
+            &self.guard,
+            rec,
+            self.ts,
+            waits,
+            table,
+            key,
+        )
+    }
+
+    /// A version of the read set, borrowed for as long as the transaction (hence its guard).
+    #[inline]
+    fn version_ref(&self, p: *const Version) -> &Version {
+        version(p)
+    }
+
+    /// Ends the transaction's bookkeeping: clears the sets, leaves the epoch.
+    pub(crate) fn finish(&mut self) {
+        self.done = true;
+        self.w.state.clear();
+        self.w.clock.end();
+        self.w.epoch.exit();
+    }
+
+    /// Ends an aborted transaction: records it, finishes.
+    pub(crate) fn finish_abort(&mut self, outcome: Outcome) {
+        if Rec::ENABLED {
+            let st = &mut self.w.state;
+            let rec = TxnRecord {
+                id: txn_id(st.id, st.seq),
+                reads: std::mem::take(&mut st.h_reads),
+                writes: Vec::new(),
+                scans: Vec::new(),
+                outcome,
+                begin_ns: self.begin_ns,
+                end_ns: self.w.engine.recorder.now_ns(),
+            };
+            self.w.engine.recorder.record(rec);
+        }
+        self.finish();
+    }
+
+    fn outcome(&self) -> Outcome {
+        self.w
+            .state
+            .failed
+            .map_or(Outcome::UserAborted, Outcome::Aborted)
+    }
+}
+
+impl<Rec: Recorder, Rule: WriteRule> TxOps for MvtoTxn<'_, '_, Rec, Rule> {
+    fn read(&mut self, table: TableId, key: u64) -> TxResult<Option<&[u8]>> {
+        self.w.engine.value_size(table)?;
+        if let Some(i) = self.w.state.find_write(table, key) {
+            return Ok(match self.w.state.writes[i].kind {
+                WriteKind::Delete => None,
+                _ => Some(self.w.state.write_value(i)),
+            });
+        }
+        let rec = self.locate(table, key)?;
+        let p = self.observe(rec, table, key)?;
+        let v = self.version_ref(p);
+        Ok((!v.tombstone).then_some(&v.value[..]))
+    }
+
+    fn write(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<()> {
+        self.w.engine.check_value(table, value)?;
+        if let Some(i) = self.w.state.find_write(table, key) {
+            let st = &mut self.w.state;
+            st.set_write_value(i, value);
+            if st.writes[i].kind == WriteKind::Delete {
+                st.writes[i].kind = WriteKind::Put;
+            }
+            return Ok(());
+        }
+        let rec = self.locate(table, key)?;
+        self.w
+            .state
+            .push_write(rec, (table, key), WriteKind::Put, true, value);
+        Ok(())
+    }
+
+    fn update(&mut self, table: TableId, key: u64, f: &mut dyn FnMut(&mut [u8])) -> TxResult<bool> {
+        self.w.engine.value_size(table)?;
+        if let Some(i) = self.w.state.find_write(table, key) {
+            if self.w.state.writes[i].kind == WriteKind::Delete {
+                return Ok(false);
+            }
+            f(self.w.state.write_value_mut(i));
+            return Ok(true);
+        }
+        let rec = self.locate(table, key)?;
+        let v = version(self.observe(rec, table, key)?);
+        if v.tombstone {
+            return Ok(false);
+        }
+        let st = &mut self.w.state;
+        st.push_write(rec, (table, key), WriteKind::Put, false, &v.value);
+        let i = st.writes.len() - 1;
+        f(st.write_value_mut(i));
+        Ok(true)
+    }
+
+    fn insert(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<bool> {
+        self.w.engine.check_value(table, value)?;
+        if let Some(i) = self.w.state.find_write(table, key) {
+            let st = &mut self.w.state;
+            if st.writes[i].kind != WriteKind::Delete {
+                return Ok(false);
+            }
+            st.set_write_value(i, value);
+            st.writes[i].kind = WriteKind::Put;
+            return Ok(true);
+        }
+        let rec = self.locate(table, key)?;
+        // The observation "absent" enters the read set: commit fails if an insert lands between.
+        let v = version(self.observe(rec, table, key)?);
+        if !v.tombstone {
+            return Ok(false);
+        }
+        self.w
+            .state
+            .push_write(rec, (table, key), WriteKind::Insert, false, value);
+        Ok(true)
+    }
+
+    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
+        self.w.engine.value_size(table)?;
+        if let Some(i) = self.w.state.find_write(table, key) {
+            let st = &mut self.w.state;
+            if st.writes[i].kind == WriteKind::Delete {
+                return Ok(false);
+            }
+            st.writes[i].kind = WriteKind::Delete;
+            return Ok(true);
+        }
+        let rec = self.locate(table, key)?;
+        let v = version(self.observe(rec, table, key)?);
+        if v.tombstone {
+            return Ok(false);
+        }
+        self.w
+            .state
+            .push_write(rec, (table, key), WriteKind::Delete, false, &[]);
+        Ok(true)
+    }
+
+    fn scan(
+        &mut self,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+        visit: &mut dyn FnMut(u64, &[u8]) -> bool,
+    ) -> TxResult<()> {
+        let engine = self.w.engine;
+        engine.value_size(table)?;
+        let index = engine.tables.get(table)?;
+        let ts = self.ts;
+        // Phantom protection, before the traversal: raise the stripes' scan timestamps (so an
+        // older insert into the range aborts), then record their versions (so a newer record
+        // appearing in the range aborts us), as in `crate::commit`.
+        if let Some(stripes) = index.phantom_stripes() {
+            let scan_rts = engine.stripe_rts[table.0 as usize].as_deref();
+            let nodes = &mut self.w.state.nodes;
+            stripes.for_range(lo, hi, |s| {
+                if let Some(rts) = scan_rts {
+                    rts[s as usize].fetch_max(ts, Ordering::SeqCst);
+                }
+                nodes.push(NodeEntry {
+                    table,
+                    stripe: s,
+                    version: stripes.version(s),
+                });
+            });
+        }
+        let waits = engine.config.read_wait_rounds;
+        let w = &mut *self.w;
+        let (st, clock) = (&mut w.state, &mut w.clock);
+        let guard = &self.guard;
+        let mut failure: Option<TxError> = None;
+        index.scan(lo, hi, guard, &mut |key, rec| {
+            if let Some(i) = st.find_write(table, key) {
+                return match st.writes[i].kind {
+                    WriteKind::Delete => true,
+                    _ => visit(key, st.write_value(i)),
+                };
+            }
+            match observe::<Rec>(st, clock, guard, rec, ts, waits, table, key) {
+                Ok(v) => {
+                    let v = version(v);
+                    v.tombstone || visit(key, &v.value)
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            }
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<Rec: Recorder, Rule: WriteRule> Transaction for MvtoTxn<'_, '_, Rec, Rule> {
+    fn commit(mut self) -> TxResult<CommitInfo> {
+        crate::commit::commit(&mut self)
+    }
+
+    fn abort(mut self) {
+        let outcome = self.outcome();
+        self.finish_abort(outcome);
+    }
+}
+
+impl<Rec: Recorder, Rule: WriteRule> Drop for MvtoTxn<'_, '_, Rec, Rule> {
+    fn drop(&mut self) {
+        if !self.done {
+            let outcome = self.outcome();
+            self.finish_abort(outcome);
+        }
+    }
+}

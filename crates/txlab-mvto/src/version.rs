@@ -1,0 +1,84 @@
+//! One version of a key: write timestamp, read timestamp, status, value, link to the older one.
+//!
+//! Invariants:
+//!
+//! - `wts`, `tombstone` and `value` are written once, before the version is published by a
+//!   `SeqCst` compare-and-swap into its record's list, and never change afterwards. Readers reach a
+//!   version only through `Acquire` (or stronger) loads of list pointers, so plain reads of these
+//!   fields never race with a write. In particular the value of a *pending* version is already
+//!   final; readers still wait for its status (Cicada's rule) because it may abort.
+//! - `rts` (the largest timestamp of a transaction that read the version) only grows
+//!   (`fetch_max`, `SeqCst`: it is half of the store-load pattern in `crate::commit`).
+//! - `status` goes `PENDING → COMMITTED` or `PENDING → ABORTED` once, by the installing
+//!   transaction; loaded and initial versions are born committed.
+//! - Versions are freed only through crossbeam-epoch deferred destruction (`crate::gc`), never
+//!   while a guard that could reach them is pinned.
+
+use crossbeam_epoch::Atomic;
+use txlab_core::sync::{AtomicU64, AtomicUsize, Ordering};
+
+/// Installed by a transaction that has not finished committing.
+pub const PENDING: usize = 0;
+/// Part of the database.
+pub const COMMITTED: usize = 1;
+/// Its transaction aborted; readers skip it.
+pub const ABORTED: usize = 2;
+
+/// One version (module docs).
+#[derive(Debug)]
+pub struct Version {
+    /// The writing transaction's timestamp (0: the loaded or initial-absent version).
+    pub(crate) wts: u64,
+    /// The largest timestamp that read this version.
+    pub(crate) rts: AtomicU64,
+    pub(crate) status: AtomicUsize,
+    /// Whether the version makes the key absent (a delete, or the initial absent version).
+    pub(crate) tombstone: bool,
+    /// The value (empty for tombstones).
+    pub(crate) value: Box<[u8]>,
+    /// The next older version.
+    pub(crate) older: Atomic<Version>,
+}
+
+impl Version {
+    /// A version in `status`, not yet linked.
+    pub(crate) fn new(wts: u64, status: usize, tombstone: bool, value: Box<[u8]>) -> Self {
+        Self {
+            wts,
+            rts: AtomicU64::new(wts),
+            status: AtomicUsize::new(status),
+            tombstone,
+            value,
+            older: Atomic::null(),
+        }
+    }
+
+    /// The committed initial version of a key that was never loaded: absent, timestamp 0.
+    pub(crate) fn initial_absent() -> Self {
+        Self::new(0, COMMITTED, true, Box::default())
+    }
+
+    /// The status (`Acquire`: a reader that sees `COMMITTED` may use the version).
+    #[inline]
+    pub(crate) fn status(&self) -> usize {
+        self.status.load(Ordering::Acquire)
+    }
+
+    /// The write timestamp (the version's tag in histories).
+    #[inline]
+    pub fn wts(&self) -> u64 {
+        self.wts
+    }
+
+    /// Whether the version makes its key absent.
+    #[inline]
+    pub fn is_tombstone(&self) -> bool {
+        self.tombstone
+    }
+
+    /// The value (empty for a tombstone).
+    #[inline]
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+}

@@ -1,0 +1,45 @@
+//! MVTO in the shared correctness kit: Hermitage schedules, random schedules, threaded stress,
+//! and a mutant the kit must catch.
+//!
+//! Histories are held to serializability (`STRICT = false`): the kit builds engines with
+//! `AckMode::AtCommit`, under which MVTO's timestamp order need not follow real time (a younger
+//! worker's clock may lag); strict serializability needs `AckMode::EpochStable` (see
+//! `docs/protocols/mvto.md`).
+
+use std::sync::Arc;
+use txlab_check::MemoryRecorder;
+use txlab_core::{Error, Schema};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig};
+use txlab_testkit::Protocol;
+
+struct MvtoKit;
+
+impl Protocol for MvtoKit {
+    type Engine = Mvto<MemoryRecorder>;
+    const NAME: &'static str = "mvto";
+    const STRICT: bool = false;
+
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        Mvto::with_recorder(schema, MvtoConfig::manual(), recorder)
+    }
+}
+
+txlab_testkit::protocol_kit!(MvtoKit);
+
+struct MvtoSkipWriteTooLate;
+
+impl Protocol for MvtoSkipWriteTooLate {
+    type Engine = Mvto<MemoryRecorder>;
+    const NAME: &'static str = "mvto-skip-write-too-late";
+    const STRICT: bool = false;
+
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = MvtoConfig::manual().with_mutation(Mutation::SkipWriteTooLate);
+        Mvto::with_recorder(schema, cfg, recorder)
+    }
+}
+
+#[test]
+fn kit_catches_a_skipped_write_too_late_check() {
+    txlab_testkit::mutation::assert_caught::<MvtoSkipWriteTooLate>();
+}

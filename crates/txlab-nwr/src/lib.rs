@@ -1,0 +1,32 @@
+//! # txlab-nwr
+//!
+//! The non-visible write rule (NWR) of S. Nakazono, H. Uchiyama, Y. Fujiwara, H. Kawashima,
+//! "NWR: Rethinking Thomas Write Rule for Omittable Write Operations" (the NWR paper, §3–§6 and
+//! appendix A), written once for every protocol that adopts it:
+//!
+//! - [`pivot`]: the 128-bit pivot version object (epoch, pivot counter, mRS, mWS) and its 4-bit
+//!   slot hash, read, validated and replaced by one compare-and-swap;
+//! - [`rule`]: the commit-time procedure (Algorithms 2 and 3) over a protocol's hooks
+//!   ([`NwrBaseline`]), with the argument why an omitted write is never visible and the history
+//!   stays strictly serializable under epoch-based group commit;
+//! - [`omission`]: the static switch [`WriteOmission`] (`NoNwr` compiles everything out, `Nwr`
+//!   enables it) engines are generic over;
+//! - [`stats`]: the counters engines report through `Worker::drain_counters`.
+//!
+//! Invariants every user must keep: only blind writes are omitted; a failed validation hands
+//! control back to the baseline protocol, which alone may abort (NWR never adds an abort); every
+//! commit (NWR or baseline) merges its reads of pre-epoch versions with [`rule::merge_reads`]
+//! before its own read validation; engines with `W::ENABLED` call
+//! [`omission::require_lock_free_pivot`] at construction.
+//!
+//! See `docs/protocols/nwr.md` for the layouts, orderings and a worked example.
+
+pub mod omission;
+pub mod pivot;
+pub mod rule;
+pub mod stats;
+
+pub use omission::{NoNwr, Nwr, WriteOmission, require_lock_free_pivot};
+pub use pivot::{PivotCell, PivotWord};
+pub use rule::{NwrBaseline, NwrMutation, merge_reads, try_omit};
+pub use stats::{NwrFailure, NwrStats};

@@ -1,0 +1,72 @@
+//! The static switch every NWR-extendable engine is generic over.
+//!
+//! An engine `E<Rec, W: WriteOmission = NoNwr>` consults `W::ENABLED` (an associated constant) at
+//! its commit hook, so with [`NoNwr`] the whole NWR path, the pivot objects
+//! ([`WriteOmission::Pivot`] is `()`) and the read merging are compiled out and the baseline's
+//! record layout is unchanged. With [`Nwr`] each record carries a [`PivotCell`].
+//!
+//! Silo uses it as `Silo<Rec, Nwr>` (`txlab-silo`); TicToc and MVTO have the same hook point
+//! (their `NWR HOOK` blocks) and plug in by implementing [`crate::NwrBaseline`] for their commit
+//! context (see `docs/protocols/nwr.md`).
+
+use crate::pivot::PivotCell;
+use std::fmt::Debug;
+
+/// A policy deciding whether a committing transaction's writes may be omitted.
+pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
+    /// Whether the commit path consults the rule at all (`false` compiles the hook out).
+    const ENABLED: bool;
+
+    /// The per-record pivot version object (`()` when disabled: no space, no work).
+    type Pivot: Debug + Default + Send + Sync + 'static;
+
+    /// The pivot object of a record (for [`NoNwr`], a detached object nobody uses).
+    fn pivot(p: &Self::Pivot) -> &PivotCell;
+
+    /// The engine's name: `baseline` without NWR, `extended` with it.
+    fn engine_name(baseline: &'static str, extended: &'static str) -> &'static str {
+        if Self::ENABLED { extended } else { baseline }
+    }
+}
+
+/// The baseline protocol: never omit a write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoNwr;
+
+impl WriteOmission for NoNwr {
+    const ENABLED: bool = false;
+    type Pivot = ();
+
+    #[inline(always)]
+    fn pivot(_p: &()) -> &PivotCell {
+        &crate::pivot::DETACHED
+    }
+}
+
+/// The NWR-extended protocol: try to omit blind writes at commit (the NWR paper, §4–§5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Nwr;
+
+impl WriteOmission for Nwr {
+    const ENABLED: bool = true;
+    type Pivot = PivotCell;
+
+    #[inline(always)]
+    fn pivot(p: &PivotCell) -> &PivotCell {
+        p
+    }
+}
+
+/// Checks that the 128-bit CAS is lock-free in this build (required by NWR; call it when
+/// constructing an engine with `W::ENABLED`).
+pub fn require_lock_free_pivot() -> Result<(), txlab_core::Error> {
+    if txlab_core::sync::atomic_u128_is_lock_free() {
+        Ok(())
+    } else {
+        Err(txlab_core::Error::invalid(
+            "target cpu",
+            "without a lock-free 128-bit compare-and-swap",
+            "a target with cmpxchg16b (the workspace builds for x86-64-v2); NWR's pivot objects need it",
+        ))
+    }
+}

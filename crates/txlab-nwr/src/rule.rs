@@ -1,0 +1,192 @@
+//! The non-visible write rule at commit time: Algorithm 3 of the NWR paper, over a protocol's
+//! hooks ([`NwrBaseline`]).
+//!
+//! Each committing transaction `t_j` of epoch `e`:
+//!
+//! 1. [`merge_reads`] (Algorithm 3 (1)), for **every** commit, NWR or baseline, before the
+//!    baseline validates its read set: each read of a version older than epoch `e` is merged into
+//!    the read item's mRS as [`PRE_EPOCH`]. Unlike the paper (which merges only when the object
+//!    already belongs to epoch `e`) an older object is reset to epoch `e` first, so a read made
+//!    before the item's first blind write of the epoch is not forgotten.
+//! 2. [`try_omit`] (Algorithm 2 and 3 (2)–(4)): every write must be blind; every read must be of a
+//!    version older than `e` (check (3) in its conservative form: any version of this epoch may
+//!    have been written by a successor of the pivot) and still current (the baseline's overwriter
+//!    validation); every written item must already have a visible version of epoch `e` (the pivot,
+//!    check (2)); no transaction of epoch `e` may have read an older version of it (mRS, check (4)).
+//!    Then one CAS per written item decrements its pivot counter and merges the write into mWS;
+//!    a failed CAS reloads the object and validates it again.
+//!
+//! **Why this is safe** (the serial order it implies): put every omitting transaction of epoch
+//! `e` at the *start* of epoch `e`, after all transactions of earlier epochs and before every
+//! transaction of `e` that installed versions (ordering the omitters among themselves by any
+//! total order, e.g. their recording stamps). Each omitter read the last versions before `e`
+//! (checks on reads), so it reads exactly what that position gives. Each of its writes is ordered
+//! after the item's last version before `e` and before the item's first version of `e` (which
+//! exists), so nobody positioned later can read it; and nobody of epoch `e` read the older version
+//! (mRS), so no later transaction misses it. Omitters never read an item another omitter of the
+//! same epoch writes (the writer needs an epoch-`e` version, the reader needs there to be none
+//! when it validates), so their only mutual edges are write-write ones, which follow the chosen
+//! total order. Strictness: with epoch-based group commit every transaction of epoch `e` is
+//! acknowledged after epoch `e` ends, so moving `t_j` before them respects real time (ST-Rule).
+//!
+//! The race between a reader's merge (step 1, then its validation load) and an omitter's check
+//! (the item's version word load, then its CAS) is closed by the CAS: if the omitter's CAS comes
+//! first in the object's modification order, the reader's CAS synchronizes with it and its
+//! validation sees the new version (and fails); otherwise the omitter's CAS sees the merge.
+//!
+//! No false aborts: every failure only returns an [`NwrFailure`]; the caller hands control back
+//! to the baseline protocol, which alone may abort.
+
+use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
+use crate::stats::{NwrFailure, NwrStats};
+
+/// CAS attempts per written item before giving up (`NwrFailure::CasRetry`).
+pub const MAX_CAS_RETRIES: u32 = 16;
+
+/// The hooks a baseline protocol provides to the rule for one committing transaction.
+pub trait NwrBaseline {
+    /// Number of reads in the read set.
+    fn read_count(&self) -> usize;
+    /// The item `(table, key)` of read `i`.
+    fn read_item(&self, i: usize) -> (u16, u64);
+    /// The pivot object of read `i`'s item.
+    fn read_pivot(&self, i: usize) -> &PivotCell;
+    /// The per-epoch version number of the version read `i` observed, for a transaction of
+    /// `epoch` ([`PRE_EPOCH`] if it was written before `epoch`).
+    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber;
+    /// Number of writes.
+    fn write_count(&self) -> usize;
+    /// The item of write `i`.
+    fn write_item(&self, i: usize) -> (u16, u64);
+    /// Whether write `i` is blind (not an insert, delete or read-modify-write, and the transaction
+    /// did not read the item).
+    fn write_is_blind(&self, i: usize) -> bool;
+    /// The pivot object of write `i`'s item.
+    fn write_pivot(&self, i: usize) -> &PivotCell;
+    /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
+    /// Must load the item's version word before the caller's CAS on its pivot object.
+    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool;
+    /// Whether the transaction did range scans (left to the baseline).
+    fn has_scans(&self) -> bool;
+    /// The baseline's validation of overwriters, without taking locks: `true` if every read is
+    /// still current (and not locked by another writer).
+    fn overwriters_valid(&self) -> bool;
+    /// A deliberately broken check (tests of the correctness kit only; `None` in real engines,
+    /// where the constant folds the branches away).
+    #[inline(always)]
+    fn mutation(&self) -> Option<NwrMutation> {
+        None
+    }
+}
+
+/// A check of the rule a test disables to prove the checker catches it (never in real runs).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NwrMutation {
+    /// Omit even when the item has no version of the current epoch (the write may be the latest).
+    SkipEpochCheck,
+    /// Omit even when a transaction of this epoch read the version the write is ordered after.
+    SkipMergedReadCheck,
+}
+
+/// Algorithm 3 (1): merges `t`'s reads of versions older than `epoch` into their items' mRS.
+/// Call before the baseline validates the read set, on every commit of an NWR engine.
+pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
+    for i in 0..t.read_count() {
+        let v = t.read_version(i, epoch);
+        if v != PRE_EPOCH {
+            continue;
+        }
+        let (table, key) = t.read_item(i);
+        let slot = slot_of(table, key);
+        let cell = t.read_pivot(i);
+        stats.cas_retries += cell.merge_read(epoch, slot, v);
+    }
+}
+
+/// Tries to commit `t` with the NWR version order (see the module docs). On `Ok`, every write is
+/// omitted; the caller finishes the commit without installing anything. On `Err`, the caller runs
+/// the baseline commit. `merge_reads` must have run first.
+pub fn try_omit<B: NwrBaseline + ?Sized>(
+    t: &B,
+    epoch: u32,
+    stats: &mut NwrStats,
+) -> Result<(), NwrFailure> {
+    let r = validate(t, epoch, stats);
+    match r {
+        Ok(()) => {
+            stats.commits_omitted += 1;
+            stats.omitted_writes += t.write_count() as u64;
+        }
+        Err(why) => stats.fail(why),
+    }
+    r
+}
+
+fn validate<B: NwrBaseline + ?Sized>(
+    t: &B,
+    epoch: u32,
+    stats: &mut NwrStats,
+) -> Result<(), NwrFailure> {
+    if t.has_scans() {
+        return Err(NwrFailure::Scan);
+    }
+    if !(0..t.write_count()).all(|i| t.write_is_blind(i)) {
+        return Err(NwrFailure::NotBlind);
+    }
+    if !(0..t.read_count()).all(|i| t.read_version(i, epoch) == PRE_EPOCH) {
+        return Err(NwrFailure::MergedWriteSet);
+    }
+    if !t.overwriters_valid() {
+        return Err(NwrFailure::Overwriters);
+    }
+    for i in 0..t.write_count() {
+        join_pivot(t, i, epoch, stats)?;
+    }
+    Ok(())
+}
+
+/// Validates write `i` against its item's pivot object and orders it just before the pivot, with
+/// one CAS (retried from a fresh load on failure).
+fn join_pivot<B: NwrBaseline + ?Sized>(
+    t: &B,
+    i: usize,
+    epoch: u32,
+    stats: &mut NwrStats,
+) -> Result<(), NwrFailure> {
+    let m = t.mutation();
+    if !t.has_epoch_version(i, epoch) && m != Some(NwrMutation::SkipEpochCheck) {
+        return Err(NwrFailure::Epoch);
+    }
+    let (table, key) = t.write_item(i);
+    let slot = slot_of(table, key);
+    let cell = t.write_pivot(i);
+    let mut cur = cell.load();
+    for _ in 0..MAX_CAS_RETRIES {
+        if cur.epoch > epoch {
+            // The item's object already belongs to a later epoch: our footprint there is unknown.
+            return Err(NwrFailure::Epoch);
+        }
+        let base = cur.in_epoch(epoch);
+        let read = PivotWord::slot(base.mrs, slot);
+        if read != 0 && read <= PRE_EPOCH && m != Some(NwrMutation::SkipMergedReadCheck) {
+            return Err(NwrFailure::MergedReadSet);
+        }
+        if base.pivot == 0 {
+            return Err(NwrFailure::Saturated);
+        }
+        let next = PivotWord {
+            pivot: base.pivot - 1,
+            mws: PivotWord::merge(base.mws, slot, PRE_EPOCH),
+            ..base
+        };
+        match cell.compare_exchange(cur, next) {
+            Ok(()) => return Ok(()),
+            Err(now) => {
+                stats.cas_retries += 1;
+                cur = now;
+            }
+        }
+    }
+    Err(NwrFailure::CasRetry)
+}

@@ -1,0 +1,9 @@
+//! The `txlab` command line; everything lives in `txlab_harness::cli`.
+
+// mimalloc only here, in the binary: library crates never pick the allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> std::process::ExitCode {
+    txlab_harness::cli::main()
+}
