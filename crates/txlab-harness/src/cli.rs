@@ -105,6 +105,19 @@ pub struct ParamArgs {
     /// Micro: keys written per transaction (shared key included), 1..=1000.
     #[arg(long, default_value_t = 5, value_parser = parse_ops)]
     pub writes: usize,
+    /// TPC-C warehouses, 1..=65535.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    pub warehouses: u32,
+    /// TPC-C districts per warehouse, 1..=100000 (10 in the standard; more for ROCOCO's scaled
+    /// variant; warehouses x districts at most 2^20).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub districts: u32,
+    /// TPC-C customers per district, 1..=100000 (3000 in the standard).
+    #[arg(long, default_value_t = 3_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub district_customers: u32,
+    /// TPC-C items, 15..=1000000 (100000 in the standard; smaller is stated in every report).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(15..=1_000_000))]
+    pub items: u32,
     /// Epoch length in milliseconds (Silo's global epoch), 1..=10000.
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub epoch_ms: u64,
@@ -251,6 +264,10 @@ impl ParamArgs {
             writes: self.writes,
             theta: 0.0,
             audit: check,
+            warehouses: self.warehouses,
+            districts: self.districts,
+            district_customers: self.district_customers,
+            items: self.items,
         }
     }
 

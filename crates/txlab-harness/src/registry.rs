@@ -18,7 +18,9 @@ use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_silo::{Silo, SiloConfig};
 use txlab_tictoc::{TicToc, TicTocConfig};
+use txlab_mvto::{Mvto, MvtoConfig};
 use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
+use txlab_workload::{Tpcc, TpccConfig, TpccMix};
 use txlab_workload::{Ycsb, YcsbConfig, YcsbPreset};
 
 /// A concurrency-control protocol the harness can run.
@@ -29,19 +31,31 @@ pub enum Protocol {
     Silo,
     /// TicToc (Yu et al., SIGMOD 2016).
     TicToc,
+    /// Multi-version timestamp ordering, Cicada style (Lim et al., SIGMOD 2017).
+    Mvto,
+    /// Silo with the non-visible write rule (Nakazono et al.), txlab's sound rule.
+    SiloNwr,
     /// Transactions that do nothing (hidden; measures the harness).
     Noop,
 }
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 3] = [Protocol::Silo, Protocol::TicToc, Protocol::Noop];
+    pub const ALL: [Protocol; 5] = [
+        Protocol::Silo,
+        Protocol::TicToc,
+        Protocol::Mvto,
+        Protocol::SiloNwr,
+        Protocol::Noop,
+    ];
 
     /// The CLI name.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Silo => "silo",
             Protocol::TicToc => "tictoc",
+            Protocol::Mvto => "mvto",
+            Protocol::SiloNwr => "silo-nwr",
             Protocol::Noop => "noop",
         }
     }
@@ -54,6 +68,12 @@ impl Protocol {
             }
             Protocol::TicToc => {
                 "TicToc OCC: commit timestamps computed from data (wts/rts), no global counter (SIGMOD 2016)"
+            }
+            Protocol::Mvto => {
+                "MVTO, Cicada style: per-worker clocks, version lists, rapid GC, group commit (SIGMOD 2017)"
+            }
+            Protocol::SiloNwr => {
+                "Silo + non-visible write rule: blind writes omitted via a 128-bit pivot CAS (sound variant)"
             }
             Protocol::Noop => "transactions that do nothing; measures the harness's own overhead",
         }
@@ -94,6 +114,10 @@ pub enum WorkloadKind {
     Micro,
     /// SmallBank.
     SmallBank,
+    /// TPC-C, the full five-transaction mix.
+    Tpcc,
+    /// TPC-C, NewOrder and Payment only.
+    TpccNp,
     /// Empty transactions (hidden; measures the harness).
     Noop,
 }
@@ -114,13 +138,15 @@ pub enum YcsbKind {
 
 impl WorkloadKind {
     /// Every workload, hidden ones included.
-    pub const ALL: [WorkloadKind; 7] = [
+    pub const ALL: [WorkloadKind; 9] = [
         WorkloadKind::Ycsb(YcsbKind::A),
         WorkloadKind::Ycsb(YcsbKind::B),
         WorkloadKind::Ycsb(YcsbKind::C),
         WorkloadKind::Ycsb(YcsbKind::F),
         WorkloadKind::Micro,
         WorkloadKind::SmallBank,
+        WorkloadKind::Tpcc,
+        WorkloadKind::TpccNp,
         WorkloadKind::Noop,
     ];
 
@@ -133,6 +159,8 @@ impl WorkloadKind {
             WorkloadKind::Ycsb(YcsbKind::F) => "ycsb-f",
             WorkloadKind::Micro => "micro",
             WorkloadKind::SmallBank => "smallbank",
+            WorkloadKind::Tpcc => "tpcc",
+            WorkloadKind::TpccNp => "tpcc-np",
             WorkloadKind::Noop => "noop",
         }
     }
@@ -150,6 +178,10 @@ impl WorkloadKind {
                 "micro: --reads keys read and --writes keys written per transaction"
             }
             WorkloadKind::SmallBank => "SmallBank: six banking transactions over savings/checking",
+            WorkloadKind::Tpcc => {
+                "TPC-C 5.11: NewOrder 45, Payment 43, OrderStatus/Delivery/StockLevel 4 each (--warehouses, --districts, --items)"
+            }
+            WorkloadKind::TpccNp => "TPC-C NewOrder + Payment only, 50/50",
             WorkloadKind::Noop => "empty transactions; measures the harness's own overhead",
         }
     }
@@ -166,7 +198,10 @@ impl WorkloadKind {
 
     /// Whether the workload has a Zipf skew parameter.
     pub fn has_theta(self) -> bool {
-        !matches!(self, WorkloadKind::Noop)
+        !matches!(
+            self,
+            WorkloadKind::Noop | WorkloadKind::Tpcc | WorkloadKind::TpccNp
+        )
     }
 
     /// Parses a CLI name.
@@ -219,6 +254,14 @@ pub struct WorkloadParams {
     pub theta: f64,
     /// SmallBank: track money flows so `check` can verify conservation (set by `--check`).
     pub audit: bool,
+    /// TPC-C warehouses.
+    pub warehouses: u32,
+    /// TPC-C districts per warehouse.
+    pub districts: u32,
+    /// TPC-C customers per district.
+    pub district_customers: u32,
+    /// TPC-C items.
+    pub items: u32,
 }
 
 impl Default for WorkloadParams {
@@ -232,6 +275,10 @@ impl Default for WorkloadParams {
             writes: 5,
             theta: 0.0,
             audit: false,
+            warehouses: 1,
+            districts: 10,
+            district_customers: 3_000,
+            items: 100_000,
         }
     }
 }
@@ -311,7 +358,25 @@ pub fn validate_workload(kind: WorkloadKind, params: &WorkloadParams) -> Result<
         WorkloadKind::Ycsb(y) => Ycsb::new(ycsb_config(y, params)).map(|_| ()),
         WorkloadKind::Micro => Micro::new(micro_config(params)).map(|_| ()),
         WorkloadKind::SmallBank => SmallBank::new(smallbank_config(params)).map(|_| ()),
+        WorkloadKind::Tpcc | WorkloadKind::TpccNp => {
+            Tpcc::new(tpcc_config(kind, params)).map(|_| ())
+        }
         WorkloadKind::Noop => Ok(()),
+    }
+}
+
+fn tpcc_config(kind: WorkloadKind, p: &WorkloadParams) -> TpccConfig {
+    TpccConfig {
+        warehouses: p.warehouses,
+        districts_per_warehouse: p.districts,
+        customers_per_district: p.district_customers,
+        items: p.items,
+        mix: if kind == WorkloadKind::TpccNp {
+            TpccMix::NewOrderPayment
+        } else {
+            TpccMix::Full
+        },
+        ..TpccConfig::default()
     }
 }
 
@@ -372,6 +437,10 @@ pub fn run_point(
             let w = SmallBank::new(smallbank_config(params))?;
             with_workload(protocol, &w, engine, run, check)
         }
+        WorkloadKind::Tpcc | WorkloadKind::TpccNp => {
+            let w = Tpcc::new(tpcc_config(workload, params))?;
+            with_workload(protocol, &w, engine, run, check)
+        }
         WorkloadKind::Noop => with_workload(protocol, &NoopWorkload, engine, run, check),
     }
 }
@@ -412,8 +481,35 @@ fn with_workload<W: Workload>(
             let engine = TicToc::new(&schema, tictoc_config(params)?)?;
             measure(&engine, workload, run, check)
         }
+        Protocol::Mvto if check => {
+            let recorder = Arc::new(MemoryRecorder::new());
+            let engine = Mvto::with_recorder(&schema, mvto_config(params)?, Arc::clone(&recorder))?;
+            let out = measure(&engine, workload, run, check)?;
+            Ok(with_history_check(out, &recorder))
+        }
+        Protocol::Mvto => {
+            let engine = Mvto::new(&schema, mvto_config(params)?)?;
+            measure(&engine, workload, run, check)
+        }
+        Protocol::SiloNwr if check => {
+            let recorder = Arc::new(MemoryRecorder::new());
+            let engine =
+                Silo::nwr_with_recorder(&schema, silo_config(params)?, Arc::clone(&recorder))?;
+            let out = measure(&engine, workload, run, check)?;
+            Ok(with_history_check(out, &recorder))
+        }
+        Protocol::SiloNwr => {
+            let engine = Silo::new_nwr(&schema, silo_config(params)?)?;
+            measure(&engine, workload, run, check)
+        }
         Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
     }
+}
+
+fn mvto_config(p: &EngineParams) -> Result<MvtoConfig, Error> {
+    Ok(MvtoConfig::default()
+        .with_epoch(EpochConfig::every(p.epoch)?)
+        .with_ack(p.ack))
 }
 
 fn tictoc_config(p: &EngineParams) -> Result<TicTocConfig, Error> {
@@ -481,8 +577,8 @@ mod tests {
             !e.contains("noop"),
             "hidden protocols are not advertised: {e}"
         );
-        let e = WorkloadKind::from_name("tpcc").unwrap_err().to_string();
-        assert!(e.contains("workload = tpcc") && e.contains("ycsb-a") && e.contains("smallbank"));
+        let e = WorkloadKind::from_name("tpch").unwrap_err().to_string();
+        assert!(e.contains("workload = tpch") && e.contains("ycsb-a") && e.contains("tpcc"));
     }
 
     #[test]
@@ -503,7 +599,7 @@ mod tests {
             duration: Duration::from_millis(100),
             ..RunConfig::default()
         };
-        for p in [Protocol::Silo, Protocol::TicToc] {
+        for p in [Protocol::Silo, Protocol::TicToc, Protocol::Mvto, Protocol::SiloNwr] {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
                 assert!(out.result.commits > 0, "{p:?} {w:?}");
@@ -511,6 +607,35 @@ mod tests {
                 assert!(c.history_checked && c.committed > 0);
                 assert!(c.passed(), "{p:?} {w:?}: {c:?}");
                 assert!(out.parameters.iter().any(|(k, _)| k == "theta"));
+            }
+        }
+    }
+
+    #[test]
+    fn tpcc_runs_on_every_protocol_with_its_consistency_conditions_checked() {
+        let params = WorkloadParams {
+            warehouses: 2,
+            items: 1_000,
+            district_customers: 100,
+            ..Default::default()
+        };
+        let engine = EngineParams {
+            epoch: Duration::from_millis(1),
+            ack: AckMode::AtCommit,
+        };
+        let run = RunConfig {
+            threads: 2,
+            warmup: Duration::ZERO,
+            duration: Duration::from_millis(150),
+            ..RunConfig::default()
+        };
+        for p in [Protocol::Silo, Protocol::TicToc, Protocol::Mvto, Protocol::SiloNwr] {
+            for w in [WorkloadKind::Tpcc, WorkloadKind::TpccNp] {
+                let out = run_point(p, w, &params, &engine, &run, true).unwrap();
+                assert!(out.result.commits > 0, "{p:?} {w:?}");
+                let c = out.check.unwrap();
+                assert!(c.history_checked && c.passed(), "{p:?} {w:?}: {c:?}");
+                assert!(out.parameters.iter().any(|(k, v)| k == "warehouses" && v == "2"));
             }
         }
     }

@@ -9,7 +9,8 @@
 //!
 //! - `param_<name>`: one per workload parameter (`Workload::parameters`);
 //! - `abort_<cause>`: conflict aborts by `ConflictCause::name()`;
-//! - `counter_<name>`: protocol-specific counters (`Worker::drain_counters`).
+//! - `counter_<name>`: protocol-specific counters (`Worker::drain_counters`);
+//! - `commits_<kind>`: commits by transaction type (`Program::kind()`, e.g. `commits_new_order`).
 //!
 //! Fields containing a comma, quote or newline are quoted RFC 4180 style. `cpus` lists the
 //! pinned CPU of each worker separated by `;` (`-` for an unpinned worker).
@@ -87,6 +88,7 @@ struct Extra {
     params: BTreeSet<String>,
     causes: BTreeSet<String>,
     counters: BTreeSet<String>,
+    kinds: BTreeSet<String>,
 }
 
 fn extra_columns(records: &[RunRecord]) -> Extra {
@@ -94,8 +96,10 @@ fn extra_columns(records: &[RunRecord]) -> Extra {
         params: BTreeSet::new(),
         causes: BTreeSet::new(),
         counters: BTreeSet::new(),
+        kinds: BTreeSet::new(),
     };
     for r in records {
+        e.kinds.extend(r.result.commits_by_kind.keys().cloned());
         e.params.extend(r.parameters.keys().cloned());
         e.causes.extend(r.result.conflicts_by_cause.keys().cloned());
         e.counters.extend(r.result.counters.keys().cloned());
@@ -112,6 +116,7 @@ pub fn csv_header(records: &[RunRecord]) -> Vec<String> {
         .chain(e.params.iter().map(|p| format!("param_{p}")))
         .chain(e.causes.iter().map(|c| format!("abort_{c}")))
         .chain(e.counters.iter().map(|c| format!("counter_{c}")))
+        .chain(e.kinds.iter().map(|k| format!("commits_{k}")))
         .collect()
 }
 
@@ -170,6 +175,11 @@ pub fn to_csv(records: &[RunRecord]) -> String {
             e.counters
                 .iter()
                 .map(|c| r.counters.get(c).copied().unwrap_or(0).to_string()),
+        );
+        row.extend(
+            e.kinds
+                .iter()
+                .map(|k| r.commits_by_kind.get(k).copied().unwrap_or(0).to_string()),
         );
         let row: Vec<String> = row.iter().map(|f| field(f)).collect();
         out.push_str(&row.join(","));
@@ -322,6 +332,7 @@ mod tests {
             abandoned: 0,
             conflicts_by_cause: [("read_validation".to_string(), 10)].into(),
             counters: [("omitted_writes".to_string(), 3)].into(),
+            commits_by_kind: [("new_order".to_string(), 5u64)].into_iter().collect(),
             unacknowledged: 0,
             throughput_tps: tps,
             abort_rate: 0.01,
@@ -361,7 +372,7 @@ mod tests {
             "protocol,workload,threads,theta,repeat,duration_s,commits,aborts,throughput_tps,\
              abort_rate,p50_us,p90_us,p99_us,p999_us,max_us,oversubscribed,user_aborts,retries,\
              abandoned,unacknowledged,cpu_time_s,peak_rss_bytes,ack,seed,cpus,param_records,\
-             abort_read_validation,counter_omitted_writes"
+             abort_read_validation,counter_omitted_writes,commits_new_order"
         );
     }
 

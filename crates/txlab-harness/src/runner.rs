@@ -175,6 +175,8 @@ pub struct RunResult {
     pub conflicts_by_cause: BTreeMap<String, u64>,
     /// Protocol-specific counters (`Worker::drain_counters`), summed over workers.
     pub counters: BTreeMap<String, u64>,
+    /// Commits by transaction type (`Program::kind()`, e.g. TPC-C's `new_order`).
+    pub commits_by_kind: BTreeMap<String, u64>,
     /// Commits still waiting for their epoch to become stable when the run ended.
     pub unacknowledged: u64,
     /// Commits per second.
@@ -236,6 +238,8 @@ struct ThreadStats {
     unacknowledged: u64,
     causes: Tally,
     counters: Tally,
+    /// Commits by `Program::kind()`.
+    kinds: Tally,
     latency: Histogram<u64>,
 }
 
@@ -328,6 +332,7 @@ pub fn run_workload<E: Engine, W: Workload>(
         abandoned: 0,
         conflicts_by_cause: BTreeMap::new(),
         counters: BTreeMap::new(),
+        commits_by_kind: BTreeMap::new(),
         unacknowledged: 0,
         throughput_tps: 0.0,
         abort_rate: 0.0,
@@ -353,6 +358,9 @@ pub fn run_workload<E: Engine, W: Workload>(
         res.per_thread_commits.push(t.commits);
         t.causes.merge_into(&mut res.conflicts_by_cause);
         t.counters.merge_into(&mut res.counters);
+        for &(kind, n) in &t.kinds.0 {
+            *res.commits_by_kind.entry(kind.to_string()).or_default() += n;
+        }
         latency
             .add(&t.latency)
             .map_err(|e| Error::Internal(format!("merging latency histograms: {e:?}")))?;
@@ -394,6 +402,7 @@ fn worker_loop<E: Engine, W: Workload>(
         unacknowledged: 0,
         causes: Tally::default(),
         counters: Tally::default(),
+        kinds: Tally::default(),
         latency: new_histogram()?,
     };
     let mut phase = WARMUP;
@@ -431,6 +440,7 @@ fn worker_loop<E: Engine, W: Workload>(
                     last = now;
                     if measuring {
                         st.commits += 1;
+                        st.kinds.add(program.kind(), 1);
                         if track_epochs && !info.acknowledged {
                             pending.push_back((start, info.epoch));
                         } else {

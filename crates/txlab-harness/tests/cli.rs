@@ -173,8 +173,16 @@ fn bad_values_are_usage_errors_naming_flag_value_and_range() {
             &["--protocol", "2pl", "silo"],
         ),
         (
-            &["run", "--workload", "tpcc"],
-            &["--workload", "tpcc", "ycsb-a", "smallbank"],
+            &["run", "--workload", "tpch"],
+            &["--workload", "tpch", "ycsb-a", "smallbank", "tpcc"],
+        ),
+        (
+            &["run", "--workload", "tpcc", "--warehouses", "0"],
+            &["--warehouses", "'0'", "1..=65535"],
+        ),
+        (
+            &["run", "--workload", "tpcc", "--items", "5"],
+            &["--items", "'5'", "15..=1000000"],
         ),
         (
             &["run", "--duration", "0s"],
