@@ -16,9 +16,9 @@ use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error};
+use txlab_mvto::{Mvto, MvtoConfig};
 use txlab_silo::{Silo, SiloConfig};
 use txlab_tictoc::{TicToc, TicTocConfig};
-use txlab_mvto::{Mvto, MvtoConfig};
 use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
 use txlab_workload::{Tpcc, TpccConfig, TpccMix};
 use txlab_workload::{Ycsb, YcsbConfig, YcsbPreset};
@@ -599,7 +599,12 @@ mod tests {
             duration: Duration::from_millis(100),
             ..RunConfig::default()
         };
-        for p in [Protocol::Silo, Protocol::TicToc, Protocol::Mvto, Protocol::SiloNwr] {
+        for p in [
+            Protocol::Silo,
+            Protocol::TicToc,
+            Protocol::Mvto,
+            Protocol::SiloNwr,
+        ] {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
                 assert!(out.result.commits > 0, "{p:?} {w:?}");
@@ -629,13 +634,22 @@ mod tests {
             duration: Duration::from_millis(150),
             ..RunConfig::default()
         };
-        for p in [Protocol::Silo, Protocol::TicToc, Protocol::Mvto, Protocol::SiloNwr] {
+        for p in [
+            Protocol::Silo,
+            Protocol::TicToc,
+            Protocol::Mvto,
+            Protocol::SiloNwr,
+        ] {
             for w in [WorkloadKind::Tpcc, WorkloadKind::TpccNp] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
                 assert!(out.result.commits > 0, "{p:?} {w:?}");
                 let c = out.check.unwrap();
                 assert!(c.history_checked && c.passed(), "{p:?} {w:?}: {c:?}");
-                assert!(out.parameters.iter().any(|(k, v)| k == "warehouses" && v == "2"));
+                assert!(
+                    out.parameters
+                        .iter()
+                        .any(|(k, v)| k == "warehouses" && v == "2")
+                );
             }
         }
     }
