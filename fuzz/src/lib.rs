@@ -174,6 +174,80 @@ pub fn workload_config(data: &[u8]) {
     }
 }
 
+/// The `txlab` command line on arbitrary arguments: parsing and validation return errors (clap's,
+/// or the sweep's own checks), never panic. Nothing is run.
+pub fn cli_args(data: &[u8]) {
+    use clap::Parser;
+    use txlab_harness::cli::{Cli, Command};
+    const WORDS: &[&str] = &[
+        "run",
+        "list",
+        "compare",
+        "plot",
+        "--protocol",
+        "--workload",
+        "--threads",
+        "--theta",
+        "--duration",
+        "--warmup",
+        "--repeat",
+        "--records",
+        "--ops-per-txn",
+        "--payload",
+        "--customers",
+        "--reads",
+        "--writes",
+        "--warehouses",
+        "--districts",
+        "--items",
+        "--district-customers",
+        "--epoch-ms",
+        "--ack",
+        "--seed",
+        "--check",
+        "silo,tictoc",
+        "mvto",
+        "silo-nwr",
+        "ycsb-a",
+        "smallbank,tpcc",
+        "tpcc-np",
+        "micro",
+        "0",
+        "1",
+        "2,1",
+        "0.99",
+        "-1",
+        "NaN",
+        "1e300",
+        "5s",
+        "500ms",
+        "2m",
+        "0s",
+        "99999999999999999999",
+        "epoch",
+        "commit",
+        "",
+    ];
+    let mut args = vec!["txlab".to_string()];
+    for chunk in data.chunks(2) {
+        match chunk {
+            [0, b] => args.push(WORDS[*b as usize % WORDS.len()].to_string()),
+            [a, b] => args.push(String::from_utf8_lossy(&[*a, *b]).into_owned()),
+            [a] => args.push(WORDS[*a as usize % WORDS.len()].to_string()),
+            _ => {}
+        }
+        if args.len() > 24 {
+            break;
+        }
+    }
+    if let Ok(Cli {
+        command: Command::Run(run),
+    }) = Cli::try_parse_from(&args)
+    {
+        let _ = run.spec().validate();
+    }
+}
+
 /// Decodes a schedule of up to 5 transactions over 4 keys.
 fn schedule_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Schedule> {
     let txns = u.int_in_range(1..=5)?;
@@ -230,6 +304,18 @@ impl Protocol for SiloTarget {
     const STRICT: bool = true;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         txlab_silo::Silo::with_recorder(schema, txlab_silo::SiloConfig::manual(), recorder)
+    }
+}
+
+/// MVTO, for the schedule target.
+pub struct MvtoTarget;
+
+impl Protocol for MvtoTarget {
+    type Engine = txlab_mvto::Mvto<MemoryRecorder>;
+    const NAME: &'static str = "mvto";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        txlab_mvto::Mvto::with_recorder(schema, txlab_mvto::MvtoConfig::manual(), recorder)
     }
 }
 

@@ -43,3 +43,16 @@ fn tictoc_schedule_corpus() {
         txlab_fuzz::schedule::<txlab_fuzz::TicTocTarget>,
     );
 }
+
+#[test]
+fn cli_args_corpus() {
+    replay("cli_args", txlab_fuzz::cli_args);
+}
+
+#[test]
+fn mvto_schedule_corpus() {
+    replay(
+        "mvto_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::MvtoTarget>,
+    );
+}
