@@ -134,7 +134,13 @@ impl PivotWord {
 
 /// A pivot object attached to no record (what [`crate::NoNwr`] hands out; never used, since
 /// engines check `WriteOmission::ENABLED` first).
+#[cfg(not(txlab_loom))]
 pub static DETACHED: PivotCell = PivotCell::new();
+
+/// Under loom the cell is a mutex emulation that cannot be built in a `static` initializer;
+/// built lazily (and, as above, never actually used).
+#[cfg(txlab_loom)]
+pub static DETACHED: std::sync::LazyLock<PivotCell> = std::sync::LazyLock::new(PivotCell::new);
 
 /// The atomic pivot version object embedded in each record of an NWR-extended protocol.
 #[derive(Debug, Default)]
@@ -142,7 +148,14 @@ pub struct PivotCell(AtomicU128);
 
 impl PivotCell {
     /// An empty object (epoch 0).
+    #[cfg(not(txlab_loom))]
     pub const fn new() -> Self {
+        Self(AtomicU128::new(PivotWord::fresh(0).pack()))
+    }
+
+    /// An empty object (epoch 0). Not `const` under loom, whose cell is a mutex emulation.
+    #[cfg(txlab_loom)]
+    pub fn new() -> Self {
         Self(AtomicU128::new(PivotWord::fresh(0).pack()))
     }
 

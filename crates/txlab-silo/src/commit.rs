@@ -2,14 +2,17 @@
 //!
 //! ```text
 //! Phase 1  sort the write set by record address; lock every record (CAS on the TID lock bit,
-//!          spinning: the global order rules out deadlock); remember each replaced word.
+//!          spinning: the global order rules out deadlock); remember each replaced word; if a
+//!          replaced word is RETIRED (the record was unlinked, crate::retire), unlock and abort
+//!          with RecordRetired.
 //!          fence(SeqCst); e = global epoch                      <- serialization point
 //! Phase 2  for every read-set entry: abort if the record's word (without LOCK) differs from the
 //!          word read, or if it is locked by another transaction (not in our write set);
 //!          for every scanned stripe: abort if its version changed (phantom).
 //! Phase 3  tid = smallest TID in epoch e greater than every word read or replaced and than the
 //!          worker's last TID; fence(Release); for each write: store the value words, then
-//!          publish tid (| ABSENT for deletes) with a Release store, which also unlocks.
+//!          publish tid (| ABSENT for deletes) with a Release store, which also unlocks;
+//!          queue each delete on a hash or ordered table for unlinking (crate::retire).
 //! ```
 //!
 //! Why the orderings suffice: locking uses an `Acquire` CAS, so the validation loads of Phase 2
@@ -40,7 +43,8 @@
 //! key, and ordered among omitted writes by one total order (see `docs/protocols/nwr.md`).
 
 use crate::record::SiloRecord;
-use crate::tid::{ABSENT, LOCK, is_locked, next_tid, tag};
+use crate::retire::{self, RetireEntry};
+use crate::tid::{ABSENT, LOCK, is_locked, is_retired, next_tid, tag};
 use crate::tid::{SEQ_ONE, epoch_of};
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
@@ -127,19 +131,38 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     // Phase 1: lock the write set in address order.
     st.writes.sort_unstable_by_key(|w| w.rec as usize);
     let skip_lock = skip.lock;
-    for w in st.writes.iter_mut() {
+    let mut retired: Option<usize> = None;
+    for (i, w) in st.writes.iter_mut().enumerate() {
         let r = rec(w.rec);
         if skip_lock {
             w.locked_word = r.tid.load(Ordering::Acquire) & !LOCK;
-            continue;
+        } else {
+            let mut backoff = txlab_core::sync::SpinWait::new();
+            w.locked_word = loop {
+                if let Some(word) = r.try_lock() {
+                    break word;
+                }
+                backoff.snooze();
+            };
         }
-        let mut backoff = txlab_core::sync::SpinWait::new();
-        w.locked_word = loop {
-            if let Some(word) = r.try_lock() {
-                break word;
+        if is_retired(w.locked_word) {
+            // Unlinked from its index (crate::retire): never write to it; a retry finds the
+            // key's fresh incarnation.
+            retired = Some(i);
+            break;
+        }
+    }
+    if let Some(i) = retired {
+        let w = st.writes[i];
+        if !skip_lock {
+            for held in st.writes[..=i].iter() {
+                rec(held.rec).unlock(held.locked_word);
             }
-            backoff.snooze();
-        };
+        }
+        let cause = ConflictCause::RecordRetired;
+        st.failed = Some(cause);
+        tx.finish_abort(Outcome::Aborted(cause));
+        return Err(Conflict::at(cause, w.table, w.key).into());
     }
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
@@ -211,7 +234,16 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                     let v = &st.wbuf[w.off as usize..(w.off + w.len) as usize];
                     r.install(Some(v), tid);
                 }
-                WriteKind::Delete => r.install(None, tid | ABSENT),
+                WriteKind::Delete => {
+                    r.install(None, tid | ABSENT);
+                    if engine.tables.get(w.table).is_ok_and(retire::unlinks) {
+                        tx.w.retire.push(RetireEntry {
+                            table: w.table,
+                            key: w.key,
+                            word: tid | ABSENT,
+                        });
+                    }
+                }
             }
             if Rec::ENABLED {
                 st.h_writes.push(WriteEvent {

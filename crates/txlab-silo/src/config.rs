@@ -19,6 +19,9 @@ pub enum Mutation {
     NwrSkipEpochCheck,
     /// Silo+NWR: omit writes even when a transaction of this epoch read the older version (mRS).
     NwrSkipMergedReadCheck,
+    /// Unlink deleted records as soon as possible instead of two epochs after the delete, so a
+    /// key's next incarnation can get a TID below its tombstone's.
+    RetireWithoutGrace,
 }
 
 /// How a Silo engine behaves.
@@ -69,6 +72,16 @@ impl SiloConfig {
     pub fn with_ack(mut self, ack: AckMode) -> Self {
         self.ack = ack;
         self
+    }
+
+    /// How many epochs a deleted record waits before it is unlinked (`crate::retire`).
+    #[inline]
+    pub(crate) fn retire_grace(&self) -> u64 {
+        #[cfg(feature = "mutation")]
+        if self.mutation == Some(Mutation::RetireWithoutGrace) {
+            return 0;
+        }
+        crate::retire::GRACE_EPOCHS
     }
 
     /// Sets a mutation (tests only).

@@ -2,6 +2,7 @@
 
 use crate::config::SiloConfig;
 use crate::record::SiloRecord;
+use crate::retire::{RetireQueue, RetiredTags};
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
@@ -31,6 +32,8 @@ pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     next_worker: AtomicU32,
     /// Orders omitted writes among themselves in recorded histories (used only when recording).
     pub(crate) omit_stamp: AtomicU64,
+    /// Tags of retired tombstones, for histories (used only when recording; [`crate::retire`]).
+    pub(crate) retired_tags: RetiredTags,
 }
 
 impl Silo<NoRecorder> {
@@ -110,6 +113,7 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
             recorder,
             next_worker: AtomicU32::new(0),
             omit_stamp: AtomicU64::new(0),
+            retired_tags: RetiredTags::default(),
         })
     }
 
@@ -126,6 +130,21 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     /// The configuration.
     pub fn config(&self) -> &SiloConfig {
         &self.config
+    }
+
+    /// Number of keys `table`'s index maps (approximate under concurrency; a dense index reports
+    /// its capacity). Tests use it to see retired tombstones leave the index.
+    #[doc(hidden)]
+    pub fn mapped_keys(&self, table: TableId) -> Result<usize, Error> {
+        Ok(self.tables.get(table)?.len())
+    }
+
+    /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
+    /// it to see retired tombstones leave the index.
+    #[doc(hidden)]
+    pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
+        let guard = crossbeam_epoch::pin();
+        Ok(self.tables.get(table)?.get(key, &guard)?.is_some())
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -182,6 +201,7 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Silo<Rec, W> {
             epoch: self.epochs.register(),
             handle: crossbeam_epoch::default_collector().register(),
             state: WorkerState::new(id),
+            retire: RetireQueue::default(),
             nwr: NwrStats::default(),
         })
     }
@@ -214,8 +234,25 @@ pub struct SiloWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> 
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
     pub(crate) state: WorkerState<W::Pivot>,
+    /// Committed deletes waiting to be unlinked ([`crate::retire`]).
+    pub(crate) retire: RetireQueue,
     /// NWR counters (stay zero without NWR).
     pub(crate) nwr: NwrStats,
+}
+
+impl<Rec: Recorder, W: WriteOmission> SiloWorker<'_, Rec, W> {
+    /// Number of committed deletes this worker has queued and not yet unlinked. Tests use it to
+    /// drive and observe retirement.
+    #[doc(hidden)]
+    pub fn retire_backlog(&self) -> usize {
+        self.retire.len()
+    }
+
+    /// Number of deleted records this worker has unlinked from their index.
+    #[doc(hidden)]
+    pub fn retired_count(&self) -> u64 {
+        self.retire.retired
+    }
 }
 
 impl<'e, Rec: Recorder, W: WriteOmission> Worker for SiloWorker<'e, Rec, W> {

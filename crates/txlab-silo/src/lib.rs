@@ -26,15 +26,21 @@
 //!   object next to the TID word. `Silo<Rec, NoNwr>` (the default) compiles all of it out. See
 //!   `docs/protocols/nwr.md`.
 //!
-//! Known limitation: deleted records stay in their index as absent tombstones (re-inserting the key
-//! reuses them). Unlinking them safely needs the re-created record's TID to exceed the tombstone's,
-//! which is planned with the epoch-based garbage collector; until then a delete-heavy run (TPC-C's
-//! Delivery) keeps one small record per deleted key.
+//! - **Retiring deleted records** ([`retire`]): a committed delete on a hash or ordered table is
+//!   queued on its worker; two epochs later (`E >= e_d + 2`) the worker marks the tombstone
+//!   `RETIRED` (TID bit 2, final) under its lock and unlinks it from the index. Invariants: TIDs
+//!   of a key stay monotone across incarnations (writes to the fresh record commit in an epoch
+//!   above the tombstone's); a retired record is never used again (reads and commits that meet it
+//!   abort with `ConflictCause::RecordRetired`, validation of an earlier read fails); queues hold
+//!   keys rather than record pointers, so no pointer outlives the guard it was obtained under;
+//!   and, when recording histories, reads of a fresh record report the retired tombstone's tag
+//!   instead of the initial version's.
 
 pub mod commit;
 pub mod config;
 pub mod engine;
 pub mod record;
+pub mod retire;
 pub mod tid;
 pub mod txn;
 mod worker_state;

@@ -3,7 +3,7 @@
 //! ```text
 //!  63            32 31                 3   2        1        0
 //! +----------------+--------------------+--------+--------+------+
-//! |  epoch (32)    |  sequence (29)     | (rsvd) | ABSENT | LOCK |
+//! |  epoch (32)    |  sequence (29)     | RETIRED| ABSENT | LOCK |
 //! +----------------+--------------------+--------+--------+------+
 //! ```
 //!
@@ -16,7 +16,12 @@
 //!   sequence overflows it carries into the epoch field; the word stays monotone.
 //! - `ABSENT`: the record is logically absent (never inserted, or deleted). A delete installs a new
 //!   TID with this bit, so readers of the old version notice.
-//! - `LOCK`: held by a committing writer between locking its write set and installing.
+//! - `LOCK`: held by a committing writer between locking its write set and installing, or by the
+//!   worker retiring a tombstone while it unlinks it ([`crate::retire`]).
+//! - `RETIRED`: the record (always an absent tombstone) has been, or is being, unlinked from its
+//!   index. The word never changes again and the record is never used again: every reader, writer
+//!   and validator that meets it aborts with `ConflictCause::RecordRetired` (or fails validation),
+//!   and a retry looks the key up again.
 //!
 //! The *version* of a record is the word without `LOCK`; the *tag* (what histories record) is the
 //! word without the three low bits: `epoch << 32 | sequence << 3`. A loaded record has tag 0.
@@ -25,7 +30,9 @@
 pub const LOCK: u64 = 1;
 /// Logically-absent bit.
 pub const ABSENT: u64 = 1 << 1;
-/// The three status bits (lock, absent, reserved).
+/// Retired-from-the-index bit (see [`crate::retire`]).
+pub const RETIRED: u64 = 1 << 2;
+/// The three status bits (lock, absent, retired).
 pub const STATUS_MASK: u64 = 0b111;
 /// One step of the sequence field.
 pub const SEQ_ONE: u64 = 1 << 3;
@@ -54,6 +61,12 @@ pub const fn is_absent(word: u64) -> bool {
     word & ABSENT != 0
 }
 
+/// Whether the retired bit is set.
+#[inline]
+pub const fn is_retired(word: u64) -> bool {
+    word & RETIRED != 0
+}
+
 /// The commit TID (Silo §4.4): in epoch `epoch`, greater than `floor` (the largest tag seen).
 #[inline]
 pub fn next_tid(floor: u64, epoch: u64) -> u64 {
@@ -75,5 +88,9 @@ mod tests {
         assert_eq!(next_tid((1 << 32) | (9 * SEQ_ONE), 3), (3 << 32) | SEQ_ONE);
         assert_eq!(epoch_of(t), 1);
         assert_eq!(t & STATUS_MASK, 0);
+        // The retired bit is a status bit: not part of the tag, never produced by next_tid.
+        assert_eq!(tag(t | RETIRED | ABSENT), t);
+        assert!(is_retired(t | RETIRED) && !is_retired(t | ABSENT | LOCK));
+        assert_eq!(next_tid(t | RETIRED, 1), t + SEQ_ONE);
     }
 }

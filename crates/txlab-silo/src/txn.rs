@@ -27,6 +27,18 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
         w.state.seq += 1;
         w.epoch.enter();
         let guard = w.handle.pin();
+        if !w.retire.is_empty() {
+            // Unlink a few old tombstones (crate::retire), under this transaction's pinned guard.
+            let history = Rec::ENABLED.then_some(&w.engine.retired_tags);
+            crate::retire::process(
+                &w.engine.tables,
+                &mut w.retire,
+                w.epoch.global(),
+                w.engine.config.retire_grace(),
+                &guard,
+                history,
+            );
+        }
         let begin_ns = if Rec::ENABLED {
             w.engine.recorder.now_ns()
         } else {
@@ -60,8 +72,11 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
         table: TableId,
         key: u64,
     ) -> TxResult<u64> {
-        let waits = self.w.engine.config.read_wait_rounds;
-        self.w.state.observe::<Rec>(rec, vs, table, key, waits)
+        let engine = self.w.engine;
+        let waits = engine.config.read_wait_rounds;
+        self.w
+            .state
+            .observe::<Rec>(rec, vs, table, key, waits, &engine.retired_tags)
     }
 
     /// Ends an aborted transaction: records it, leaves the epoch.
@@ -226,7 +241,8 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
                     _ => visit(key, st.write_value(i)),
                 }
             } else {
-                match st.observe::<Rec>(rec as *const SiloRecord<W::Pivot>, vs, table, key, waits) {
+                let rec = rec as *const SiloRecord<W::Pivot>;
+                match st.observe::<Rec>(rec, vs, table, key, waits, &engine.retired_tags) {
                     Ok(word) if is_absent(word) => true,
                     Ok(_) => visit(key, &st.rbuf[..vs]),
                     Err(e) => {

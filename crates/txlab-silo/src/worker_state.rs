@@ -5,7 +5,8 @@
 //! (`txlab_core::storage` invariant 1). Every set is cleared before the guard is dropped.
 
 use crate::record::{SiloRecord, StableRead};
-use crate::tid::{is_absent, tag};
+use crate::retire::RetiredTags;
+use crate::tid::{is_absent, is_retired, tag};
 use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
@@ -183,6 +184,7 @@ impl<P> WorkerState<P> {
         table: TableId,
         key: u64,
         max_waits: u32,
+        retired_tags: &RetiredTags,
     ) -> TxResult<u64> {
         // SAFETY: `rec` came from the table's index under the transaction's pinned guard, which
         // stays pinned until the transaction ends; records are not freed while it is pinned.
@@ -191,6 +193,11 @@ impl<P> WorkerState<P> {
             self.rbuf.resize(vs, 0);
         }
         match r.read_stable(&mut self.rbuf[..vs], max_waits) {
+            StableRead::Ok(word) if is_retired(word) => {
+                // Unlinked from the index (crate::retire): a retry finds the fresh incarnation.
+                self.failed = Some(ConflictCause::RecordRetired);
+                Err(Conflict::at(ConflictCause::RecordRetired, table, key).into())
+            }
             StableRead::Ok(word) => {
                 self.reads.push(ReadEntry {
                     rec,
@@ -199,10 +206,16 @@ impl<P> WorkerState<P> {
                     key,
                 });
                 if Rec::ENABLED {
+                    // A fresh incarnation's absent state is the state after the key's last
+                    // retired delete (crate::retire, "Histories").
+                    let version = match tag(word) {
+                        0 if is_absent(word) => retired_tags.fresh_version(table, key),
+                        t => t,
+                    };
                     self.h_reads.push(ReadEvent {
                         table,
                         key,
-                        version: tag(word),
+                        version,
                         present: !is_absent(word),
                     });
                 }
