@@ -13,6 +13,10 @@ use txlab::silo::{Silo, SiloConfig};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
 use txlab_tictoc::{TicToc, TicTocConfig};
 
+// The allocator policy: mimalloc in bench and binary targets only, never in libraries.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn bench_engine<E: Engine>(
     c: &mut Criterion,
     protocol: &str,

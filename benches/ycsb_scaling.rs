@@ -13,6 +13,10 @@ use txlab::harness::topology::{Placement, pin_current_thread, plan_for_this_mach
 use txlab::silo::{Silo, SiloConfig};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
 
+// The allocator policy: mimalloc in bench and binary targets only, never in libraries.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Runs `count` transactions on `worker` (created before the timed interval).
 fn run_shard<W: Worker>(worker: &mut W, generator: &mut <Ycsb as Workload>::Generator, count: u64) {
     for _ in 0..count {

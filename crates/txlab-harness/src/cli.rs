@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// Warm-up before each run's measurement, e.g. 0s, 1s (at most 24h).
     #[arg(long, default_value = "1s", value_parser = parse_warmup)]
     pub warmup: Duration,
+    /// Cool-down after each run's measurement, e.g. 0s, 100ms (at most 24h): workers keep running
+    /// uncounted transactions so the measured interval does not end with threads exiting.
+    #[arg(long, default_value = "100ms", value_parser = parse_cooldown)]
+    pub cooldown: Duration,
     /// Repeats of every point, 1..=1000 (the table shows their median and range).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
@@ -153,6 +157,9 @@ pub struct CompareArgs {
     /// Warm-up before each point's measurement (at most 24h).
     #[arg(long, default_value = "200ms", value_parser = parse_warmup)]
     pub warmup: Duration,
+    /// Uncounted cool-down after each point's measurement (at most 24h).
+    #[arg(long, default_value = "100ms", value_parser = parse_cooldown)]
+    pub cooldown: Duration,
     /// Workload, engine and placement parameters.
     #[command(flatten)]
     pub params: ParamArgs,
@@ -205,6 +212,16 @@ fn parse_warmup(s: &str) -> Result<Duration, String> {
     if d > crate::runner::MAX_DURATION {
         return Err(format!(
             "{s} is not accepted: the warm-up must be at most 24h"
+        ));
+    }
+    Ok(d)
+}
+
+fn parse_cooldown(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > crate::runner::MAX_DURATION {
+        return Err(format!(
+            "{s} is not accepted: the cool-down must be at most 24h"
         ));
     }
     Ok(d)
@@ -293,6 +310,7 @@ impl RunArgs {
             repeat: self.repeat,
             warmup: self.warmup,
             duration: self.duration,
+            cooldown: self.cooldown,
             seed: self.params.seed,
             hyperthreads: self.params.hyperthreads,
             params: self.params.workload_params(self.check),
@@ -319,6 +337,7 @@ impl CompareArgs {
             repeat: 1,
             warmup: self.warmup,
             duration: self.duration,
+            cooldown: self.cooldown,
             seed: self.params.seed,
             hyperthreads: self.params.hyperthreads,
             params: self.params.workload_params(false),

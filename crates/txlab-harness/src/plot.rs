@@ -6,7 +6,15 @@
 //! - `<workload>-throughput-vs-threads`: M txn/s against worker threads;
 //! - `<workload>-throughput-vs-theta`: M txn/s against Zipf theta (only if theta varied);
 //! - `<workload>-abort-rate`: conflict aborts in % against theta (or threads if theta is fixed);
-//! - `<workload>-latency`: p50 / p99 / p99.9 latency in µs against worker threads.
+//! - `<workload>-latency` (or `<workload>-latency-theta<θ>`, one per theta when theta varied):
+//!   p50 / p90 / p99 / p99.9 latency in µs (log scale) against the percentile, one line per
+//!   protocol (and thread count, when threads varied);
+//! - `<workload>-latency-cdf` (or `<workload>-latency-cdf-theta<θ>`, one per theta when theta
+//!   varied): the latency CDF, one line per protocol (and thread count, when threads varied). The
+//!   x axis is latency in µs on a log scale, the y axis the fraction of transactions with at most
+//!   that latency. Each line is drawn from the run's `latency_cdf` (the merged per-thread
+//!   histogram sampled at `runner::cdf_percentiles`); over repeats, the median latency at each
+//!   percentile. Runs without a stored CDF (files from older versions) are left out.
 //!
 //! Fonts: plotters renders text through `ab_glyph`, which needs a TrueType font registered at run
 //! time. The first readable one of `$TXLAB_FONT`, common DejaVu/Liberation/Noto paths and any
@@ -89,8 +97,11 @@ struct Point {
     tps: f64,
     abort_rate: f64,
     p50: f64,
+    p90: f64,
     p99: f64,
     p999: f64,
+    /// (percentile, latency µs), ascending; empty if the file has none.
+    cdf: Vec<(f64, f64)>,
 }
 
 fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
@@ -118,6 +129,16 @@ fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
             tps: num(&r["result"]["throughput_tps"]),
             abort_rate: num(&r["result"]["abort_rate"]),
             p50: num(&r["result"]["latency"]["p50_us"]),
+            p90: num(&r["result"]["latency"]["p90_us"]),
+            cdf: r["result"]["latency_cdf"]
+                .as_array()
+                .map(|pts| {
+                    pts.iter()
+                        .map(|p| (num(&p["percentile"]), num(&p["latency_us"])))
+                        .filter(|(q, l)| q.is_finite() && l.is_finite())
+                        .collect()
+                })
+                .unwrap_or_default(),
             p99: num(&r["result"]["latency"]["p99_us"]),
             p999: num(&r["result"]["latency"]["p999_us"]),
         })
@@ -155,6 +176,83 @@ fn series(
         .collect()
 }
 
+/// Draws each series as a coloured line (with point markers if `markers`) and its legend entry.
+fn draw_lines<'a, DB: DrawingBackend + 'a, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    data: &Series,
+    markers: bool,
+    legend: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    for (i, (name, pts)) in data.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+            .map_err(e)?
+            .label(name.as_str())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        if markers {
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .map_err(e)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(legend)
+        .draw()
+        .map_err(e)?;
+    Ok(())
+}
+
+/// A latency CDF chart: x latency in µs on a log scale, y the fraction of transactions at or
+/// below it.
+fn draw_cdf<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    data: &Series,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let (x0, x1) = log_bounds(data.iter().flat_map(|s| s.1.iter().map(|p| p.0)));
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0..x1).log_scale(), 0.0..1.0)
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (µs, log scale)")
+        .y_desc("fraction of transactions ≤ latency")
+        .x_label_formatter(&|x| format_latency(*x))
+        .draw()
+        .map_err(e)?;
+    draw_lines(&mut chart, data, false, SeriesLabelPosition::LowerRight)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// A tick label for a latency in µs: no more digits than the scale needs.
+fn format_latency(us: f64) -> String {
+    if us >= 100.0 {
+        format!("{us:.0}")
+    } else if us >= 1.0 {
+        format!("{}", (us * 10.0).round() / 10.0)
+    } else {
+        format!("{}", (us * 1000.0).round() / 1000.0)
+    }
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
@@ -187,64 +285,169 @@ fn draw<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..y1)
         .map_err(e)?;
+    // Integer x values (thread counts) get one tick per integer, not fractional ones.
+    let integral = data
+        .iter()
+        .flat_map(|s| s.1.iter())
+        .all(|p| p.0.fract() == 0.0)
+        && x1 - x0 <= 20.0;
+    let x_labels = if integral { (x1 - x0) as usize + 1 } else { 10 };
     chart
         .configure_mesh()
+        .x_labels(x_labels)
+        .x_label_formatter(&|x| {
+            if integral {
+                if (x - x.round()).abs() < 1e-9 {
+                    format!("{x:.0}")
+                } else {
+                    String::new()
+                }
+            } else {
+                format!("{}", (x * 1000.0).round() / 1000.0)
+            }
+        })
         .x_desc(x_desc)
         .y_desc(y_desc)
         .draw()
         .map_err(e)?;
-    for (i, (name, pts)) in data.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(e)?
-            .label(name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
-            .map_err(e)?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(e)?;
+    draw_lines(&mut chart, data, true, SeriesLabelPosition::UpperRight)?;
     root.present().map_err(e)?;
     Ok(())
+}
+
+const CHART_SIZE: (u32, u32) = (900, 560);
+
+/// What kind of chart to draw from a [`Series`].
+#[derive(Debug, Clone, Copy)]
+enum Chart<'a> {
+    /// Linear axes with these descriptions, point markers on the lines.
+    Linear { x: &'a str, y: &'a str },
+    /// x: index into [`PERCENTILES`]; y: latency in µs on a log scale.
+    Percentiles,
+    /// x: latency in µs on a log scale; y: fraction of transactions.
+    Cdf,
+}
+
+/// The percentiles of the latency chart, by x position.
+const PERCENTILES: [&str; 4] = ["p50", "p90", "p99", "p99.9"];
+
+fn draw_chart<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    chart: Chart<'_>,
+    data: &Series,
+) -> Result<(), String> {
+    match chart {
+        Chart::Linear { x, y } => draw(root, title, x, y, data),
+        Chart::Percentiles => draw_percentiles(root, title, data),
+        Chart::Cdf => draw_cdf(root, title, data),
+    }
 }
 
 fn render(
     dir: &Path,
     stem: &str,
     title: &str,
-    x: &str,
-    y: &str,
+    chart: Chart<'_>,
     data: &Series,
 ) -> Result<Vec<PathBuf>, Error> {
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
-    let size = (900, 560);
-    draw(
-        SVGBackend::new(&svg, size).into_drawing_area(),
+    draw_chart(
+        SVGBackend::new(&svg, CHART_SIZE).into_drawing_area(),
         title,
-        x,
-        y,
+        chart,
         data,
     )
     .map_err(|e| Error::Internal(format!("drawing {}: {e}", svg.display())))?;
-    draw(
-        BitMapBackend::new(&png, size).into_drawing_area(),
+    draw_chart(
+        BitMapBackend::new(&png, CHART_SIZE).into_drawing_area(),
         title,
-        x,
-        y,
+        chart,
         data,
     )
     .map_err(|e| Error::Internal(format!("drawing {}: {e}", png.display())))?;
     Ok(vec![svg, png])
+}
+
+/// The smallest and largest positive finite values, widened by a factor 1.5 for a log axis.
+fn log_bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    if lo.is_finite() {
+        (lo / 1.5, hi * 1.5)
+    } else {
+        (1.0, 10.0)
+    }
+}
+
+/// Latency percentiles: x the percentile (p50 … p99.9), y latency in µs on a log scale.
+fn draw_percentiles<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    data: &Series,
+) -> Result<(), String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let (y0, y1) = log_bounds(data.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
+    let last = (PERCENTILES.len() - 1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.2..last + 0.2, (y0..y1).log_scale())
+        .map_err(e)?;
+    chart
+        .configure_mesh()
+        .x_labels(PERCENTILES.len())
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 {
+                PERCENTILES
+                    .get(i as usize)
+                    .map_or_else(String::new, |p| p.to_string())
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|y| format_latency(*y))
+        .x_desc("percentile")
+        .y_desc("latency (µs, log scale)")
+        .draw()
+        .map_err(e)?;
+    draw_lines(&mut chart, data, true, SeriesLabelPosition::UpperLeft)?;
+    root.present().map_err(e)?;
+    Ok(())
+}
+
+/// CDF series: one per `name`, x the latency (µs) and y the fraction (0..=1), the median latency
+/// over the group's runs at each percentile; runs without a CDF are skipped.
+fn cdf_series(points: &[&Point], name: impl Fn(&Point) -> String) -> Series {
+    let mut groups: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
+    for p in points {
+        if p.cdf.is_empty() {
+            continue;
+        }
+        let g = groups.entry(name(p)).or_default();
+        for &(q, l) in &p.cdf {
+            g.entry(q.to_bits()).or_insert((q, Vec::new())).1.push(l);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(n, qs)| {
+            let mut pts: Vec<(f64, f64)> = qs
+                .into_values()
+                .map(|(q, ls)| (crate::report::median(&ls), q / 100.0))
+                .collect();
+            pts.sort_by(|a, b| a.1.total_cmp(&b.1));
+            (n, pts)
+        })
+        .collect()
 }
 
 fn theta_label(t: Option<f64>) -> String {
@@ -288,8 +491,10 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             dir,
             &format!("{w}-throughput-vs-threads"),
             &format!("{w}: throughput vs threads"),
-            "worker threads",
-            "throughput (M txn/s)",
+            Chart::Linear {
+                x: "worker threads",
+                y: "throughput (M txn/s)",
+            },
             &data,
         )?);
         if theta_varies {
@@ -303,8 +508,10 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 dir,
                 &format!("{w}-throughput-vs-theta"),
                 &format!("{w}: throughput vs skew"),
-                "Zipf theta",
-                "throughput (M txn/s)",
+                Chart::Linear {
+                    x: "Zipf theta",
+                    y: "throughput (M txn/s)",
+                },
                 &data,
             )?);
             let data = series(
@@ -317,8 +524,10 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 dir,
                 &format!("{w}-abort-rate"),
                 &format!("{w}: abort rate vs skew"),
-                "Zipf theta",
-                "conflict aborts (% of attempts)",
+                Chart::Linear {
+                    x: "Zipf theta",
+                    y: "conflict aborts (% of attempts)",
+                },
                 &data,
             )?);
         } else {
@@ -332,29 +541,76 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 dir,
                 &format!("{w}-abort-rate"),
                 &format!("{w}: abort rate vs threads"),
-                "worker threads",
-                "conflict aborts (% of attempts)",
+                Chart::Linear {
+                    x: "worker threads",
+                    y: "conflict aborts (% of attempts)",
+                },
                 &data,
             )?);
         }
+        files.extend(latency_charts(dir, w, &pts, &thetas)?);
+    }
+    Ok(files)
+}
+
+/// The latency percentile and CDF charts of one workload: one of each per theta if theta
+/// varied, else one of each.
+fn latency_charts(
+    dir: &Path,
+    workload: &str,
+    pts: &[&Point],
+    theta_bits: &[u64],
+) -> Result<Vec<PathBuf>, Error> {
+    let mut threads: Vec<u64> = pts.iter().map(|p| p.threads.to_bits()).collect();
+    threads.sort();
+    threads.dedup();
+    let label = |p: &Point| {
+        if threads.len() > 1 {
+            format!("{} {}t", p.protocol, p.threads)
+        } else {
+            p.protocol.clone()
+        }
+    };
+    let mut files = Vec::new();
+    for &bits in theta_bits {
+        let of_theta: Vec<&Point> = pts
+            .iter()
+            .copied()
+            .filter(|p| p.theta.unwrap_or(0.0).to_bits() == bits)
+            .collect();
+        let (suffix, title_suffix) = if theta_bits.len() > 1 {
+            let theta = f64::from_bits(bits);
+            (format!("-theta{theta}"), format!(", theta={theta}"))
+        } else {
+            (String::new(), String::new())
+        };
         let mut data = Series::new();
-        for (label, f) in [("p50", 0usize), ("p99", 1), ("p99.9", 2)] {
-            let y = move |p: &Point| [p.p50, p.p99, p.p999][f];
-            data.extend(series(
-                &pts,
-                |p| format!("{} {label}", by_protocol_theta(p)),
-                |p| p.threads,
-                y,
-            ));
+        for (i, _) in PERCENTILES.iter().enumerate() {
+            let y = move |p: &Point| [p.p50, p.p90, p.p99, p.p999][i];
+            for (name, pts) in series(&of_theta, label, |_| i as f64, y) {
+                match data.iter_mut().find(|s| s.0 == name) {
+                    Some(s) => s.1.extend(pts),
+                    None => data.push((name, pts)),
+                }
+            }
         }
         files.extend(render(
             dir,
-            &format!("{w}-latency"),
-            &format!("{w}: latency percentiles"),
-            "worker threads",
-            "latency (µs)",
+            &format!("{workload}-latency{suffix}"),
+            &format!("{workload}: latency percentiles{title_suffix}"),
+            Chart::Percentiles,
             &data,
         )?);
+        let data = cdf_series(&of_theta, label);
+        if !data.is_empty() {
+            files.extend(render(
+                dir,
+                &format!("{workload}-latency-cdf{suffix}"),
+                &format!("{workload}: latency CDF{title_suffix}"),
+                Chart::Cdf,
+                &data,
+            )?);
+        }
     }
     Ok(files)
 }
@@ -375,7 +631,14 @@ mod tests {
                             "result": {
                                 "throughput_tps": scale * 1e6 * threads as f64 * (1.0 - theta / 2.0),
                                 "abort_rate": theta / 10.0,
-                                "latency": {"p50_us": 1.0, "p99_us": 5.0, "p999_us": 9.0}
+                                "latency": {"p50_us": 1.0, "p90_us": 3.0, "p99_us": 5.0,
+                                            "p999_us": 9.0},
+                                "latency_cdf": [
+                                    {"percentile": 0.0, "latency_us": 0.5 * scale},
+                                    {"percentile": 50.0, "latency_us": 1.0 * scale},
+                                    {"percentile": 99.0, "latency_us": 5.0 * scale},
+                                    {"percentile": 100.0, "latency_us": 20.0 * scale}
+                                ]
                             }
                         }));
                     }
@@ -400,8 +663,10 @@ mod tests {
             tps,
             abort_rate: 0.0,
             p50: 0.0,
+            p90: 0.0,
             p99: 0.0,
             p999: 0.0,
+            cdf: vec![],
         };
         let pts = [p(2.0, 5.0), p(1.0, 1.0), p(1.0, 3.0), p(1.0, 2.0)];
         let refs: Vec<&Point> = pts.iter().collect();
@@ -415,18 +680,71 @@ mod tests {
         fake_results(&dir);
         match plot_dir(&dir) {
             Ok(files) => {
-                assert_eq!(files.len(), 8, "{files:?}");
+                // 3 throughput/abort charts plus a percentile and a CDF chart per theta, each as
+                // SVG and PNG.
+                assert_eq!(files.len(), 14, "{files:?}");
                 let svg =
                     std::fs::read_to_string(dir.join("ycsb-a-throughput-vs-threads.svg")).unwrap();
                 assert!(svg.contains("<svg") && svg.contains("throughput (M txn/s)"));
                 assert!(svg.contains("worker threads") && svg.contains("silo theta=0.99"));
-                let png = std::fs::read(dir.join("ycsb-a-latency.png")).unwrap();
+                let png = std::fs::read(dir.join("ycsb-a-latency-theta0.png")).unwrap();
+                assert_eq!(&png[1..4], b"PNG");
+                let lat =
+                    std::fs::read_to_string(dir.join("ycsb-a-latency-theta0.99.svg")).unwrap();
+                for label in [
+                    "p50",
+                    "p90",
+                    "p99",
+                    "p99.9",
+                    "latency (µs, log scale)",
+                    "silo 2t",
+                ] {
+                    assert!(
+                        lat.contains(label),
+                        "{label} missing from the latency chart"
+                    );
+                }
+                let cdf =
+                    std::fs::read_to_string(dir.join("ycsb-a-latency-cdf-theta0.99.svg")).unwrap();
+                assert!(cdf.contains("latency (µs, log scale)"));
+                assert!(cdf.contains("fraction of transactions ≤ latency"));
+                assert!(cdf.contains("silo 2t") && cdf.contains("other 1t"));
+                let png = std::fs::read(dir.join("ycsb-a-latency-cdf-theta0.png")).unwrap();
                 assert_eq!(&png[1..4], b"PNG");
             }
             // Machines without any TrueType font: the failure must say how to fix it.
             Err(e) => assert!(e.to_string().contains("TXLAB_FONT"), "{e}"),
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn cdf_lines_take_the_median_latency_per_percentile_over_repeats() {
+        let p = |cdf: Vec<(f64, f64)>| Point {
+            protocol: "silo".into(),
+            workload: "w".into(),
+            threads: 1.0,
+            theta: None,
+            tps: 0.0,
+            abort_rate: 0.0,
+            p50: 0.0,
+            p90: 0.0,
+            p99: 0.0,
+            p999: 0.0,
+            cdf,
+        };
+        let pts = [
+            p(vec![(0.0, 1.0), (50.0, 4.0), (100.0, 9.0)]),
+            p(vec![(0.0, 3.0), (50.0, 2.0), (100.0, 7.0)]),
+            p(vec![(0.0, 2.0), (50.0, 6.0), (100.0, 8.0)]),
+            p(vec![]),
+        ];
+        let refs: Vec<&Point> = pts.iter().collect();
+        let s = cdf_series(&refs, |p| p.protocol.clone());
+        assert_eq!(
+            s,
+            vec![("silo".to_string(), vec![(2.0, 0.0), (4.0, 0.5), (8.0, 1.0)])]
+        );
     }
 
     #[test]

@@ -343,6 +343,10 @@ mod tests {
                 p999_us: 4.0,
                 max_us: 5.0,
             },
+            latency_cdf: vec![crate::runner::CdfPoint {
+                percentile: 50.0,
+                latency_us: 1.0,
+            }],
             per_thread_commits: vec![],
             cpu_time_s: 2.0,
             peak_rss_bytes: 1 << 20,
@@ -414,6 +418,10 @@ mod tests {
                 .unwrap();
         assert_eq!(json["runs"][0]["protocol"], "silo");
         assert_eq!(json["runs"][0]["result"]["throughput_tps"], 5.0);
+        assert_eq!(
+            json["runs"][0]["result"]["latency_cdf"][0],
+            serde_json::json!({"percentile": 50.0, "latency_us": 1.0})
+        );
         assert!(json["machine"]["cpu_model"].is_string());
         assert!(
             std::fs::read_to_string(dir.join("results.csv"))

@@ -6,12 +6,21 @@
 //!    `threads` scoped workers. Each pins itself, waits on a barrier, then creates its engine
 //!    worker and workload generator (so a failure there cannot leave the barrier short).
 //! 2. After the barrier the coordinator times the phases and publishes them in one shared atomic:
-//!    `WARMUP` → `MEASURE` → `STOP`. Workers poll it (a `Relaxed` load: one cached line read) once
-//!    per transaction, between transactions.
+//!    `WARMUP` → `MEASURE` → `COOLDOWN` → `STOP`. Workers poll it (a `Relaxed` load: one cached
+//!    line read) once per transaction, between transactions.
+//!    - `WARMUP` ([`RunConfig::warmup`], may be zero): transactions run, nothing is counted.
+//!    - `MEASURE` ([`RunConfig::duration`]): the measured interval; throughput divides by its
+//!      length on the coordinator's clock, and process CPU time is sampled at its two ends.
+//!    - `COOLDOWN` ([`RunConfig::cooldown`], may be zero): workers keep running transactions
+//!      without counting them, so the contention seen by the last counted transactions is the
+//!      same as in mid-interval (no worker has exited yet) and epoch acknowledgements of the
+//!      interval's commits keep being collected.
+//!    - `STOP`: workers finish their current transaction and leave.
 //! 3. A transaction *counts* iff the phase was `MEASURE` when it started; it then counts through
-//!    all its retries even if `STOP` arrives meanwhile. On entering `MEASURE` each worker discards
-//!    its engine's protocol counters (`Worker::drain_counters`), and drains them again on `STOP`,
-//!    so counters cover exactly the counted transactions.
+//!    all its retries even if `COOLDOWN` or `STOP` arrives meanwhile. On leaving `WARMUP` each
+//!    worker discards its engine's protocol counters (`Worker::drain_counters`), and on leaving
+//!    `MEASURE` it drains them into its result, so counters cover exactly the counted
+//!    transactions (cool-down counters are never drained into the result).
 //! 4. Conflicts are retried with `txlab_core::retry::Backoff` until commit (or until the
 //!    policy's `max_attempts`, counted as *abandoned*). A `UserAbort` finishes the transaction. A
 //!    real error stops the whole run and is returned.
@@ -47,14 +56,17 @@ use txlab_workload::{Generator, Workload};
 
 const WARMUP: u8 = 0;
 const MEASURE: u8 = 1;
-const STOP: u8 = 2;
+const COOLDOWN: u8 = 2;
+const STOP: u8 = 3;
 
 /// Largest accepted thread count.
 pub const MAX_THREADS: usize = 1024;
-/// Longest accepted warm-up or measurement interval.
+/// Longest accepted warm-up, measurement or cool-down interval.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// Largest latency the histograms hold (longer ones are clamped to it): one hour in ns.
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+/// The default cool-down ([`RunConfig::cooldown`]).
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_millis(100);
 /// How often a worker with pending epoch acknowledgements polls `Engine::stable_epoch`.
 pub const ACK_POLL_INTERVAL: Duration = Duration::from_micros(20);
 
@@ -67,6 +79,9 @@ pub struct RunConfig {
     pub warmup: Duration,
     /// Measured interval (must be non-zero).
     pub duration: Duration,
+    /// Unmeasured interval after the measured one, during which workers keep running (may be
+    /// zero, at most [`MAX_DURATION`]).
+    pub cooldown: Duration,
     /// Seed for the workload generators (thread `i` gets `generator(i, seed)`).
     pub seed: u64,
     /// CPU placement.
@@ -83,6 +98,7 @@ impl Default for RunConfig {
             threads: 1,
             warmup: Duration::from_secs(1),
             duration: Duration::from_secs(5),
+            cooldown: DEFAULT_COOLDOWN,
             seed: 42,
             placement: Placement::PhysicalCores,
             retry: RetryPolicy::default(),
@@ -112,6 +128,13 @@ impl RunConfig {
             return Err(Error::invalid(
                 "warmup",
                 format!("{:?}", self.warmup),
+                "at most 24h",
+            ));
+        }
+        if self.cooldown > MAX_DURATION {
+            return Err(Error::invalid(
+                "cooldown",
+                format!("{:?}", self.cooldown),
                 "at most 24h",
             ));
         }
@@ -154,6 +177,38 @@ impl LatencySummary {
     }
 }
 
+/// The percentiles (in %) at which [`RunResult::latency_cdf`] samples the latency distribution:
+/// the minimum (0), every whole percent, the tail (99.5 … 99.99) and the maximum (100).
+pub fn cdf_percentiles() -> impl Iterator<Item = f64> {
+    (0..=99)
+        .map(f64::from)
+        .chain([99.5, 99.9, 99.95, 99.99, 100.0])
+}
+
+/// One point of a latency CDF: a fraction `percentile / 100` of the transactions had a latency of
+/// at most `latency_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CdfPoint {
+    /// Percentile, 0..=100.
+    pub percentile: f64,
+    /// Latency in microseconds (the histogram bucket's upper end: 3 significant digits).
+    pub latency_us: f64,
+}
+
+/// The latency CDF of a histogram of nanoseconds, sampled at [`cdf_percentiles`] (empty if the
+/// histogram is).
+pub fn latency_cdf(h: &Histogram<u64>) -> Vec<CdfPoint> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    cdf_percentiles()
+        .map(|percentile| CdfPoint {
+            percentile,
+            latency_us: h.value_at_quantile(percentile / 100.0) as f64 / 1000.0,
+        })
+        .collect()
+}
+
 /// The outcome of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -185,6 +240,8 @@ pub struct RunResult {
     pub abort_rate: f64,
     /// Latency percentiles.
     pub latency: LatencySummary,
+    /// The latency distribution at [`cdf_percentiles`] (empty without commits), for CDF plots.
+    pub latency_cdf: Vec<CdfPoint>,
     /// Committed transactions per worker.
     pub per_thread_commits: Vec<u64>,
     /// Process CPU time (user + system) during the measured interval, in seconds.
@@ -296,17 +353,24 @@ pub fn run_workload<E: Engine, W: Workload>(
         let failed_in_warmup = fail_rx.recv_timeout(cfg.warmup).is_ok();
         let usage0 = process_usage();
         let m0 = Instant::now();
-        if !failed_in_warmup
+        let measuring = !failed_in_warmup
             && shared
                 .phase
                 .compare_exchange(WARMUP, MEASURE, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            let _ = fail_rx.recv_timeout(cfg.duration);
-        }
-        shared.phase.store(STOP, Ordering::Relaxed);
+                .is_ok();
+        let failed_in_measure = measuring && fail_rx.recv_timeout(cfg.duration).is_ok();
+        let cooling = measuring
+            && !failed_in_measure
+            && shared
+                .phase
+                .compare_exchange(MEASURE, COOLDOWN, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
         let measured = m0.elapsed();
         let usage1 = process_usage();
+        if cooling {
+            let _ = fail_rx.recv_timeout(cfg.cooldown);
+        }
+        shared.phase.store(STOP, Ordering::Relaxed);
         let outcomes: Vec<_> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
@@ -337,6 +401,7 @@ pub fn run_workload<E: Engine, W: Workload>(
         throughput_tps: 0.0,
         abort_rate: 0.0,
         latency: LatencySummary::default(),
+        latency_cdf: Vec::new(),
         per_thread_commits: Vec::with_capacity(stats.len()),
         cpu_time_s: usage1.cpu().saturating_sub(usage0.cpu()).as_secs_f64(),
         peak_rss_bytes: usage1.max_rss_bytes,
@@ -373,6 +438,7 @@ pub fn run_workload<E: Engine, W: Workload>(
         res.conflicts as f64 / attempts as f64
     };
     res.latency = LatencySummary::of(&latency);
+    res.latency_cdf = latency_cdf(&latency);
     res.latency_ns = latency;
     Ok(res)
 }
@@ -410,9 +476,13 @@ fn worker_loop<E: Engine, W: Workload>(
     loop {
         let now_phase = shared.phase.load(Ordering::Relaxed);
         if now_phase != phase {
-            if phase == WARMUP {
-                // Leaving warm-up (possibly straight to STOP): forget warm-up counters.
-                worker.drain_counters(&mut |_, _| {});
+            match phase {
+                // Leaving warm-up (possibly straight to a later phase): forget its counters.
+                WARMUP => worker.drain_counters(&mut |_, _| {}),
+                // Leaving the measured interval: its counters are the result's.
+                MEASURE => worker.drain_counters(&mut |name, n| st.counters.add(name, n)),
+                // Cool-down counters are never collected.
+                _ => {}
             }
             phase = now_phase;
             if phase == STOP {
@@ -483,7 +553,6 @@ fn worker_loop<E: Engine, W: Workload>(
             acknowledge(engine.stable_epoch(), last, &mut pending, &mut st.latency);
         }
     }
-    worker.drain_counters(&mut |name, n| st.counters.add(name, n));
     // Wait (bounded) for the commits of the measured interval to be acknowledged.
     let deadline = Instant::now() + shared.cfg.ack_timeout;
     while !pending.is_empty() {

@@ -33,6 +33,9 @@ pub struct SweepSpec {
     /// Measured interval per run (serialized in seconds).
     #[serde(serialize_with = "crate::registry::ser_secs")]
     pub duration: Duration,
+    /// Cool-down after each run's measured interval (serialized in seconds).
+    #[serde(serialize_with = "crate::registry::ser_secs")]
+    pub cooldown: Duration,
     /// Generator seed (the same for every repeat: repeats measure noise, not seeds).
     pub seed: u64,
     /// Use hyperthreads instead of one worker per physical core.
@@ -123,6 +126,7 @@ impl SweepSpec {
             threads,
             warmup: self.warmup,
             duration: self.duration,
+            cooldown: self.cooldown,
             seed: self.seed,
             placement: if self.hyperthreads {
                 Placement::Hyperthreads
@@ -206,6 +210,7 @@ mod tests {
             repeat: 2,
             warmup: Duration::ZERO,
             duration: Duration::from_millis(10),
+            cooldown: Duration::from_millis(1),
             seed: 7,
             hyperthreads: false,
             params: WorkloadParams {

@@ -34,6 +34,8 @@ fn defaults_are_documented_values() {
     assert_eq!(r.theta, vec![0.0]);
     assert_eq!(r.duration, Duration::from_secs(5));
     assert_eq!(r.warmup, Duration::from_secs(1));
+    assert_eq!(r.cooldown, Duration::from_millis(100));
+    assert_eq!(r.spec().cooldown, Duration::from_millis(100));
     assert_eq!(r.repeat, 1);
     assert_eq!(r.out, None);
     assert!(!r.check);
@@ -62,6 +64,8 @@ fn every_flag_parses() {
         "2m",
         "--warmup",
         "500ms",
+        "--cooldown",
+        "250ms",
         "--repeat",
         "3",
         "--out",
@@ -94,6 +98,7 @@ fn every_flag_parses() {
     assert_eq!(r.theta, vec![0.0, 0.9, 0.99]);
     assert_eq!(r.duration, Duration::from_secs(120));
     assert_eq!(r.warmup, Duration::from_millis(500));
+    assert_eq!(r.cooldown, Duration::from_millis(250));
     assert_eq!(r.repeat, 3);
     assert_eq!(r.out.as_deref(), Some(std::path::Path::new("/tmp/x")));
     assert!(r.check);
@@ -106,6 +111,7 @@ fn every_flag_parses() {
     assert_eq!(p.ack, AckArg::Commit);
     assert!(p.hyperthreads);
     let spec = r.spec();
+    assert_eq!(spec.cooldown, Duration::from_millis(250));
     assert_eq!(spec.engine.epoch, Duration::from_millis(5));
     assert!(
         spec.params.audit,
@@ -124,7 +130,9 @@ fn other_subcommands_parse() {
         Command::Compare(c) => {
             assert_eq!(c.duration, Duration::from_secs(1));
             assert_eq!(c.warmup, Duration::from_millis(200));
+            assert_eq!(c.cooldown, Duration::from_millis(100));
             let spec = c.spec(4);
+            assert_eq!(spec.cooldown, Duration::from_millis(100));
             assert_eq!(spec.threads, vec![1, 4]);
             assert_eq!(
                 spec.workloads,
@@ -202,6 +210,11 @@ fn bad_values_are_usage_errors_naming_flag_value_and_range() {
         ),
         (&["run", "--duration", "25h"], &["--duration", "25h", "24h"]),
         (&["run", "--warmup", "1parsec"], &["--warmup", "1parsec"]),
+        (&["run", "--cooldown", "25h"], &["--cooldown", "25h", "24h"]),
+        (
+            &["run", "--cooldown", "later"],
+            &["--cooldown", "later", "500ms"],
+        ),
         (&["run", "--repeat", "0"], &["--repeat", "'0'", "1..=1000"]),
         (&["run", "--records", "0"], &["--records", "'0'", "1..="]),
         (
@@ -230,6 +243,7 @@ fn bad_values_are_usage_errors_naming_flag_value_and_range() {
         (&["run", "--bogus"], &["--bogus"]),
         (&["compare", "--duration", "0s"], &["--duration", "0s"]),
         (&["compare", "--warmup", "soon"], &["--warmup", "soon"]),
+        (&["compare", "--cooldown", "1y"], &["--cooldown", "1y"]),
         (&["frobnicate"], &["frobnicate"]),
         (&["plot"], &["DIR"]),
     ];
@@ -299,6 +313,8 @@ fn a_run_writes_reports_and_a_failed_check_is_exit_1() {
         "20ms",
         "--warmup",
         "0s",
+        "--cooldown",
+        "5ms",
         "--repeat",
         "2",
         "--out",
@@ -314,6 +330,15 @@ fn a_run_writes_reports_and_a_failed_check_is_exit_1() {
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["config"]["threads"], serde_json::json!([1, 2]));
     assert_eq!(json["config"]["duration"], serde_json::json!(0.02));
+    assert_eq!(json["config"]["cooldown"], serde_json::json!(0.005));
+    // Each run stores its latency CDF, ending at the maximum (percentile 100).
+    let cdf = json["runs"][0]["result"]["latency_cdf"].as_array().unwrap();
+    assert!(cdf.len() > 100, "{cdf:?}");
+    assert_eq!(cdf.last().unwrap()["percentile"], serde_json::json!(100.0));
+    assert_eq!(
+        cdf.last().unwrap()["latency_us"],
+        json["runs"][0]["result"]["latency"]["max_us"]
+    );
     assert_eq!(json["config"]["engine"]["ack"], "epoch");
     assert_eq!(json["runs"].as_array().unwrap().len(), 4);
     assert!(json["machine"]["git_revision"].is_string());

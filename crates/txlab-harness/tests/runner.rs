@@ -22,6 +22,9 @@ struct ScriptedEngine {
     ack: AckMode,
     /// Attempts over the whole run, warm-up included.
     all_attempts: AtomicU64,
+    /// Attempts begun after a worker's second `drain_counters`: the runner drains on leaving
+    /// warm-up and on leaving the measured interval, so these ran during cool-down (or later).
+    after_measure_attempts: AtomicU64,
     /// Fail with a real error once this many attempts were made in total.
     error_after: Option<u64>,
     epoch_origin: Instant,
@@ -34,6 +37,7 @@ impl ScriptedEngine {
             schema: Schema::new(),
             ack,
             all_attempts: AtomicU64::new(0),
+            after_measure_attempts: AtomicU64::new(0),
             error_after,
             epoch_origin: Instant::now(),
             next_id: AtomicU32::new(0),
@@ -56,6 +60,8 @@ struct ScriptedWorker<'e> {
     commits: u64,
     conflicts: u64,
     user_aborts: u64,
+    /// `drain_counters` calls so far.
+    drains: u32,
 }
 
 #[derive(Debug)]
@@ -101,12 +107,18 @@ impl<'e> Worker for ScriptedWorker<'e> {
         self.attempts += 1;
         let engine = self.engine.expect("worker made by the engine");
         engine.all_attempts.fetch_add(1, Ordering::Relaxed);
+        if self.drains >= 2 {
+            engine
+                .after_measure_attempts
+                .fetch_add(1, Ordering::Relaxed);
+        }
         ScriptedTxn { w: self }
     }
     fn id(&self) -> u32 {
         self.id
     }
     fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+        self.drains += 1;
         sink("attempts", std::mem::take(&mut self.attempts));
         sink("commits", std::mem::take(&mut self.commits));
         sink("conflicts", std::mem::take(&mut self.conflicts));
@@ -292,6 +304,77 @@ fn counts_add_up_and_match_the_engine_over_the_measured_interval() {
         r.counters["attempts"]
     );
     assert!(r.elapsed_s >= 0.1, "measured {}", r.elapsed_s);
+}
+
+#[test]
+fn transactions_started_during_cool_down_run_but_are_not_counted() {
+    let engine = ScriptedEngine::new(AckMode::AtCommit, None);
+    let mut c = cfg(2, 10, 50);
+    c.cooldown = Duration::from_millis(100);
+    let start = Instant::now();
+    let r = run_workload(&engine, &ScriptedWorkload, &c).unwrap();
+    let wall = start.elapsed();
+    assert!(
+        wall >= Duration::from_millis(10 + 50 + 100),
+        "warm-up + measure + cool-down took only {wall:?}"
+    );
+    // Workers kept running transactions after the measured interval ended.
+    let after = engine.after_measure_attempts.load(Ordering::Relaxed);
+    assert!(after > 0, "no attempt after the measured interval: {r:?}");
+    // None of them is in the result: the runner's counts equal the engine's counters drained
+    // on leaving the measured interval, which exclude every attempt begun after that drain.
+    assert_eq!(
+        r.counters["attempts"],
+        r.commits + r.conflicts + r.user_aborts
+    );
+    assert_eq!(r.counters["commits"], r.commits);
+    assert_eq!(r.latency_ns.len(), r.commits);
+    let all = engine.all_attempts.load(Ordering::Relaxed);
+    assert!(
+        all >= r.counters["attempts"] + after,
+        "all {all}, counted {}, after {after}",
+        r.counters["attempts"]
+    );
+    // The measured interval is the measure phase alone, not the cool-down.
+    assert!(
+        r.elapsed_s >= 0.05 && r.elapsed_s < wall.as_secs_f64() - 0.1,
+        "elapsed {} of {wall:?}",
+        r.elapsed_s
+    );
+}
+
+#[test]
+fn a_cool_down_longer_than_24h_is_rejected() {
+    let mut c = cfg(1, 0, 10);
+    c.cooldown = Duration::from_secs(25 * 3600);
+    let err = run_workload(&NoopEngine::new(&Schema::new()), &NoopWorkload, &c).unwrap_err();
+    assert!(
+        err.to_string().contains("cooldown") && err.to_string().contains("24h"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_latency_cdf_is_monotone_and_ends_at_the_maximum() {
+    let r = run_workload(
+        &ScriptedEngine::new(AckMode::EpochStable, None),
+        &ScriptedWorkload,
+        &cfg(1, 0, 50),
+    )
+    .unwrap();
+    assert!(r.commits > 0);
+    let cdf = &r.latency_cdf;
+    let percentiles: Vec<f64> = txlab_harness::runner::cdf_percentiles().collect();
+    assert_eq!(
+        cdf.iter().map(|p| p.percentile).collect::<Vec<_>>(),
+        percentiles
+    );
+    assert!(cdf.windows(2).all(|w| w[0].latency_us <= w[1].latency_us));
+    assert_eq!(cdf.last().unwrap().latency_us, r.latency.max_us);
+    let p50 = cdf.iter().find(|p| p.percentile == 50.0).unwrap();
+    assert_eq!(p50.latency_us, r.latency.p50_us);
+    // Epoch acknowledgement: every latency is at least one 1 ms epoch.
+    assert!(cdf[0].latency_us >= 999.0, "{:?}", cdf[0]);
 }
 
 #[test]

@@ -69,4 +69,3 @@ impl Protocol for MvtoSkipWriteTooLate {
 fn kit_catches_a_skipped_write_too_late_check() {
     txlab_testkit::mutation::assert_caught::<MvtoSkipWriteTooLate>();
 }
-
