@@ -58,7 +58,7 @@ fn observe<Rec: Recorder>(
     key: u64,
 ) -> TxResult<*const Version> {
     let r = record(rec);
-    let backoff = crossbeam_utils::Backoff::new();
+    let mut backoff = txlab_core::sync::SpinWait::new();
     let mut waits = 0u32;
     loop {
         match r.visible(ts, Ordering::Acquire, guard) {

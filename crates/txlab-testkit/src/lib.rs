@@ -23,6 +23,8 @@
 //!   SmallBank (balance conservation), histories checked. Bounded by transaction count.
 //! - [`mutation`]: the same checks, run against a deliberately broken build of the protocol, must
 //!   find a violation (a suite that cannot fail proves nothing).
+//! - `shuttle_check` (only with `--cfg txlab_shuttle`): the real threaded commit path under
+//!   shuttle's randomized scheduler, which can preempt between any two atomic operations.
 //!
 //! Histories are checked for strict serializability when [`Protocol::STRICT`] is set, for
 //! serializability otherwise.
@@ -31,6 +33,8 @@ pub mod hermitage;
 pub mod mutation;
 pub mod replay;
 pub mod schedule;
+#[cfg(txlab_shuttle)]
+pub mod shuttle_check;
 pub mod stress;
 
 pub use hermitage::{Expect, Hermitage};

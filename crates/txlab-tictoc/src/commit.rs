@@ -159,7 +159,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
             w.locked_word = r.word.load(Ordering::Acquire) & !crate::word::LOCK;
             continue;
         }
-        let backoff = crossbeam_utils::Backoff::new();
+        let mut backoff = txlab_core::sync::SpinWait::new();
         w.locked_word = loop {
             if let Some(word) = r.try_lock() {
                 break word;

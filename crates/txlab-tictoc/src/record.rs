@@ -52,7 +52,7 @@ impl TicTocRecord {
     #[inline]
     pub(crate) fn read_stable(&self, out: &mut [u8], max_waits: u32, with_tag: bool) -> StableRead {
         let mut waits = 0u32;
-        let backoff = crossbeam_utils::Backoff::new();
+        let mut backoff = txlab_core::sync::SpinWait::new();
         loop {
             let w1 = self.word.load(Ordering::Acquire);
             if !is_locked(w1) {
