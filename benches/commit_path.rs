@@ -9,9 +9,10 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use txlab::core::epoch::EpochConfig;
 use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
+use txlab::mvto::{Mvto, MvtoConfig};
 use txlab::silo::{Silo, SiloConfig};
+use txlab::tictoc::{TicToc, TicTocConfig};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
-use txlab_tictoc::{TicToc, TicTocConfig};
 
 // The allocator policy: mimalloc in bench and binary targets only, never in libraries.
 #[global_allocator]
@@ -67,6 +68,13 @@ fn commit_path(c: &mut Criterion) {
         let tictoc_cfg = TicTocConfig::default().with_ack(AckMode::AtCommit);
         let tictoc = TicToc::new(&schema, tictoc_cfg).expect("a TicToc engine");
         bench_engine(c, "tictoc", &tictoc, &workload, label);
+        let mvto_cfg = MvtoConfig::default().with_ack(AckMode::AtCommit);
+        let mvto = Mvto::new(&schema, mvto_cfg).expect("an MVTO engine");
+        bench_engine(c, "mvto", &mvto, &workload, label);
+        // NWR only omits under group commit; with AtCommit it measures the extension's overhead.
+        let nwr_cfg = SiloConfig::default().with_ack(AckMode::EpochStable);
+        let silo_nwr = Silo::new_nwr(&schema, nwr_cfg).expect("a Silo+NWR engine");
+        bench_engine(c, "silo-nwr", &silo_nwr, &workload, label);
     }
 }
 
