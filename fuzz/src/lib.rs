@@ -307,6 +307,19 @@ impl Protocol for SiloTarget {
     }
 }
 
+/// Silo+NWR (group commit, manual epochs: the kit's configuration), for the schedule target.
+pub struct SiloNwrTarget;
+
+impl Protocol for SiloNwrTarget {
+    type Engine = txlab_silo::SiloNwr<MemoryRecorder>;
+    const NAME: &'static str = "silo-nwr";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
+        txlab_silo::Silo::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
 /// MVTO, for the schedule target.
 pub struct MvtoTarget;
 

@@ -56,3 +56,11 @@ fn mvto_schedule_corpus() {
         txlab_fuzz::schedule::<txlab_fuzz::MvtoTarget>,
     );
 }
+
+#[test]
+fn silo_nwr_schedule_corpus() {
+    replay(
+        "silo_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::SiloNwrTarget>,
+    );
+}
