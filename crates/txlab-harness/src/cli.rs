@@ -5,6 +5,9 @@
 //! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
 //! what is accepted.
 
+use crate::batch::{
+    BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
+};
 use crate::machine::MachineInfo;
 use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
 use crate::report::{RunRecord, summary_table, write_results};
@@ -42,7 +45,8 @@ pub enum Command {
     Run(RunArgs),
     /// List the protocols and workloads, one per line.
     List,
-    /// Every protocol on YCSB-A and SmallBank (theta 0.99) at 1 thread and all physical cores.
+    /// Every interactive protocol (not batch-*/silo-ta) on YCSB-A and SmallBank (theta 0.99) at 1
+    /// thread and all physical cores.
     Compare(CompareArgs),
     /// Plot a results directory (SVG and PNG next to results.json).
     Plot(PlotArgs),
@@ -134,6 +138,22 @@ pub struct ParamArgs {
     /// Place workers on every logical CPU (hyperthreads) instead of one per physical core.
     #[arg(long)]
     pub hyperthreads: bool,
+    /// batch-*: transactions per validator batch and requests per storage batch, 1..=65536 (the
+    /// paper's 40). silo-ta always batches 4 transactions per thread (the paper's).
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = parse_batch_size)]
+    pub batch_size: usize,
+    /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 (the
+    /// paper's 300).
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
+    pub concurrency: usize,
+    /// batch-vc, batch-srvc: transaction reordering worker threads, 1..=256.
+    #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = parse_reorder_workers)]
+    pub reorder_workers: usize,
+    /// batch-vc, batch-srvc: feedback vertex set algorithm: sort (sort-based greedy, multi
+    /// factor 2, the paper's default), scc (SCC-based greedy), hybrid (SCC greedy, exact on
+    /// components of at most 10 nodes).
+    #[arg(long, value_enum, default_value_t = FvsChoice::Sort)]
+    pub fvs: FvsChoice,
 }
 
 /// `--ack`.
@@ -270,6 +290,18 @@ fn parse_payload(s: &str) -> Result<usize, String> {
     parse_in_range(s, 1, MAX_VALUE_SIZE)
 }
 
+fn parse_batch_size(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_BATCH_SIZE)
+}
+
+fn parse_concurrency(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_CONCURRENCY)
+}
+
+fn parse_reorder_workers(s: &str) -> Result<usize, String> {
+    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_COMPONENT_THREADS)
+}
+
 impl ParamArgs {
     fn workload_params(&self, check: bool) -> WorkloadParams {
         WorkloadParams {
@@ -294,6 +326,12 @@ impl ParamArgs {
             ack: match self.ack {
                 AckArg::Commit => AckMode::AtCommit,
                 AckArg::Epoch => AckMode::EpochStable,
+            },
+            batch: BatchParams {
+                batch_size: self.batch_size,
+                concurrency: self.concurrency,
+                reorder_workers: self.reorder_workers,
+                fvs: self.fvs,
             },
         }
     }
@@ -321,13 +359,14 @@ impl RunArgs {
 }
 
 impl CompareArgs {
-    /// The comparison sweep: every visible protocol, YCSB-A and SmallBank at theta 0.99, 1 thread
+    /// The comparison sweep: every visible interactive protocol ([`Protocol::interactive`]: the
+    /// batching engines are left out), YCSB-A and SmallBank at theta 0.99, 1 thread
     /// and every physical core, one repeat.
     pub fn spec(&self, physical_cores: usize) -> SweepSpec {
         let mut threads = vec![1, physical_cores.max(1)];
         threads.dedup();
         SweepSpec {
-            protocols: Protocol::visible().collect(),
+            protocols: Protocol::visible().filter(|p| p.interactive()).collect(),
             workloads: vec![
                 WorkloadKind::from_name("ycsb-a").unwrap_or(WorkloadKind::Micro),
                 WorkloadKind::SmallBank,
@@ -379,11 +418,11 @@ fn default_out(prefix: &str) -> PathBuf {
 pub fn list_text() -> String {
     let mut out = String::from("protocols:\n");
     for p in Protocol::visible() {
-        out.push_str(&format!("  {:<10} {}\n", p.name(), p.description()));
+        out.push_str(&format!("  {:<11} {}\n", p.name(), p.description()));
     }
     out.push_str("workloads:\n");
     for w in WorkloadKind::visible() {
-        out.push_str(&format!("  {:<10} {}\n", w.name(), w.description()));
+        out.push_str(&format!("  {:<11} {}\n", w.name(), w.description()));
     }
     out
 }

@@ -2,6 +2,8 @@
 //!
 //! The measurement harness and the `txlab` command line:
 //!
+//! - [`batch`]: the OCC-batching engines (`batch-*` pipeline modes, `silo-ta`) through their
+//!   own drivers, their statistics converted to the runner's result;
 //! - [`runner`]: [`run_workload`](runner::run_workload) drives an [`Engine`](txlab_core::Engine)
 //!   with a [`Workload`](txlab_workload::Workload) on pinned threads for a warmed-up, timed
 //!   interval and returns throughput, abort rates by cause, latency percentiles (optionally until
@@ -19,6 +21,7 @@
 //!
 //! See `docs/benchmarking.md` in the repository for how to run and read the numbers.
 
+pub mod batch;
 pub mod cli;
 pub mod machine;
 pub mod noop;

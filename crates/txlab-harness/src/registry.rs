@@ -5,9 +5,13 @@
 //! protocol means adding a [`Protocol`] variant, its name and description, and one match arm in
 //! [`run_point`] (two if it supports history recording for `--check`).
 //!
+//! The OCC-batching engines (`batch-*`, `silo-ta`) have their own drivers; their arms call
+//! [`crate::batch`], which converts the drivers' statistics into a [`RunResult`].
+//!
 //! Hidden entries (`noop`) exist for measuring the harness itself; `txlab list` does not show
 //! them, but `--protocol noop --workload noop` runs them.
 
+use crate::batch::{BatchParams, pipeline_mode, run_pipeline, run_silo_ta};
 use crate::noop::{NoopEngine, NoopWorkload};
 use crate::runner::{RunConfig, RunResult, run_workload};
 use serde::Serialize;
@@ -35,17 +39,35 @@ pub enum Protocol {
     Mvto,
     /// Silo with the non-visible write rule (Nakazono et al.), txlab's sound rule.
     SiloNwr,
+    /// The OCC-batching pipeline (Ding et al., VLDB 2018), mode `base`: no batching.
+    BatchBase,
+    /// The OCC-batching pipeline, mode `batch`: storage and validator batching, no reordering.
+    BatchBatch,
+    /// The OCC-batching pipeline, mode `sr`: storage batching with reordering.
+    BatchSr,
+    /// The OCC-batching pipeline, mode `vc`: validator batching with reordering.
+    BatchVc,
+    /// The OCC-batching pipeline, mode `srvc`: storage and validator reordering.
+    BatchSrvc,
+    /// Thread-aware batching (Ding et al., VLDB 2018, §4.2) over Silo.
+    SiloTa,
     /// Transactions that do nothing (hidden; measures the harness).
     Noop,
 }
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::Silo,
         Protocol::TicToc,
         Protocol::Mvto,
         Protocol::SiloNwr,
+        Protocol::BatchBase,
+        Protocol::BatchBatch,
+        Protocol::BatchSr,
+        Protocol::BatchVc,
+        Protocol::BatchSrvc,
+        Protocol::SiloTa,
         Protocol::Noop,
     ];
 
@@ -56,6 +78,12 @@ impl Protocol {
             Protocol::TicToc => "tictoc",
             Protocol::Mvto => "mvto",
             Protocol::SiloNwr => "silo-nwr",
+            Protocol::BatchBase => "batch-base",
+            Protocol::BatchBatch => "batch-batch",
+            Protocol::BatchSr => "batch-sr",
+            Protocol::BatchVc => "batch-vc",
+            Protocol::BatchSrvc => "batch-srvc",
+            Protocol::SiloTa => "silo-ta",
             Protocol::Noop => "noop",
         }
     }
@@ -75,6 +103,24 @@ impl Protocol {
             Protocol::SiloNwr => {
                 "Silo + non-visible write rule: blind writes omitted via a 128-bit pivot CAS (sound variant)"
             }
+            Protocol::BatchBase => {
+                "OCC-batching pipeline, centralized validator, no batching (VLDB 2018 `base`)"
+            }
+            Protocol::BatchBatch => {
+                "OCC-batching pipeline: storage + validator batching in arrival order (`batch`)"
+            }
+            Protocol::BatchSr => {
+                "OCC-batching pipeline: storage batching with writes-first reordering (`sr`)"
+            }
+            Protocol::BatchVc => {
+                "OCC-batching pipeline: validator batching with FVS reordering (`vc`)"
+            }
+            Protocol::BatchSrvc => {
+                "OCC-batching pipeline: storage + validator reordering (`srvc`, the paper's best)"
+            }
+            Protocol::SiloTa => {
+                "Silo with thread-aware batching: conflicting transactions run on one thread (VLDB 2018 §4.2)"
+            }
             Protocol::Noop => "transactions that do nothing; measures the harness's own overhead",
         }
     }
@@ -82,6 +128,14 @@ impl Protocol {
     /// Whether `txlab list` and `txlab compare` leave it out.
     pub fn hidden(self) -> bool {
         matches!(self, Protocol::Noop)
+    }
+
+    /// Whether the generic interactive runner ([`crate::runner`]) drives it. `txlab compare`
+    /// runs only these: the batching engines (`batch-*`, `silo-ta`) have their own drivers, take
+    /// longer per point and measure a different architecture (a centralized validator, or a
+    /// batcher choosing each transaction's thread), so they are run explicitly with `txlab run`.
+    pub fn interactive(self) -> bool {
+        pipeline_mode(self).is_none() && self != Protocol::SiloTa
     }
 
     /// The visible protocols.
@@ -292,6 +346,8 @@ pub struct EngineParams {
     /// Acknowledge at commit or once the epoch is stable.
     #[serde(serialize_with = "ser_ack")]
     pub ack: AckMode,
+    /// The batching engines' parameters (`batch-*`, `silo-ta`).
+    pub batch: BatchParams,
 }
 
 /// Serializes a duration as fractional seconds.
@@ -316,6 +372,7 @@ impl Default for EngineParams {
         Self {
             epoch: EpochConfig::DEFAULT_INTERVAL,
             ack: AckMode::EpochStable,
+            batch: BatchParams::default(),
         }
     }
 }
@@ -445,20 +502,27 @@ pub fn run_point(
     }
 }
 
-fn silo_config(p: &EngineParams) -> Result<SiloConfig, Error> {
+pub(crate) fn silo_config(p: &EngineParams) -> Result<SiloConfig, Error> {
     Ok(SiloConfig::default()
         .with_epoch(EpochConfig::every(p.epoch)?)
         .with_ack(p.ack))
 }
 
-fn with_workload<W: Workload>(
+fn with_workload<W>(
     protocol: Protocol,
     workload: &W,
     params: &EngineParams,
     run: &RunConfig,
     check: bool,
-) -> Result<PointOutcome, Error> {
+) -> Result<PointOutcome, Error>
+where
+    W: Workload,
+    W::Program: Clone + Send + 'static,
+{
     let schema = workload.schema();
+    if let Some(mode) = pipeline_mode(protocol) {
+        return run_pipeline(mode, workload, params, run, check);
+    }
     match protocol {
         Protocol::Silo if check => {
             let recorder = Arc::new(MemoryRecorder::new());
@@ -502,7 +566,16 @@ fn with_workload<W: Workload>(
             let engine = Silo::new_nwr(&schema, silo_config(params)?)?;
             measure(&engine, workload, run, check)
         }
+        Protocol::SiloTa => run_silo_ta(workload, params, run, check),
         Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
+        Protocol::BatchBase
+        | Protocol::BatchBatch
+        | Protocol::BatchSr
+        | Protocol::BatchVc
+        | Protocol::BatchSrvc => Err(Error::Internal(format!(
+            "{} is a pipeline protocol but has no mode",
+            protocol.name()
+        ))),
     }
 }
 
@@ -519,7 +592,7 @@ fn tictoc_config(p: &EngineParams) -> Result<TicTocConfig, Error> {
 }
 
 /// Checks the recorded history for serializability anomalies and adds the finding to `out`.
-fn with_history_check(mut out: PointOutcome, recorder: &MemoryRecorder) -> PointOutcome {
+pub(crate) fn with_history_check(mut out: PointOutcome, recorder: &MemoryRecorder) -> PointOutcome {
     let report = check(&recorder.take(), CheckOptions::serializable());
     if let Some(c) = out.check.as_mut() {
         c.history_checked = true;
@@ -592,6 +665,13 @@ mod tests {
         let engine = EngineParams {
             epoch: Duration::from_millis(1),
             ack: AckMode::EpochStable,
+            // Small batches and few live transactions keep the checked histories short.
+            batch: BatchParams {
+                batch_size: 8,
+                concurrency: 32,
+                reorder_workers: 1,
+                ..BatchParams::default()
+            },
         };
         let run = RunConfig {
             threads: 2,
@@ -599,19 +679,32 @@ mod tests {
             duration: Duration::from_millis(100),
             ..RunConfig::default()
         };
-        for p in [
-            Protocol::Silo,
-            Protocol::TicToc,
-            Protocol::Mvto,
-            Protocol::SiloNwr,
-        ] {
+        // Every visible protocol, the batching engines (their own drivers) included.
+        let protocols: Vec<Protocol> = Protocol::visible().collect();
+        assert_eq!(protocols.len(), 10);
+        for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
                 assert!(out.result.commits > 0, "{p:?} {w:?}");
                 let c = out.check.unwrap();
-                assert!(c.history_checked && c.committed > 0);
+                assert!(
+                    c.history_checked && c.committed as u64 >= out.result.commits,
+                    "{p:?} {w:?}: {c:?}"
+                );
                 assert!(c.passed(), "{p:?} {w:?}: {c:?}");
                 assert!(out.parameters.iter().any(|(k, _)| k == "theta"));
+                let r = &out.result;
+                assert_eq!(r.threads, 2);
+                assert!(r.elapsed_s >= 0.1, "{p:?} {w:?}: {}", r.elapsed_s);
+                assert!(r.throughput_tps > 0.0 && r.latency.p50_us > 0.0);
+                assert!(
+                    r.latency.p50_us <= r.latency.p99_us && r.latency.p99_us <= r.latency.max_us
+                );
+                assert_eq!(
+                    r.latency_ns.len(),
+                    r.commits,
+                    "{p:?} {w:?}: one sample per commit"
+                );
             }
         }
     }
@@ -627,6 +720,7 @@ mod tests {
         let engine = EngineParams {
             epoch: Duration::from_millis(1),
             ack: AckMode::AtCommit,
+            ..EngineParams::default()
         };
         let run = RunConfig {
             threads: 2,
@@ -652,6 +746,67 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn batching_engines_warm_up_and_report_their_counters() {
+        let params = WorkloadParams {
+            records: 1000,
+            theta: 0.9,
+            ..Default::default()
+        };
+        let engine = EngineParams {
+            ack: AckMode::AtCommit,
+            ..EngineParams::default()
+        };
+        let run = RunConfig {
+            threads: 2,
+            warmup: Duration::from_millis(30),
+            duration: Duration::from_millis(60),
+            ..RunConfig::default()
+        };
+        let out = run_point(
+            Protocol::BatchSrvc,
+            WorkloadKind::Micro,
+            &params,
+            &engine,
+            &run,
+            false,
+        )
+        .unwrap();
+        let r = &out.result;
+        assert!(r.commits > 0 && out.check.is_none());
+        assert!(r.counters["batches"] > 0, "{:?}", r.counters);
+        assert!(r.counters.contains_key("validation_aborts"));
+        assert_eq!(r.retries, r.conflicts);
+        let out = run_point(
+            Protocol::SiloTa,
+            WorkloadKind::Micro,
+            &params,
+            &engine,
+            &run,
+            false,
+        )
+        .unwrap();
+        assert!(out.result.counters["batches"] > 0);
+        // Bad batching parameters are refused before anything runs, naming the flag.
+        let bad = EngineParams {
+            batch: BatchParams {
+                batch_size: 0,
+                ..BatchParams::default()
+            },
+            ..EngineParams::default()
+        };
+        let e = run_point(
+            Protocol::BatchBase,
+            WorkloadKind::Micro,
+            &params,
+            &bad,
+            &run,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("--batch-size = 0"), "{e}");
     }
 
     #[test]

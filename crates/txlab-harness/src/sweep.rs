@@ -116,7 +116,11 @@ impl SweepSpec {
             }
         }
         for &threads in &self.threads {
-            self.run_config(threads).validate()?;
+            let run = self.run_config(threads);
+            run.validate()?;
+            for &p in &self.protocols {
+                crate::batch::validate(p, threads, &self.engine.batch, &run)?;
+            }
         }
         Ok(())
     }
@@ -220,6 +224,7 @@ mod tests {
             engine: EngineParams {
                 epoch: Duration::from_millis(1),
                 ack: txlab_core::AckMode::AtCommit,
+                ..EngineParams::default()
             },
             check: false,
         }

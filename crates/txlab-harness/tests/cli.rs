@@ -3,6 +3,7 @@
 
 use clap::Parser;
 use std::time::Duration;
+use txlab_harness::batch::{BatchParams, FvsChoice};
 use txlab_harness::cli::{AckArg, Cli, Command, EXIT_USAGE, Failure, execute, parse_duration};
 use txlab_harness::cli::{check_failures, list_text, utc_timestamp};
 use txlab_harness::registry::{CheckSummary, Protocol, WorkloadKind, YcsbKind};
@@ -47,6 +48,78 @@ fn defaults_are_documented_values() {
     assert_eq!((p.reads, p.writes, p.epoch_ms, p.seed), (5, 5, 40, 42));
     assert_eq!(p.ack, AckArg::Epoch);
     assert!(!p.hyperthreads);
+    assert_eq!(
+        (p.batch_size, p.concurrency, p.reorder_workers, p.fvs),
+        (40, 300, 4, FvsChoice::Sort)
+    );
+    assert_eq!(
+        r.spec().engine.batch,
+        BatchParams::default(),
+        "the flags' defaults are the engines' defaults"
+    );
+}
+
+#[test]
+fn batching_flags_parse_and_bad_values_name_the_flag() {
+    let r = run_args(&[
+        "--protocol",
+        "batch-base,batch-batch,batch-sr,batch-vc,batch-srvc,silo-ta",
+        "--batch-size",
+        "8",
+        "--concurrency",
+        "64",
+        "--reorder-workers",
+        "2",
+        "--fvs",
+        "hybrid",
+    ]);
+    assert_eq!(r.protocol.len(), 6);
+    assert!(r.protocol.iter().all(|p| !p.interactive()));
+    let b = r.spec().engine.batch;
+    assert_eq!(
+        (b.batch_size, b.concurrency, b.reorder_workers, b.fvs),
+        (8, 64, 2, FvsChoice::Hybrid)
+    );
+    assert_eq!(run_args(&["--fvs", "scc"]).params.fvs, FvsChoice::Scc);
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["run", "--batch-size", "0"],
+            &["--batch-size", "'0'", "1..=65536"],
+        ),
+        (
+            &["run", "--batch-size", "65537"],
+            &["--batch-size", "65537", "1..=65536"],
+        ),
+        (
+            &["run", "--concurrency", "0"],
+            &["--concurrency", "'0'", "1..=1048576"],
+        ),
+        (
+            &["run", "--concurrency", "many"],
+            &["--concurrency", "many", "1..=1048576"],
+        ),
+        (
+            &["run", "--reorder-workers", "257"],
+            &["--reorder-workers", "257", "1..=256"],
+        ),
+        (
+            &["run", "--fvs", "exact"],
+            &["--fvs", "exact", "sort", "scc", "hybrid"],
+        ),
+    ];
+    for (args, needles) in cases {
+        let msg = usage_error(args);
+        for n in *needles {
+            assert!(msg.contains(n), "{args:?}: message lacks {n:?}:\n{msg}");
+        }
+    }
+    // The pipeline has at most 256 processors: a larger --threads is a usage error naming it.
+    let r = run_args(&["--protocol", "batch-srvc", "--threads", "300"]);
+    let out = std::env::temp_dir().join(format!("txlab-cli-batch-bad-{}", std::process::id()));
+    let f = txlab_harness::cli::sweep_and_report(&r.spec(), &out).unwrap_err();
+    assert_eq!(f.exit_code(), EXIT_USAGE);
+    assert!(f.to_string().contains("--threads = 300"), "{f}");
+    assert!(!out.exists(), "nothing is written for bad input");
 }
 
 #[test]
@@ -142,6 +215,12 @@ fn other_subcommands_parse() {
                 !spec.protocols.contains(&Protocol::Noop),
                 "hidden protocols are not compared"
             );
+            assert!(spec.protocols.contains(&Protocol::Silo));
+            assert!(
+                spec.protocols.iter().all(|p| p.interactive()),
+                "the batching engines are not compared: {:?}",
+                spec.protocols
+            );
             assert_eq!(c.spec(1).threads, vec![1]);
         }
         other => panic!("{other:?}"),
@@ -156,6 +235,20 @@ fn other_subcommands_parse() {
     let l = list_text();
     assert!(l.contains("silo") && l.contains("ycsb-f") && l.contains("smallbank"));
     assert!(!l.contains("noop"));
+    for name in [
+        "batch-base",
+        "batch-batch",
+        "batch-sr",
+        "batch-vc",
+        "batch-srvc",
+        "silo-ta",
+    ] {
+        assert!(
+            l.lines()
+                .any(|line| line.trim_start().starts_with(name) && line.len() > name.len() + 10),
+            "{name} is listed with a description:\n{l}"
+        );
+    }
 }
 
 #[test]
