@@ -520,52 +520,45 @@ where
     W::Program: Clone + Send + 'static,
 {
     let schema = workload.schema();
+    // An interactive engine built with a recorder (then the history is checked) or without.
+    macro_rules! interactive {
+        ($check:expr, |$rec:ident| $recorded:expr, $plain:expr) => {{
+            if $check {
+                let recorder = Arc::new(MemoryRecorder::new());
+                let $rec = Arc::clone(&recorder);
+                let engine = $recorded;
+                let out = measure(&engine, workload, run, true)?;
+                Ok(with_history_check(out, &recorder))
+            } else {
+                let engine = $plain;
+                measure(&engine, workload, run, false)
+            }
+        }};
+    }
     if let Some(mode) = pipeline_mode(protocol) {
         return run_pipeline(mode, workload, params, run, check);
     }
     match protocol {
-        Protocol::Silo if check => {
-            let recorder = Arc::new(MemoryRecorder::new());
-            let engine = Silo::with_recorder(&schema, silo_config(params)?, Arc::clone(&recorder))?;
-            let out = measure(&engine, workload, run, check)?;
-            Ok(with_history_check(out, &recorder))
-        }
-        Protocol::Silo => {
-            let engine = Silo::new(&schema, silo_config(params)?)?;
-            measure(&engine, workload, run, check)
-        }
-        Protocol::TicToc if check => {
-            let recorder = Arc::new(MemoryRecorder::new());
-            let engine =
-                TicToc::with_recorder(&schema, tictoc_config(params)?, Arc::clone(&recorder))?;
-            let out = measure(&engine, workload, run, check)?;
-            Ok(with_history_check(out, &recorder))
-        }
-        Protocol::TicToc => {
-            let engine = TicToc::new(&schema, tictoc_config(params)?)?;
-            measure(&engine, workload, run, check)
-        }
-        Protocol::Mvto if check => {
-            let recorder = Arc::new(MemoryRecorder::new());
-            let engine = Mvto::with_recorder(&schema, mvto_config(params)?, Arc::clone(&recorder))?;
-            let out = measure(&engine, workload, run, check)?;
-            Ok(with_history_check(out, &recorder))
-        }
-        Protocol::Mvto => {
-            let engine = Mvto::new(&schema, mvto_config(params)?)?;
-            measure(&engine, workload, run, check)
-        }
-        Protocol::SiloNwr if check => {
-            let recorder = Arc::new(MemoryRecorder::new());
-            let engine =
-                Silo::nwr_with_recorder(&schema, silo_config(params)?, Arc::clone(&recorder))?;
-            let out = measure(&engine, workload, run, check)?;
-            Ok(with_history_check(out, &recorder))
-        }
-        Protocol::SiloNwr => {
-            let engine = Silo::new_nwr(&schema, silo_config(params)?)?;
-            measure(&engine, workload, run, check)
-        }
+        Protocol::Silo => interactive!(
+            check,
+            |rec| Silo::with_recorder(&schema, silo_config(params)?, rec)?,
+            Silo::new(&schema, silo_config(params)?)?
+        ),
+        Protocol::TicToc => interactive!(
+            check,
+            |rec| TicToc::with_recorder(&schema, tictoc_config(params)?, rec)?,
+            TicToc::new(&schema, tictoc_config(params)?)?
+        ),
+        Protocol::Mvto => interactive!(
+            check,
+            |rec| Mvto::with_recorder(&schema, mvto_config(params)?, rec)?,
+            Mvto::new(&schema, mvto_config(params)?)?
+        ),
+        Protocol::SiloNwr => interactive!(
+            check,
+            |rec| Silo::nwr_with_recorder(&schema, silo_config(params)?, rec)?,
+            Silo::new_nwr(&schema, silo_config(params)?)?
+        ),
         Protocol::SiloTa => run_silo_ta(workload, params, run, check),
         Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
         Protocol::BatchBase
