@@ -549,15 +549,21 @@ fn worker_loop<E: Engine, W: Workload>(
             }
         }
         if !pending.is_empty() && last.duration_since(last_ack_poll) >= ACK_POLL_INTERVAL {
-            last_ack_poll = last;
-            acknowledge(engine.stable_epoch(), last, &mut pending, &mut st.latency);
+            // Read the stable epoch first and the clock after it: the thread may be descheduled
+            // between the two, and an acknowledgement must never be dated before the moment
+            // stability was observed (dating it at the last commit under-reported latency).
+            let stable = engine.stable_epoch();
+            let now = Instant::now();
+            last_ack_poll = now;
+            acknowledge(stable, now, &mut pending, &mut st.latency);
         }
     }
     // Wait (bounded) for the commits of the measured interval to be acknowledged.
     let deadline = Instant::now() + shared.cfg.ack_timeout;
     while !pending.is_empty() {
+        let stable = engine.stable_epoch();
         let now = Instant::now();
-        acknowledge(engine.stable_epoch(), now, &mut pending, &mut st.latency);
+        acknowledge(stable, now, &mut pending, &mut st.latency);
         if now >= deadline {
             break;
         }
