@@ -11,7 +11,6 @@
 //!          already read what this write would overwrite -> abort WriteTooLate. If the key was
 //!          absent before (no committed version, or a tombstone) and the table is ordered, the
 //!          stripe's scan timestamp must not exceed ts either (a later scan missed this insert).
-//!          [NWR HOOK: a write rule may omit the write instead; see `crate::rule`.]
 //! Phase 2  validate: every version read must still be the visible one for ts (no committed or
 //!          pending version appeared between its wts and ts) -> else abort ReadValidation;
 //!          every scanned stripe must have its recorded version -> else PhantomValidation.
@@ -29,6 +28,19 @@
 //! into records created after the scan. Version contents are immutable once linked
 //! (`crate::version`), so no value needs a seqlock.
 //!
+//! MVTO+NWR (`Mvto<Rec, Nwr>`, only with `AckMode::EpochStable`; compiled out for `NoNwr`) runs
+//! a Phase 0 first, see `crate::nwr`:
+//!
+//! ```text
+//! Phase 0  e = epoch of ts; merge every read of a pre-epoch version into its item's mRS; if
+//!          an omitted write of e may be ordered after one of them and the item has a committed
+//!          version newer than ts, abort ReadValidation (the old-version-reader check).
+//!          If writing and txlab_nwr::try_omit accepts (all writes blind, all reads pre-epoch
+//!          and still the newest version, every written item has a committed version of e, no
+//!          pre-epoch read of it merged in e): commit in epoch e, linking nothing; done.
+//!          Otherwise Phases 1-3 decide, as in plain MVTO.
+//! ```
+//!
 //! Serial order: timestamp order. Every committed read of `x` by T returns the newest committed
 //! version of `x` with `wts < ts_T` (validation), and no version with `wts < ts_T` can commit
 //! after T read past it (the `rts` check), which is the MVTO correctness condition (Bernstein,
@@ -36,8 +48,8 @@
 
 use crate::engine::Mvto;
 use crate::gc;
+use crate::nwr::{self, NwrView};
 use crate::record::{Visible, deref};
-use crate::rule::WriteRule;
 use crate::timestamp::epoch_of;
 use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
@@ -49,11 +61,14 @@ use txlab_core::history::{
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
+use txlab_nwr::{NwrMutation, WriteOmission};
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
 struct Skips {
     write_too_late: bool,
+    nwr: Option<NwrMutation>,
+    old_reader: bool,
 }
 
 impl Skips {
@@ -65,11 +80,21 @@ impl Skips {
             let m = _config.mutation;
             Skips {
                 write_too_late: m == Some(Mutation::SkipWriteTooLate),
+                nwr: match m {
+                    Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
+                    Some(Mutation::NwrSkipMergedReadCheck) => {
+                        Some(NwrMutation::SkipMergedReadCheck)
+                    }
+                    _ => None,
+                },
+                old_reader: m == Some(Mutation::NwrSkipOldReaderCheck),
             }
         }
         #[cfg(not(feature = "mutation"))]
         Skips {
             write_too_late: false,
+            nwr: None,
+            old_reader: false,
         }
     }
 }
@@ -103,8 +128,8 @@ fn write_check(new: &Version, ts: u64, guard: &crossbeam_epoch::Guard) -> Result
 
 /// The scan timestamp of the stripe of `key`, for ordered tables.
 #[inline]
-fn stripe_scan_ts<Rec: Recorder, Rule: WriteRule>(
-    engine: &Mvto<Rec, Rule>,
+fn stripe_scan_ts<Rec: Recorder, W: WriteOmission>(
+    engine: &Mvto<Rec, W>,
     table: txlab_core::TableId,
     key: u64,
 ) -> u64 {
@@ -123,12 +148,37 @@ fn stripe_scan_ts<Rec: Recorder, Rule: WriteRule>(
 }
 
 /// Runs the commit protocol on `tx` (see the module docs).
-pub(crate) fn commit<Rec: Recorder, Rule: WriteRule>(
-    tx: &mut MvtoTxn<'_, '_, Rec, Rule>,
+pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
+    tx: &mut MvtoTxn<'_, '_, Rec, W>,
 ) -> TxResult<CommitInfo> {
     let engine = tx.w.engine;
     let skip = Skips::of(&engine.config);
     let ts = tx.ts;
+    let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
+
+    // Phase 0 (MVTO+NWR only): merge pre-epoch reads, check them, try to omit every write.
+    if nwr_on {
+        let epoch = epoch_of(ts) as u32;
+        let w = &mut *tx.w;
+        let view = NwrView::<W> {
+            st: &w.state,
+            guard: &tx.guard,
+            mutation: skip.nwr,
+        };
+        let stale = nwr::merge_reads_checked(&view, epoch, ts, &mut w.nwr, !skip.old_reader);
+        if let Some(i) = stale {
+            let r = w.state.reads[i];
+            let cause = ConflictCause::ReadValidation;
+            w.old_reader_aborts += 1;
+            w.state.failed = Some(cause);
+            tx.finish_abort(Outcome::Aborted(cause));
+            return Err(Conflict::at(cause, r.table, r.key).into());
+        }
+        if !w.state.writes.is_empty() && txlab_nwr::try_omit(&view, epoch, &mut w.nwr).is_ok() {
+            return Ok(nwr::finish_omitted(tx, epoch));
+        }
+    }
+
     let guard = &tx.guard;
     let w = &mut *tx.w;
     let st = &mut w.state;
@@ -138,10 +188,6 @@ pub(crate) fn commit<Rec: Recorder, Rule: WriteRule>(
     for i in 0..st.writes.len() {
         let wr = st.writes[i];
         let rec = record(wr.rec);
-        // NWR HOOK: a write rule may take over the write (MVTO+NWR's omitted writes).
-        if Rule::try_omit(rec, ts, wr.blind) {
-            continue;
-        }
         let tombstone = wr.kind == WriteKind::Delete;
         let value: Box<[u8]> = if tombstone {
             Box::default()
@@ -242,6 +288,9 @@ pub(crate) fn commit<Rec: Recorder, Rule: WriteRule>(
     }
 
     let read_only = st.writes.is_empty();
+    if nwr_on && !read_only {
+        w.nwr.commits_baseline += 1;
+    }
     if !read_only {
         st.since_horizon += 1;
         let horizon = if st.since_horizon >= engine.config.horizon_interval {

@@ -12,6 +12,15 @@ pub enum Mutation {
     /// Install writes without the read-timestamp check (`WriteTooLate`): a write may slip under a
     /// version a later transaction already read.
     SkipWriteTooLate,
+    /// MVTO+NWR: omit a blind write even when its item has no committed version of the epoch
+    /// (`txlab_nwr::NwrMutation::SkipEpochCheck`).
+    NwrSkipEpochCheck,
+    /// MVTO+NWR: omit a blind write even when a transaction of the epoch read the item's older
+    /// version (`txlab_nwr::NwrMutation::SkipMergedReadCheck`).
+    NwrSkipMergedReadCheck,
+    /// MVTO+NWR: let a transaction commit a read of a pre-epoch version although a write ordered
+    /// after that version was omitted in its epoch (the old-version-reader check of `crate::nwr`).
+    NwrSkipOldReaderCheck,
 }
 
 /// Largest accepted value of the interval settings of [`MvtoConfig`].

@@ -2,7 +2,6 @@
 
 use crate::config::MvtoConfig;
 use crate::record::MvtoRecord;
-use crate::rule::{NoNwr, WriteRule};
 use crate::timestamp::{Clocks, LocalClock, MAX_WORKERS};
 use crate::txn::MvtoTxn;
 use crate::worker_state::WorkerState;
@@ -13,6 +12,7 @@ use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
+use txlab_nwr::{NoNwr, Nwr, NwrStats, WriteOmission};
 use txlab_storage::Tables;
 
 /// Per-stripe read timestamps of one ordered table: the largest timestamp that scanned a range
@@ -20,15 +20,20 @@ use txlab_storage::Tables;
 /// slip under a scan by a later transaction (see `crate::commit`).
 pub(crate) type StripeTimestamps = Box<[CachePadded<AtomicU64>]>;
 
+/// MVTO extended with the non-visible write rule (`txlab_nwr`, `crate::nwr`; engine name
+/// `mvto-nwr`).
+pub type MvtoNwr<Rec = NoRecorder> = Mvto<Rec, Nwr>;
+
 /// An MVTO database: tables of [`MvtoRecord`]s, the clocks, the epoch manager, the
 /// configuration.
 ///
-/// `Rec` is the history recorder (the default [`NoRecorder`] compiles recording out); `Rule` is
-/// the NWR hook (`crate::rule`; only [`NoNwr`] exists).
+/// `Rec` is the history recorder (the default [`NoRecorder`] compiles recording out); `W` is the
+/// write-omission switch: [`NoNwr`] (the default) is plain MVTO, with the record layout and commit
+/// path unchanged; [`Nwr`] is MVTO+NWR ([`MvtoNwr`], see `crate::nwr`).
 #[derive(Debug)]
-pub struct Mvto<Rec: Recorder = NoRecorder, Rule: WriteRule = NoNwr> {
+pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<MvtoRecord>,
+    pub(crate) tables: Tables<MvtoRecord<W::Pivot>>,
     value_sizes: Box<[usize]>,
     pub(crate) stripe_rts: Box<[Option<StripeTimestamps>]>,
     pub(crate) epochs: EpochManager,
@@ -36,7 +41,9 @@ pub struct Mvto<Rec: Recorder = NoRecorder, Rule: WriteRule = NoNwr> {
     pub(crate) config: MvtoConfig,
     pub(crate) recorder: Arc<Rec>,
     next_worker: AtomicU32,
-    _rule: PhantomData<Rule>,
+    /// Source of the recorded order of omitted writes (only used when recording; `crate::nwr`).
+    pub(crate) omit_stamp: AtomicU64,
+    _omission: PhantomData<W>,
 }
 
 impl Mvto<NoRecorder, NoNwr> {
@@ -58,16 +65,41 @@ impl<Rec: Recorder> Mvto<Rec, NoNwr> {
     }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> Mvto<Rec, Rule> {
+impl MvtoNwr<NoRecorder> {
+    /// An MVTO+NWR database with one built-in index per table of `schema`. Fails if 128-bit
+    /// compare-and-swap is not lock-free on this target. Writes are only omitted with
+    /// `AckMode::EpochStable` (the default).
+    pub fn new_nwr(schema: &Schema, config: MvtoConfig) -> Result<Self, Error> {
+        Self::nwr_with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> MvtoNwr<Rec> {
+    /// An MVTO+NWR database whose transactions are recorded by `recorder`.
+    pub fn nwr_with_recorder(
+        schema: &Schema,
+        config: MvtoConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::with_tables(schema, tables, config, recorder)
+    }
+}
+
+impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
-    /// [`Tables::with_custom`]), under any write rule.
+    /// [`Tables::with_custom`]), with or without NWR. With `W::ENABLED`, fails if 128-bit
+    /// compare-and-swap is not lock-free on this target.
     pub fn with_tables(
         schema: &Schema,
-        tables: Tables<MvtoRecord>,
+        tables: Tables<MvtoRecord<W::Pivot>>,
         config: MvtoConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
+        if W::ENABLED {
+            txlab_nwr::require_lock_free_pivot()?;
+        }
         if tables.len() != schema.len() {
             return Err(Error::invalid(
                 "tables",
@@ -96,7 +128,8 @@ impl<Rec: Recorder, Rule: WriteRule> Mvto<Rec, Rule> {
             config,
             recorder,
             next_worker: AtomicU32::new(0),
-            _rule: PhantomData,
+            omit_stamp: AtomicU64::new(0),
+            _omission: PhantomData,
         })
     }
 
@@ -157,21 +190,21 @@ impl<Rec: Recorder, Rule: WriteRule> Mvto<Rec, Rule> {
     }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> Engine for Mvto<Rec, Rule> {
+impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
     type Worker<'e>
-        = MvtoWorker<'e, Rec, Rule>
+        = MvtoWorker<'e, Rec, W>
     where
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        Rule::ENGINE_NAME
+        W::engine_name("mvto", "mvto-nwr")
     }
 
     fn schema(&self) -> &Schema {
         &self.schema
     }
 
-    fn worker(&self) -> Result<MvtoWorker<'_, Rec, Rule>, Error> {
+    fn worker(&self) -> Result<MvtoWorker<'_, Rec, W>, Error> {
         let id = self.next_worker.fetch_add(1, Ordering::Relaxed);
         if u64::from(id) >= MAX_WORKERS {
             return Err(Error::invalid(
@@ -186,6 +219,8 @@ impl<Rec: Recorder, Rule: WriteRule> Engine for Mvto<Rec, Rule> {
             clock: self.clocks.register(id),
             handle: crossbeam_epoch::default_collector().register(),
             state: WorkerState::new(id),
+            nwr: NwrStats::default(),
+            old_reader_aborts: 0,
         })
     }
 
@@ -212,30 +247,45 @@ impl<Rec: Recorder, Rule: WriteRule> Engine for Mvto<Rec, Rule> {
 /// An MVTO worker: owns the read, write and node sets its transactions use, its clock, its
 /// local epoch, and its crossbeam-epoch handle (so several workers can live on one thread).
 #[derive(Debug)]
-pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, Rule: WriteRule = NoNwr> {
-    pub(crate) engine: &'e Mvto<Rec, Rule>,
+pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
+    pub(crate) engine: &'e Mvto<Rec, W>,
     pub(crate) epoch: EpochHandle,
     pub(crate) clock: LocalClock,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState,
+    pub(crate) state: WorkerState<W::Pivot>,
+    /// NWR counters (stay zero without NWR).
+    pub(crate) nwr: NwrStats,
+    /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).
+    pub(crate) old_reader_aborts: u64,
 }
 
-impl<'e, Rec: Recorder, Rule: WriteRule> Worker for MvtoWorker<'e, Rec, Rule> {
+impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
     type Txn<'w>
-        = MvtoTxn<'w, 'e, Rec, Rule>
+        = MvtoTxn<'w, 'e, Rec, W>
     where
         Self: 'w;
 
-    fn begin(&mut self) -> MvtoTxn<'_, 'e, Rec, Rule> {
+    fn begin(&mut self) -> MvtoTxn<'_, 'e, Rec, W> {
         MvtoTxn::begin(self)
     }
 
     fn id(&self) -> u32 {
         self.state.id
     }
+
+    /// MVTO+NWR reports the `txlab_nwr::NwrStats` counters and `nwr_old_reader_aborts` (commits
+    /// aborted because they read a version an omitted write of their epoch is ordered after);
+    /// plain MVTO has none.
+    fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+        if W::ENABLED {
+            self.nwr.drain(sink);
+            sink("nwr_old_reader_aborts", self.old_reader_aborts);
+            self.old_reader_aborts = 0;
+        }
+    }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> Drop for MvtoWorker<'_, Rec, Rule> {
+impl<Rec: Recorder, W: WriteOmission> Drop for MvtoWorker<'_, Rec, W> {
     fn drop(&mut self) {
         self.clock.deregister(&self.engine.clocks);
     }

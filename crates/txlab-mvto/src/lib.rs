@@ -22,7 +22,10 @@
 //! - **Group commit**: with [`AckMode::EpochStable`](txlab_core::AckMode) (the default), a commit
 //!   is acknowledged once the epoch in its timestamp is stable, which makes the timestamp order
 //!   respect real time (strict serializability); `AckMode::AtCommit` gives serializability.
-//! - **NWR hook** ([`rule`]): `Mvto<Rec, NoNwr>` is plain MVTO; MVTO+NWR plugs in there.
+//! - **NWR** ([`nwr`]): `Mvto<Rec, NoNwr>` (the default) is plain MVTO, with its record layout
+//!   and commit path unchanged; [`MvtoNwr`] = `Mvto<Rec, Nwr>` (engine name `mvto-nwr`) omits
+//!   blind writes with the non-visible write rule of `txlab_nwr`, plus a check that keeps readers
+//!   of old versions serializable.
 //!
 //! Histories: a version's tag is its write timestamp (`order = wts`); 0 is the loaded or initial
 //! absent version. Readers legitimately see older versions, so histories are serializable in
@@ -37,8 +40,8 @@ pub mod commit;
 pub mod config;
 pub mod engine;
 pub mod gc;
+pub mod nwr;
 pub mod record;
-pub mod rule;
 pub mod timestamp;
 pub mod txn;
 pub mod version;
@@ -47,8 +50,8 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::MvtoConfig;
-pub use engine::{Mvto, MvtoWorker};
+pub use engine::{Mvto, MvtoNwr, MvtoWorker};
 pub use record::MvtoRecord;
-pub use rule::{NoNwr, WriteRule};
+pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
 pub use txn::MvtoTxn;
 pub use version::Version;

@@ -20,16 +20,19 @@ use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 use txlab_core::storage::Record;
 use txlab_core::sync::Ordering;
 
-/// One key's versions (module docs).
+/// One key's versions (module docs), and `P`, the NWR pivot version object (`()` for plain MVTO,
+/// which adds no space; `txlab_nwr::PivotCell` for MVTO+NWR, see `crate::nwr`).
 #[derive(Debug)]
-pub struct MvtoRecord {
+pub struct MvtoRecord<P = ()> {
     pub(crate) head: Atomic<Version>,
+    pub(crate) pivot: P,
 }
 
-impl Record for MvtoRecord {
+impl<P: Default + Send + Sync + 'static> Record for MvtoRecord<P> {
     fn absent(_value_size: usize) -> Self {
         Self {
             head: Atomic::null(),
+            pivot: P::default(),
         }
     }
 }
@@ -54,7 +57,7 @@ pub(crate) fn deref<'g>(p: Shared<'g, Version>) -> Option<&'g Version> {
     unsafe { p.as_ref() }
 }
 
-impl MvtoRecord {
+impl<P> MvtoRecord<P> {
     /// The version a transaction with timestamp `ts` reads (skipping aborted versions).
     #[inline]
     pub(crate) fn visible<'g>(&self, ts: u64, order: Ordering, guard: &'g Guard) -> Visible<'g> {
@@ -161,7 +164,7 @@ impl MvtoRecord {
     }
 }
 
-impl Drop for MvtoRecord {
+impl<P> Drop for MvtoRecord<P> {
     fn drop(&mut self) {
         // SAFETY: a record is dropped by its index only when no guard can reach it any more, so
         // its versions are reachable by no one else.

@@ -30,6 +30,10 @@
 //!   worker in one epoch) keeps timestamps monotone; `CommitInfo.epoch` is the timestamp's epoch
 //!   field, so acknowledgement still waits long enough. Epochs beyond 2^24 (7.7 days at 40 ms)
 //!   are clamped, which keeps serializability but loses the real-time guarantee.
+//! - **NWR reserve**: MVTO+NWR (`crate::nwr`) passes [`NWR_RESERVED`] to `LocalClock::begin`,
+//!   which raises a clock whose counter field is below `2^23` to counter `2^23` of the same
+//!   epoch, so no timestamp of epoch `e` falls below [`epoch_start`]`(e)` and the tags between
+//!   `e << 40` and it stay free for omitted writes. Plain MVTO passes 0 (no change).
 //!
 //! **Slots and the GC horizon.** Every worker publishes one word: while a transaction runs, its
 //! clock with the `ACTIVE` bit; while idle, a *floor* below which its next clock cannot fall.
@@ -56,6 +60,20 @@ pub const EPOCH_SHIFT: u32 = WORKER_BITS + COUNTER_BITS;
 pub const MAX_EPOCH: u64 = (1 << (64 - EPOCH_SHIFT)) - 1;
 
 const WORKER_MASK: u64 = MAX_WORKERS - 1;
+const COUNTER_MASK: u64 = (1 << COUNTER_BITS) - 1;
+
+/// MVTO+NWR keeps the lower half of every epoch's counter range free: its clocks start each
+/// epoch at counter `2^23`, so the timestamps of epoch `e` are at least [`epoch_start`]`(e)` and
+/// the tags `e << 40 | 1 .. epoch_start(e)` are free for the recorded order of omitted writes
+/// (`crate::nwr`). Plain MVTO reserves nothing.
+pub const NWR_RESERVED: u64 = 1 << (COUNTER_BITS - 1);
+
+/// The smallest timestamp an MVTO+NWR transaction of `epoch` can have (module docs of
+/// `crate::nwr`: versions with a smaller `wts` are *pre-epoch* for it).
+#[inline]
+pub const fn epoch_start(epoch: u64) -> u64 {
+    make(epoch_floor(epoch) | NWR_RESERVED, 0)
+}
 const ACTIVE: u64 = 1;
 
 /// The timestamp of clock `clock` on worker `worker`.
@@ -195,7 +213,10 @@ pub(crate) struct LocalClock {
 
 impl LocalClock {
     /// Starts a transaction in `epoch`: picks its timestamp and publishes it as active.
-    pub fn begin(&mut self, clocks: &Clocks, epoch: u64, sync_interval: u32) -> u64 {
+    /// `reserved` (0 for plain MVTO) is the number of counter values kept free at the start of
+    /// every epoch: the clock's counter field is raised to at least it ([`NWR_RESERVED`]).
+    #[inline]
+    pub fn begin(&mut self, clocks: &Clocks, epoch: u64, sync_interval: u32, reserved: u64) -> u64 {
         self.since_sync += 1;
         if self.since_sync >= sync_interval {
             self.since_sync = 0;
@@ -204,9 +225,12 @@ impl LocalClock {
         let mut w = self.slot.load(Ordering::SeqCst);
         loop {
             debug_assert_eq!(w & ACTIVE, 0, "a worker runs one transaction at a time");
-            let c = (self.clock + 1)
+            let mut c = (self.clock + 1)
                 .max(clock_of(floor_of(w)))
                 .max(epoch_floor(epoch));
+            if reserved != 0 && c & COUNTER_MASK < reserved {
+                c = (c & !COUNTER_MASK) | reserved;
+            }
             match self.slot.compare_exchange(
                 w,
                 (c << WORKER_BITS) | ACTIVE,
@@ -254,12 +278,12 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         let (mut last_a, mut last_b) = (0, 0);
         for i in 0..100 {
-            let ta = a.begin(&clocks, 1, 8);
+            let ta = a.begin(&clocks, 1, 8, 0);
             assert!(ta > last_a);
             last_a = ta;
             a.end();
             if i % 3 == 0 {
-                let tb = b.begin(&clocks, 1, 8);
+                let tb = b.begin(&clocks, 1, 8, 0);
                 assert!(tb > last_b);
                 last_b = tb;
                 b.observe(ta);
@@ -270,7 +294,7 @@ mod tests {
             assert_eq!(ta & WORKER_MASK, 0);
         }
         // b observed a's timestamps: its next one is above a's last.
-        assert!(b.begin(&clocks, 1, 1000) > last_a);
+        assert!(b.begin(&clocks, 1, 1000, 0) > last_a);
         b.end();
     }
 
@@ -278,13 +302,38 @@ mod tests {
     fn the_epoch_prefix_orders_transactions_of_later_epochs_after() {
         let clocks = Clocks::new();
         let mut a = clocks.register(0);
-        let t1 = a.begin(&clocks, 1, 8);
+        let t1 = a.begin(&clocks, 1, 8, 0);
         a.end();
         assert_eq!(epoch_of(t1), 1);
-        let t2 = a.begin(&clocks, 3, 8);
+        let t2 = a.begin(&clocks, 3, 8, 0);
         a.end();
         assert_eq!(epoch_of(t2), 3);
         assert!(t2 > t1);
+    }
+
+    #[test]
+    fn the_nwr_reserve_keeps_the_start_of_each_epoch_free() {
+        let clocks = Clocks::new();
+        let mut a = clocks.register(7);
+        let t1 = a.begin(&clocks, 1, 1000, NWR_RESERVED);
+        a.end();
+        assert_eq!(t1, epoch_start(1) | 7);
+        let t2 = a.begin(&clocks, 1, 1000, NWR_RESERVED);
+        a.end();
+        assert_eq!(
+            t2,
+            t1 + (1 << WORKER_BITS),
+            "the reserve does not slow the clock down"
+        );
+        let t3 = a.begin(&clocks, 2, 1000, NWR_RESERVED);
+        a.end();
+        assert_eq!((epoch_of(t3), t3), (2, epoch_start(2) | 7));
+        // A counter carrying into the next epoch lands above that epoch's reserved range too.
+        a.clock = epoch_floor(3) - 1;
+        let t4 = a.begin(&clocks, 2, 1000, NWR_RESERVED);
+        a.end();
+        assert_eq!(t4, epoch_start(3) | 7);
+        a.deregister(&clocks);
     }
 
     #[test]
@@ -293,9 +342,9 @@ mod tests {
         let mut a = clocks.register(0);
         let mut idle = clocks.register(1);
         let mut busy = clocks.register(2);
-        let old = busy.begin(&clocks, 1, 1000);
+        let old = busy.begin(&clocks, 1, 1000, 0);
         for _ in 0..10 {
-            a.begin(&clocks, 1, 1000);
+            a.begin(&clocks, 1, 1000, 0);
             a.end();
         }
         let h = clocks.refresh_horizon();
@@ -308,12 +357,12 @@ mod tests {
         let h2 = clocks.refresh_horizon();
         assert!(h2 > old, "the idle workers were raised: {h2:#x}");
         // The idle worker's next timestamp respects the horizon.
-        let t = idle.begin(&clocks, 1, 1000);
+        let t = idle.begin(&clocks, 1, 1000, 0);
         assert!(t >= h2);
         idle.end();
         // A new worker starts at the horizon.
         let mut late = clocks.register(3);
-        assert!(late.begin(&clocks, 1, 1000) >= h2);
+        assert!(late.begin(&clocks, 1, 1000, 0) >= h2);
         late.end();
         for c in [&a, &idle, &busy, &late] {
             c.deregister(&clocks);

@@ -5,7 +5,6 @@
 
 use crate::engine::MvtoWorker;
 use crate::record::{MvtoRecord, Visible};
-use crate::rule::WriteRule;
 use crate::timestamp::LocalClock;
 use crate::version::Version;
 use crate::worker_state::{NodeEntry, ReadEntry, WorkerState, WriteKind};
@@ -16,11 +15,12 @@ use txlab_core::sync::Ordering;
 use txlab_core::{
     CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxError, TxOps, TxResult,
 };
+use txlab_nwr::WriteOmission;
 
 /// An open MVTO transaction. Dropping it aborts it.
 #[derive(Debug)]
-pub struct MvtoTxn<'w, 'e, Rec: Recorder, Rule: WriteRule> {
-    pub(crate) w: &'w mut MvtoWorker<'e, Rec, Rule>,
+pub struct MvtoTxn<'w, 'e, Rec: Recorder, W: WriteOmission> {
+    pub(crate) w: &'w mut MvtoWorker<'e, Rec, W>,
     pub(crate) guard: Guard,
     pub(crate) ts: u64,
     pub(crate) begin_ns: u64,
@@ -35,7 +35,7 @@ pub(crate) fn version<'a>(p: *const Version) -> &'a Version {
 }
 
 #[inline]
-pub(crate) fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
+pub(crate) fn record<'a, P>(p: *const MvtoRecord<P>) -> &'a MvtoRecord<P> {
     // SAFETY: as for `version`: records come from the index under the pinned guard.
     unsafe { &*p }
 }
@@ -47,11 +47,11 @@ pub(crate) fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
     reason = "split borrows of the transaction: called from inside the index's scan closure"
 )]
 #[inline]
-fn observe<Rec: Recorder>(
-    st: &mut WorkerState,
+fn observe<Rec: Recorder, P>(
+    st: &mut WorkerState<P>,
     clock: &mut LocalClock,
     guard: &Guard,
-    rec: *const MvtoRecord,
+    rec: *const MvtoRecord<P>,
     ts: u64,
     max_waits: u32,
     table: TableId,
@@ -95,14 +95,23 @@ fn observe<Rec: Recorder>(
     }
 }
 
-impl<'w, 'e, Rec: Recorder, Rule: WriteRule> MvtoTxn<'w, 'e, Rec, Rule> {
-    pub(crate) fn begin(w: &'w mut MvtoWorker<'e, Rec, Rule>) -> Self {
+impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
+    pub(crate) fn begin(w: &'w mut MvtoWorker<'e, Rec, W>) -> Self {
         w.state.clear();
         w.state.seq += 1;
         let epoch = w.epoch.enter();
-        let ts = w
-            .clock
-            .begin(&w.engine.clocks, epoch, w.engine.config.clock_sync_interval);
+        // MVTO+NWR keeps the start of each epoch's timestamp range for omitted writes.
+        let reserved = if W::ENABLED {
+            crate::timestamp::NWR_RESERVED
+        } else {
+            0
+        };
+        let ts = w.clock.begin(
+            &w.engine.clocks,
+            epoch,
+            w.engine.config.clock_sync_interval,
+            reserved,
+        );
         let guard = w.handle.pin();
         let begin_ns = if Rec::ENABLED {
             w.engine.recorder.now_ns()
@@ -125,25 +134,25 @@ impl<'w, 'e, Rec: Recorder, Rule: WriteRule> MvtoTxn<'w, 'e, Rec, Rule> {
 
     /// Finds or creates (absent) the record of `(table, key)`.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord<W::Pivot>> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         if let Some(b) = entry.bumped {
             self.w.state.own_bump(table, b);
         }
-        Ok(entry.record as *const MvtoRecord)
+        Ok(entry.record as *const MvtoRecord<W::Pivot>)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const MvtoRecord,
+        rec: *const MvtoRecord<W::Pivot>,
         table: TableId,
         key: u64,
     ) -> TxResult<*const Version> {
         let waits = self.w.engine.config.read_wait_rounds;
         let w = &mut *self.w;
-        observe::<Rec>(
+        observe::<Rec, W::Pivot>(
             &mut w.state,
             &mut w.clock,
             &self.guard,
@@ -195,7 +204,7 @@ impl<'w, 'e, Rec: Recorder, Rule: WriteRule> MvtoTxn<'w, 'e, Rec, Rule> {
     }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> TxOps for MvtoTxn<'_, '_, Rec, Rule> {
+impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
     fn read(&mut self, table: TableId, key: u64) -> TxResult<Option<&[u8]>> {
         self.w.engine.value_size(table)?;
         if let Some(i) = self.w.state.find_write(table, key) {
@@ -332,7 +341,7 @@ impl<Rec: Recorder, Rule: WriteRule> TxOps for MvtoTxn<'_, '_, Rec, Rule> {
                     _ => visit(key, st.write_value(i)),
                 };
             }
-            match observe::<Rec>(st, clock, guard, rec, ts, waits, table, key) {
+            match observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key) {
                 Ok(v) => {
                     let v = version(v);
                     v.tombstone || visit(key, &v.value)
@@ -350,7 +359,7 @@ impl<Rec: Recorder, Rule: WriteRule> TxOps for MvtoTxn<'_, '_, Rec, Rule> {
     }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> Transaction for MvtoTxn<'_, '_, Rec, Rule> {
+impl<Rec: Recorder, W: WriteOmission> Transaction for MvtoTxn<'_, '_, Rec, W> {
     fn commit(mut self) -> TxResult<CommitInfo> {
         crate::commit::commit(&mut self)
     }
@@ -361,7 +370,7 @@ impl<Rec: Recorder, Rule: WriteRule> Transaction for MvtoTxn<'_, '_, Rec, Rule> 
     }
 }
 
-impl<Rec: Recorder, Rule: WriteRule> Drop for MvtoTxn<'_, '_, Rec, Rule> {
+impl<Rec: Recorder, W: WriteOmission> Drop for MvtoTxn<'_, '_, Rec, W> {
     fn drop(&mut self) {
         if !self.done {
             let outcome = self.outcome();

@@ -12,9 +12,9 @@ use txlab_core::history::WriteEvent;
 use txlab_core::storage::StripeBump;
 use txlab_core::{ConflictCause, TableId};
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadEntry {
-    pub rec: *const MvtoRecord,
+#[derive(Debug)]
+pub(crate) struct ReadEntry<P> {
+    pub rec: *const MvtoRecord<P>,
     /// The version read (whose `rts` was raised to the transaction's timestamp).
     pub version: *const Version,
     pub table: TableId,
@@ -31,9 +31,9 @@ pub(crate) enum WriteKind {
     Delete,
 }
 
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct WriteEntry {
-    pub rec: *const MvtoRecord,
+#[derive(Debug)]
+pub(crate) struct WriteEntry<P> {
+    pub rec: *const MvtoRecord<P>,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -46,6 +46,20 @@ pub(crate) struct WriteEntry {
     pub installed: *const Version,
 }
 
+// Manual impls: a derive would require `P: Copy`, but only pointers to `P` are held.
+impl<P> Clone for ReadEntry<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for ReadEntry<P> {}
+impl<P> Clone for WriteEntry<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for WriteEntry<P> {}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NodeEntry {
     pub table: TableId,
@@ -55,14 +69,14 @@ pub(crate) struct NodeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState {
+pub(crate) struct WorkerState<P> {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
     /// Writing transactions committed since the horizon was last recomputed.
     pub since_horizon: u32,
-    pub reads: Vec<ReadEntry>,
-    pub writes: Vec<WriteEntry>,
+    pub reads: Vec<ReadEntry<P>>,
+    pub writes: Vec<WriteEntry<P>>,
     pub nodes: Vec<NodeEntry>,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
@@ -73,7 +87,7 @@ pub(crate) struct WorkerState {
     pub failed: Option<ConflictCause>,
 }
 
-impl WorkerState {
+impl<P> WorkerState<P> {
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -123,7 +137,7 @@ impl WorkerState {
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const MvtoRecord,
+        rec: *const MvtoRecord<P>,
         (table, key): (TableId, u64),
         kind: WriteKind,
         blind: bool,

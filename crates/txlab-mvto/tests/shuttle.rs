@@ -1,14 +1,17 @@
-//! Mvto's commit path under shuttle (see `txlab_testkit::shuttle_check`).
+//! Mvto's commit path under shuttle (see `txlab_testkit::shuttle_check`), plain and with NWR.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg txlab_shuttle -C target-cpu=x86-64-v2" cargo test -p txlab-mvto --test shuttle --target-dir target/shuttle
 //! ```
+//!
+//! Under shuttle the pivot object's 128-bit atomic is `portable_atomic`'s (not instrumented), so
+//! shuttle interleaves MVTO+NWR's version-list and status accesses, not its pivot-object CASes.
 #![cfg(txlab_shuttle)]
 
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
-use txlab_core::{Error, Schema};
-use txlab_mvto::{Mvto, MvtoConfig};
+use txlab_core::{AckMode, Error, Schema};
+use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr};
 use txlab_testkit::{Protocol, shuttle_check};
 
 struct Shuttle;
@@ -25,4 +28,21 @@ impl Protocol for Shuttle {
 #[test]
 fn mvto_commit_path_is_serializable_under_random_schedules() {
     shuttle_check::run::<Shuttle>(2_000);
+}
+
+struct ShuttleNwr;
+
+impl Protocol for ShuttleNwr {
+    type Engine = MvtoNwr<MemoryRecorder>;
+    const NAME: &'static str = "mvto-nwr";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = MvtoConfig::manual().with_ack(AckMode::EpochStable);
+        MvtoNwr::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
+#[test]
+fn mvto_nwr_commit_path_is_serializable_under_random_schedules() {
+    shuttle_check::run::<ShuttleNwr>(2_000);
 }

@@ -1,0 +1,329 @@
+//! MVTO+NWR: MVTO's hooks for the non-visible write rule (`txlab_nwr`; the NWR paper §6.1.1)
+//! and the one check MVTO needs on top of it, for readers of old versions.
+//!
+//! `Mvto<Rec, Nwr>` ([`crate::MvtoNwr`], engine name `mvto-nwr`) runs, at the start of every
+//! commit of a transaction with timestamp `ts` in epoch `e = epoch_of(ts)` (only with
+//! `AckMode::EpochStable`; compiled out for `NoNwr`):
+//!
+//! 1. `merge_reads_checked`: every read of a *pre-epoch* version (`wts < epoch_start(e)`, see
+//!    [`crate::timestamp::epoch_start`]) is merged into its item's mRS by one CAS on the pivot
+//!    object (Algorithm 3 (1)). If the word that CAS replaced shows that a write ordered after
+//!    that version may already have been omitted in epoch `e` (the item's mWS slot is set in an
+//!    epoch-`e` object, or the object already belongs to a later epoch) *and* the item has a
+//!    committed version newer than `ts`, the read is stale: the commit aborts with
+//!    `ConflictCause::ReadValidation` (counted as `nwr_old_reader_aborts`). This is the one place
+//!    where NWR makes a transaction abort that plain MVTO would commit.
+//! 2. If the transaction wrote anything: [`txlab_nwr::try_omit`] with the hooks of `NwrView`:
+//!    every write blind (`TxOps::write` of a key the transaction did not read), no scan, every
+//!    read of a pre-epoch version that is still the newest version of its item (no newer
+//!    committed *or pending* version: Silo's overwriter check, a second walk of the version
+//!    list), every written item with a committed version of epoch `e` (the pivot), no read of an
+//!    older version of it merged in epoch `e`. On success nothing is linked: `finish_omitted`.
+//! 3. Otherwise MVTO's own phases run unchanged (`crate::commit`).
+//!
+//! **Serial order.** Plain MVTO serializes by timestamp, and timestamps are epoch-prefixed, so
+//! the order respects epochs. An omitting transaction `O` of epoch `e` is placed at the *start*
+//! of epoch `e`: after every transaction with `ts < epoch_start(e)`, before every other
+//! transaction of `e`; its write of `x` is placed after every version of `x` with
+//! `wts < epoch_start(e)` and before every version with a larger `wts` (omitters of one epoch
+//! among themselves in any total order; they only have write-write edges, see `txlab_nwr::rule`).
+//!
+//! - `O`'s reads: each returned the newest pre-epoch version `y0`, and no newer version existed
+//!   at validation. Later ones cannot slip below `ts_O` (the read raised `y0.rts` to `ts_O`, so a
+//!   writer with a smaller timestamp aborts `WriteTooLate`); versions above `ts_O` are after `O`.
+//!   So `O` reads exactly what its position gives.
+//! - Readers of `x` with `ts < epoch_start(e)` precede `O`: unaffected. Readers of a version of
+//!   `x` with `wts >= epoch_start(e)` follow `O` and read a version after `O`'s write: correct.
+//! - The hazard: a reader `T` with `ts_T >= epoch_start(e)` that commits having read a
+//!   pre-epoch version `x0` of `x` would miss `O`'s write. MVTO allows such reads whenever
+//!   `ts_T` is below the pivot's `wts`, long after `O` committed. `T` is of epoch `e`: a
+//!   transaction of a later epoch has `ts_T` above the committed pivot's `wts` and reads the
+//!   pivot or newer (the pivot was committed before `O` omitted; a pivot linked after `T`'s read
+//!   with a smaller `wts` would have failed its `rts` check). For `T` of epoch `e`, compare the
+//!   two CASes on `x`'s pivot object, `T`'s merge (step 1) and `O`'s omission: if `T`'s comes
+//!   first, `O` sees `T`'s mRS footprint and is not omitted (or sees a later epoch and gives up);
+//!   if `O`'s comes first, `T`'s CAS replaces a word carrying `O`'s mWS footprint (or a later
+//!   epoch's word, which may have erased it), and `T` aborts, unless `x` has no committed version
+//!   newer than `ts_T`, in which case no omission on `x` can concern `T`: `O` needed a committed
+//!   pivot, whose `wts` exceeds `ts_T` as argued above, and garbage collection only removes it
+//!   below a newer committed version. (`T`'s CAS reads `O`'s CAS or a later one, so everything
+//!   `O` saw, the committed pivot included, happens before `T`'s list walk.) A slot shared by
+//!   two items makes the check conservative, never unsound.
+//! - Strictness: with group commit `O` is acknowledged when epoch `e` is stable; every
+//!   transaction acknowledged before `O` began is of an earlier epoch, every one beginning after
+//!   `O`'s acknowledgement is of a later one.
+//!
+//! **Recorded order.** An omitted write is recorded as `WriteEvent { visible: false }` with
+//! `version = order = e << 40 | stamp`, `stamp` in `1..2^39` drawn once per omitting transaction
+//! from a per-engine counter (only when recording). MVTO+NWR clocks start every epoch at counter
+//! `2^23` ([`crate::timestamp::NWR_RESERVED`]), so every timestamp of epoch `e` is at least
+//! `e << 40 | 2^39` and every earlier one below `e << 40`: the tag sorts between the item's
+//! pre-epoch versions and its epoch-`e` versions, as placed above.
+//!
+//! **Garbage collection** is unchanged: an omitted write links no version, so there is nothing
+//! to collect, and the pivot object lives in the record, not in a version.
+
+use crate::record::deref;
+use crate::timestamp::{epoch_of, epoch_start};
+use crate::txn::{MvtoTxn, record, version};
+use crate::version::{ABORTED, COMMITTED};
+use crate::worker_state::{WorkerState, WriteKind};
+use crossbeam_epoch::Guard;
+use txlab_core::CommitInfo;
+use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind};
+use txlab_core::sync::Ordering;
+use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, PivotWord, SATURATED, VersionNumber, slot_of};
+use txlab_nwr::{NwrBaseline, NwrMutation, NwrStats, WriteOmission};
+
+/// Whether a version with write timestamp `wts` is older than epoch `epoch` (its readers of
+/// epoch `epoch` are the ones the rule tracks in mRS). The loaded version (`wts = 0`) always is.
+#[inline]
+pub(crate) fn pre_epoch(wts: u64, epoch: u32) -> bool {
+    wts < epoch_start(u64::from(epoch))
+}
+
+/// MVTO's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
+pub(crate) struct NwrView<'a, W: WriteOmission> {
+    pub st: &'a WorkerState<W::Pivot>,
+    pub guard: &'a Guard,
+    pub mutation: Option<NwrMutation>,
+}
+
+impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
+    fn read_count(&self) -> usize {
+        self.st.reads.len()
+    }
+
+    fn read_item(&self, i: usize) -> (u16, u64) {
+        let r = &self.st.reads[i];
+        (r.table.0, r.key)
+    }
+
+    fn read_pivot(&self, i: usize) -> &PivotCell {
+        W::pivot(&record(self.st.reads[i].rec).pivot)
+    }
+
+    /// Pre-epoch, or "some version of this epoch" (the rule only distinguishes the two).
+    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
+        if pre_epoch(version(self.st.reads[i].version).wts, epoch) {
+            PRE_EPOCH
+        } else {
+            SATURATED
+        }
+    }
+
+    fn write_count(&self) -> usize {
+        self.st.writes.len()
+    }
+
+    fn write_item(&self, i: usize) -> (u16, u64) {
+        let w = &self.st.writes[i];
+        (w.table.0, w.key)
+    }
+
+    fn write_is_blind(&self, i: usize) -> bool {
+        let w = &self.st.writes[i];
+        w.kind == WriteKind::Put && w.blind && !self.st.reads.iter().any(|r| r.rec == w.rec)
+    }
+
+    fn write_pivot(&self, i: usize) -> &PivotCell {
+        W::pivot(&record(self.st.writes[i].rec).pivot)
+    }
+
+    /// A *committed* version whose `wts` lies in `epoch` (a pending one may still abort).
+    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
+        let start = epoch_start(u64::from(epoch));
+        let mut cur = record(self.st.writes[i].rec)
+            .head
+            .load(Ordering::SeqCst, self.guard);
+        while let Some(v) = deref(cur) {
+            if v.wts < start {
+                return false;
+            }
+            if epoch_of(v.wts) == u64::from(epoch) && v.status() == COMMITTED {
+                return true;
+            }
+            cur = v.older.load(Ordering::SeqCst, self.guard);
+        }
+        false
+    }
+
+    fn has_scans(&self) -> bool {
+        !self.st.nodes.is_empty()
+    }
+
+    /// Silo's check on MVTO's lists: each version read is still the newest non-aborted version.
+    fn overwriters_valid(&self) -> bool {
+        self.st.reads.iter().all(|r| {
+            let mut cur = record(r.rec).head.load(Ordering::SeqCst, self.guard);
+            while let Some(v) = deref(cur) {
+                if v.status() != ABORTED {
+                    return std::ptr::eq(v, r.version);
+                }
+                cur = v.older.load(Ordering::SeqCst, self.guard);
+            }
+            false
+        })
+    }
+
+    fn mutation(&self) -> Option<NwrMutation> {
+        self.mutation
+    }
+}
+
+/// Merges read `slot`'s pre-epoch read into mRS with one CAS (always writing, like
+/// `PivotCell::merge_read`) and returns the word the CAS replaced.
+fn merge_read_observing(
+    cell: &PivotCell,
+    epoch: u32,
+    slot: u32,
+    stats: &mut NwrStats,
+) -> PivotWord {
+    let mut cur = cell.load();
+    loop {
+        let next = if cur.epoch > epoch {
+            cur
+        } else {
+            let mut n = cur.in_epoch(epoch);
+            n.mrs = PivotWord::merge(n.mrs, slot, PRE_EPOCH);
+            n
+        };
+        match cell.compare_exchange(cur, next) {
+            Ok(()) => return cur,
+            Err(now) => {
+                stats.cas_retries += 1;
+                cur = now;
+            }
+        }
+    }
+}
+
+/// Whether `rec` has a committed version with `wts > ts`.
+fn has_newer_committed<P>(rec: &crate::record::MvtoRecord<P>, ts: u64, guard: &Guard) -> bool {
+    let mut cur = rec.head.load(Ordering::SeqCst, guard);
+    while let Some(v) = deref(cur) {
+        if v.wts <= ts {
+            return false;
+        }
+        if v.status() == COMMITTED {
+            return true;
+        }
+        cur = v.older.load(Ordering::SeqCst, guard);
+    }
+    false
+}
+
+/// Step 1 of the module docs: merges every pre-epoch read of the committing transaction (epoch
+/// `epoch`, timestamp `ts`) into its item's mRS and returns the index of the first read that an
+/// omitted write of this epoch may be ordered after (the commit must abort), if any. With
+/// `check == false` (the test-only mutant `NwrSkipOldReaderCheck`) it merges every read and
+/// returns `None`.
+pub(crate) fn merge_reads_checked<W: WriteOmission>(
+    view: &NwrView<'_, W>,
+    epoch: u32,
+    ts: u64,
+    stats: &mut NwrStats,
+    check: bool,
+) -> Option<usize> {
+    for (i, r) in view.st.reads.iter().enumerate() {
+        if !pre_epoch(version(r.version).wts, epoch) {
+            continue;
+        }
+        let slot = slot_of(r.table.0, r.key);
+        let seen = merge_read_observing(view.read_pivot(i), epoch, slot, stats);
+        let maybe_omitted =
+            seen.epoch > epoch || (seen.epoch == epoch && PivotWord::slot(seen.mws, slot) != 0);
+        if check && maybe_omitted && has_newer_committed(record(r.rec), ts, view.guard) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+/// Ends a transaction committed with every write omitted: nothing is linked; the history
+/// records its writes as invisible versions at the start of epoch `epoch` (module docs).
+pub(crate) fn finish_omitted<Rec: Recorder, W: WriteOmission>(
+    tx: &mut MvtoTxn<'_, '_, Rec, W>,
+    epoch: u32,
+) -> CommitInfo {
+    let engine = tx.w.engine;
+    if Rec::ENABLED {
+        let st = &mut tx.w.state;
+        // One stamp per transaction: a single total order of omitted writes on every key.
+        let room = epoch_start(0) - 1;
+        let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % room + 1;
+        let order = (epoch_start(u64::from(epoch)) - epoch_start(0)) | stamp;
+        for w in st.writes.iter() {
+            st.h_writes.push(WriteEvent {
+                table: w.table,
+                key: w.key,
+                version: order,
+                order,
+                kind: HWriteKind::Put,
+                visible: false,
+            });
+        }
+        let rec = TxnRecord {
+            id: txlab_core::history::txn_id(st.id, st.seq),
+            reads: std::mem::take(&mut st.h_reads),
+            writes: std::mem::take(&mut st.h_writes),
+            scans: Vec::new(),
+            outcome: Outcome::Committed,
+            begin_ns: tx.begin_ns,
+            end_ns: engine.recorder.now_ns(),
+        };
+        engine.recorder.record(rec);
+    }
+    tx.finish();
+    CommitInfo {
+        epoch: u64::from(epoch),
+        acknowledged: false,
+        read_only: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timestamp::{EPOCH_SHIFT, NWR_RESERVED, WORKER_BITS};
+
+    #[test]
+    fn omitted_tags_sort_between_epochs() {
+        // epoch_start(e) - epoch_start(0) is e << 40, and stamps stay below epoch_start(0).
+        for e in [1u64, 2, 77] {
+            assert_eq!(epoch_start(e) - epoch_start(0), e << EPOCH_SHIFT);
+            assert_eq!(epoch_start(0), NWR_RESERVED << WORKER_BITS);
+            let lowest = (e << EPOCH_SHIFT) | 1;
+            let highest = (e << EPOCH_SHIFT) | (epoch_start(0) - 1);
+            assert!(
+                lowest > (e << EPOCH_SHIFT) - 1,
+                "above every earlier epoch's tag"
+            );
+            assert!(
+                highest < epoch_start(e),
+                "below every timestamp of epoch {e}"
+            );
+            assert!(pre_epoch(highest, e as u32) && !pre_epoch(epoch_start(e), e as u32));
+        }
+        assert!(pre_epoch(0, 0) && pre_epoch(0, 1));
+    }
+
+    #[test]
+    fn merging_reports_the_replaced_word() {
+        let cell = PivotCell::new();
+        let mut stats = NwrStats::default();
+        let first = merge_read_observing(&cell, 3, 2, &mut stats);
+        assert_eq!(first.epoch, 0);
+        assert_eq!(PivotWord::slot(cell.load().mrs, 2), PRE_EPOCH);
+        // An omission on slot 5 in epoch 3, then a reader of epoch 3 sees it.
+        let mut w = cell.load();
+        w.mws = PivotWord::merge(w.mws, 5, PRE_EPOCH);
+        cell.compare_exchange(cell.load(), w).unwrap();
+        let seen = merge_read_observing(&cell, 3, 5, &mut stats);
+        assert_eq!(PivotWord::slot(seen.mws, 5), PRE_EPOCH);
+        // A reader of an older epoch leaves a newer object unchanged and sees its epoch.
+        let before = cell.load();
+        assert_eq!(merge_read_observing(&cell, 2, 5, &mut stats).epoch, 3);
+        assert_eq!(cell.load(), before);
+    }
+}
