@@ -2,7 +2,7 @@
 //! Optimistic Concurrency Control", SIGMOD 2016, §3, Algorithms 2 and 3).
 //!
 //! ```text
-//! (NWR HOOK: a WriteOmission policy may take over here; compiled out for NoNwr)
+//! (NWR HOOK: TicToc+NWR may take over here, see below; compiled out for NoNwr)
 //! Step 1  sort the write set by record address; lock every record (CAS on the lock bit,
 //!         spinning: the global order rules out deadlock); remember each replaced word.
 //!         fence(SeqCst); epoch = global epoch                       (recorded in CommitInfo)
@@ -47,18 +47,72 @@
 //! readers never get an earlier epoch than the writers they depend on (the global epoch only
 //! grows); acknowledging at epoch stability therefore never acknowledges a dependent before its
 //! dependency.
+//!
+//! ## TicToc+NWR (`TicToc<Rec, Nwr>`, the NWR paper §6.1.1)
+//!
+//! ```text
+//! Phase 0  (only with Nwr and AckMode::EpochStable, for transactions that write)
+//!          fence(SeqCst); e = global epoch
+//!          merge every read of a version installed before e (history tag < base(e)) into its
+//!          record's pivot object (mRS)
+//!          if txlab_nwr::try_omit accepts (all writes blind, no scans, every read of a pre-e
+//!          version that is still current, unlocked, and whose rts this check extends to at
+//!          least floor(e); every written record's current version installed in e; no pre-e
+//!          read of it merged in e): commit in epoch e, nothing locked or installed; done.
+//!          otherwise fall through (the baseline alone decides; NWR never aborts)
+//! Step 1   as above
+//! Step 2   commit_ts = max(TicToc's commit_ts, floor(e)); abort (retryable,
+//!          epoch_timestamps_exhausted) if commit_ts >= base(e + 1)
+//!          merge every pre-e read into its pivot object (every commit, read-only ones too)
+//! Step 3-4 as above; a read whose wts moved by a delta-overflow shift is recognised by its
+//!          history tag (shifted_version), so an extension into the epoch is no false abort;
+//!          installing the first version of a never-written record first merges PRE_EPOCH into
+//!          its pivot object (a scan may have read the key's absence without a read entry)
+//! ```
+//!
+//! `base(e) = e << 24`, `floor(e) = base(e) | 2^23` (`crate::word`). The serial order: every
+//! baseline commit at its `commit_ts`, which for a transaction of epoch `e` lies in
+//! `[floor(e), base(e + 1))`; every omitting transaction of epoch `e` at the start of epoch `e`
+//! (just below `floor(e)`, after everything of earlier epochs), omitters among themselves in the
+//! order of their history stamps. Its reads are valid there (the version was current and its
+//! `rts` now reaches `floor(e)`, so no version below the floor can be installed after it), and each
+//! omitted write sits after the item's last pre-`e` version and before its first `e` version.
+//!
+//! **The old-version hazard** (TicToc may commit a read of an overwritten version): a transaction
+//! `R` of epoch `e` (so `commit_ts(R) >= floor(e)`) that read `x0`, the last pre-`e` version of a
+//! record an omitter `O` of `e` wrote, would sit after `O` yet have missed `O`'s write. It cannot
+//! commit: `x0` must be valid at `commit_ts(R)`, so either `R` wrote `x` itself (then `R`
+//! installed the pivot, after merging `x0` into mRS), or some transaction `T` of epoch `>= e`
+//! extended `x0`'s `rts` to `>= floor(e)`, which `T` does only after merging `x0` into `x`'s pivot
+//! object (Phase 0 merges before its extensions; Step 2 merges before Step 3). The pivot is
+//! installed after that extension (its writer's lock CAS follows it on the word, and its
+//! timestamp exceeds it), and `O` loaded the pivot before its CAS on the pivot object, so the
+//! merge happens-before `O`'s CAS: `O` finds `x`'s mRS slot at `PRE_EPOCH` (or the object in a
+//! later epoch) and declines. No reader is ever aborted because of NWR; `R`, if it read `x0`
+//! before the extension, fails TicToc's own validation (its version was replaced).
+//! `docs/protocols/tictoc.md` ("NWR") has the full argument and a worked example.
 
 use crate::nwr_hook::WriteOmission;
 use crate::record::TicTocRecord;
 use crate::txn::TicTocTxn;
-use crate::word::{MAX_WTS, installed, is_locked, rts, with_rts, wts};
-use crate::worker_state::{ReadEntry, WriteKind};
+use crate::word::{
+    EPOCH_TS_SHIFT, MAX_WTS, epoch_base, epoch_floor, installed, is_absent, is_locked, rts,
+    with_rts, wts,
+};
+use crate::worker_state::{ReadEntry, WorkerState, WriteKind};
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::storage::Index;
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
+use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number, slot_of};
+use txlab_nwr::{NwrBaseline, NwrMutation};
+
+/// The retryable abort of a commit whose timestamp would spill into the next epoch's range
+/// (TicToc+NWR only; `crate::word`).
+pub const EPOCH_TIMESTAMPS_EXHAUSTED: ConflictCause =
+    ConflictCause::Other("epoch_timestamps_exhausted");
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
@@ -67,6 +121,7 @@ struct Skips {
     reads: bool,
     extension: bool,
     stripes: bool,
+    nwr: Option<NwrMutation>,
 }
 
 impl Skips {
@@ -81,6 +136,13 @@ impl Skips {
                 reads: m == Some(Mutation::SkipReadValidation),
                 extension: m == Some(Mutation::SkipRtsExtension),
                 stripes: m == Some(Mutation::SkipPhantomValidation),
+                nwr: match m {
+                    Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
+                    Some(Mutation::NwrSkipMergedReadCheck) => {
+                        Some(NwrMutation::SkipMergedReadCheck)
+                    }
+                    _ => None,
+                },
             }
         }
         #[cfg(not(feature = "mutation"))]
@@ -89,12 +151,13 @@ impl Skips {
             reads: false,
             extension: false,
             stripes: false,
+            nwr: None,
         }
     }
 }
 
 #[inline]
-fn rec<'a>(p: *const TicTocRecord) -> &'a TicTocRecord {
+fn rec<'a, P>(p: *const TicTocRecord<P>) -> &'a TicTocRecord<P> {
     // SAFETY: write-set and read-set pointers were obtained under the transaction's guard, which
     // is pinned for the whole commit (see `worker_state`).
     unsafe { &*p }
@@ -102,13 +165,24 @@ fn rec<'a>(p: *const TicTocRecord) -> &'a TicTocRecord {
 
 /// Step 3 for one read whose `rts` (as read) is below `commit_ts`: returns whether the version read
 /// is (now) valid at `commit_ts`. `own` says whether the record is in the write set (locked by us).
+/// `tag` is the read version's history tag in TicToc+NWR (`None` in plain TicToc): it recognises
+/// the version after a delta-overflow shift moved its `wts` ([`shifted_version`]).
 #[inline]
-fn validate_read(r: &ReadEntry, commit_ts: u64, own: bool, skip_extension: bool) -> bool {
+fn validate_read<P>(
+    r: &ReadEntry<P>,
+    tag: Option<u64>,
+    commit_ts: u64,
+    own: bool,
+    skip_extension: bool,
+) -> bool {
     let record = rec(r.rec);
     let mut cur = record.word.load(Ordering::Acquire);
     loop {
         if wts(cur) != wts(r.word) {
-            return false;
+            match shifted_version(record, cur, tag, own) {
+                Some(same) => cur = same,
+                None => return false,
+            }
         }
         if rts(cur) >= commit_ts {
             return true;
@@ -131,6 +205,29 @@ fn validate_read(r: &ReadEntry, commit_ts: u64, own: bool, skip_extension: bool)
     }
 }
 
+/// TicToc+NWR: `cur`'s `wts` differs from the one read; if the record still holds the version
+/// whose history tag is `tag` (its `wts` moved by a delta-overflow shift, which every rts
+/// extension into a new epoch's range causes, `crate::word`), returns a word of that version
+/// read consistently with the tag. Tags are unique per version of a record, so an equal tag is
+/// the same version. `None` if the version was replaced (or is locked by another transaction),
+/// and always in plain TicToc (`tag == None`), where a changed `wts` means a new version or a
+/// shift and both abort, as in the paper.
+#[inline]
+fn shifted_version<P>(
+    record: &TicTocRecord<P>,
+    cur: u64,
+    tag: Option<u64>,
+    own: bool,
+) -> Option<u64> {
+    let t = tag?;
+    if is_locked(cur) {
+        // Only the lock holder changes the tag; when that is us, the tag is stable.
+        return (own && record.tag.load(Ordering::Relaxed) == t).then_some(cur);
+    }
+    let (word, now) = record.stable_tag()?;
+    (now == t).then_some(word)
+}
+
 /// Runs the commit protocol on `tx` (see the module docs).
 pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
@@ -138,15 +235,27 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     let engine = tx.w.engine;
     let skip = Skips::of(&engine.config);
 
-    // ===== NWR HOOK =====
-    // A `WriteOmission` policy with `ENABLED = true` (TicToc+NWR, not implemented in this crate)
-    // runs here: with the read set and write set complete and nothing locked, it tries to place
-    // every write just before its key's pivot version and, if its validation passes, commits
-    // without locking or installing (still validating the read set as Step 3 does). If it
-    // declines, control falls through to the baseline protocol below, unchanged ("no false
-    // aborts", NWR paper §4.1). For `NoNwr` this block is compiled out.
-    if Omit::ENABLED {
-        let _policy: &Omit = &engine.omission;
+    let nwr_on = Omit::ENABLED && engine.config.ack == AckMode::EpochStable;
+
+    // ===== NWR HOOK ===== (TicToc+NWR only; compiled out for `NoNwr`)
+    // With the read and write sets complete and nothing locked: merge our pre-epoch reads into
+    // their pivot objects, then try to commit with every write omitted, serialized at the start
+    // of the epoch (module docs). If the rule declines, the baseline below runs unchanged ("no
+    // false aborts", NWR paper §4.1).
+    if nwr_on && !tx.w.state.writes.is_empty() {
+        fence(Ordering::SeqCst);
+        let epoch = tx.w.epoch.global();
+        if epoch_floor(epoch) <= MAX_WTS {
+            let view = NwrView::<Omit> {
+                st: &tx.w.state,
+                epoch,
+                mutation: skip.nwr,
+            };
+            txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+            if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
+                return Ok(finish_omitted(tx, epoch));
+            }
+        }
     }
 
     let st = &mut tx.w.state;
@@ -170,7 +279,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
 
-    // Step 2: the commit timestamp.
+    // Step 2: the commit timestamp (TicToc+NWR: at least the epoch's floor, `crate::word`).
     let mut commit_ts = 0u64;
     for w in st.writes.iter() {
         commit_ts = commit_ts.max(rts(w.locked_word) + 1);
@@ -178,19 +287,36 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     for r in st.reads.iter() {
         commit_ts = commit_ts.max(wts(r.word));
     }
+    if Omit::ENABLED {
+        commit_ts = commit_ts.max(epoch_floor(epoch));
+    }
 
     // Step 3: validate the read set (extending rts) and the phantom stripes.
     let mut failure: Option<Conflict> = None;
     if commit_ts > MAX_WTS {
         failure = Some(Conflict::new(ConflictCause::Other("timestamp_exhausted")));
+    } else if Omit::ENABLED && commit_ts >= epoch_base(epoch + 1) {
+        failure = Some(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED));
+    }
+    if nwr_on && failure.is_none() {
+        // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
+        // pre-epoch version is merged into its pivot object *before* Step 3 may extend its rts to
+        // `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
+        let view = NwrView::<Omit> {
+            st,
+            epoch,
+            mutation: None,
+        };
+        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
     }
     if failure.is_none() && !skip.reads {
-        for r in st.reads.iter() {
+        for (i, r) in st.reads.iter().enumerate() {
             if rts(r.word) >= commit_ts {
                 continue;
             }
             let own = !st.writes.is_empty() && st.writes_record(r.rec);
-            if !validate_read(r, commit_ts, own, skip.extension) {
+            let tag = Omit::ENABLED.then(|| st.read_tags[i]);
+            if !validate_read(r, tag, commit_ts, own, skip.extension) {
                 failure = Some(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
                 break;
             }
@@ -239,6 +365,15 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
             let r = rec(w.rec);
             let delete = w.kind == WriteKind::Delete;
             let value = (!delete).then(|| &st.wbuf[w.off as usize..(w.off + w.len) as usize]);
+            if nwr_on && is_absent(w.locked_word) && r.tag.load(Ordering::Relaxed) == 0 {
+                // The first version of a key that had no record: a scan may have read "absent"
+                // from the key's absence in the index, without a read entry to merge. Merge that
+                // possible read for it before publishing, so no omitter of this epoch orders a
+                // write between the absent version and ours (docs: "Predicate reads").
+                let slot = slot_of(w.table.0, w.key);
+                let cell = Omit::pivot(&r.pivot);
+                tx.w.nwr.cas_retries += cell.merge_read(epoch as u32, slot, PRE_EPOCH);
+            }
             r.install(value, commit_ts, installed(commit_ts, delete));
             if Rec::ENABLED {
                 st.h_writes.push(WriteEvent {
@@ -255,6 +390,10 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 });
             }
         }
+    }
+
+    if nwr_on && !read_only {
+        tx.w.nwr.commits_baseline += 1;
     }
 
     if Rec::ENABLED {
@@ -277,4 +416,163 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         acknowledged: engine.config.ack == AckMode::AtCommit,
         read_only,
     })
+}
+
+/// Ends a transaction committed with the NWR version order: nothing is locked or installed; the
+/// history records its writes as invisible versions just before each key's epoch-`epoch` versions
+/// (`version = order = epoch << 24 | stamp`, in the range `crate::word` reserves below
+/// `floor(epoch)`; one stamp per transaction orders omitted writes among themselves).
+fn finish_omitted<Rec: Recorder, Omit: WriteOmission>(
+    tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
+    epoch: u64,
+) -> CommitInfo {
+    let engine = tx.w.engine;
+    let st = &mut tx.w.state;
+    if Rec::ENABLED {
+        let reserved = 1u64 << (EPOCH_TS_SHIFT - 1);
+        let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % (reserved - 1) + 1;
+        let order = epoch_base(epoch) | stamp;
+        for w in st.writes.iter() {
+            st.h_writes.push(WriteEvent {
+                table: w.table,
+                key: w.key,
+                version: order,
+                order,
+                kind: HWriteKind::Put,
+                visible: false,
+            });
+        }
+        let record = TxnRecord {
+            id: txn_id(st.id, st.seq),
+            reads: std::mem::take(&mut st.h_reads),
+            writes: std::mem::take(&mut st.h_writes),
+            scans: std::mem::take(&mut st.h_scans),
+            outcome: Outcome::Committed,
+            begin_ns: tx.begin_ns,
+            end_ns: engine.recorder.now_ns(),
+        };
+        engine.recorder.record(record);
+    }
+    tx.done = true;
+    tx.w.state.clear();
+    tx.w.epoch.exit();
+    CommitInfo {
+        epoch,
+        acknowledged: false,
+        read_only: false,
+    }
+}
+
+/// TicToc's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets,
+/// for a transaction of `epoch`.
+struct NwrView<'a, Omit: WriteOmission> {
+    st: &'a WorkerState<Omit::Pivot>,
+    epoch: u64,
+    mutation: Option<NwrMutation>,
+}
+
+impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
+    fn read_count(&self) -> usize {
+        self.st.reads.len()
+    }
+
+    fn read_item(&self, i: usize) -> (u16, u64) {
+        let r = &self.st.reads[i];
+        (r.table.0, r.key)
+    }
+
+    fn read_pivot(&self, i: usize) -> &PivotCell {
+        Omit::pivot(&rec(self.st.reads[i].rec).pivot)
+    }
+
+    /// From the version's history tag (its install timestamp), not the word's `wts`, which a
+    /// delta-overflow shift may have moved into this epoch's range (`crate::word`). Versions of
+    /// this epoch are numbered by their distance above `floor(epoch)` (monotone in the version
+    /// order, saturating; the conservative rule only compares them with `PRE_EPOCH`).
+    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
+        let tag = self.st.read_tags[i];
+        let epoch = epoch as u64;
+        if tag < epoch_base(epoch) {
+            PRE_EPOCH
+        } else {
+            epoch_version_number(tag.saturating_sub(epoch_floor(epoch)) + 1)
+        }
+    }
+
+    fn write_count(&self) -> usize {
+        self.st.writes.len()
+    }
+
+    fn write_item(&self, i: usize) -> (u16, u64) {
+        let w = &self.st.writes[i];
+        (w.table.0, w.key)
+    }
+
+    /// `TxOps::write` of a key the transaction neither read nor inserted nor deleted (an update is
+    /// a read plus a write, so its record is in the read set).
+    fn write_is_blind(&self, i: usize) -> bool {
+        let w = &self.st.writes[i];
+        w.kind == WriteKind::Put && !self.st.reads.iter().any(|r| r.rec == w.rec)
+    }
+
+    fn write_pivot(&self, i: usize) -> &PivotCell {
+        Omit::pivot(&rec(self.st.writes[i].rec).pivot)
+    }
+
+    /// The current version's history tag is of `epoch` (read consistently with the word; a locked
+    /// or changing record counts as "no", which only sends the transaction to the baseline).
+    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
+        let epoch = epoch as u64;
+        rec(self.st.writes[i].rec)
+            .stable_tag()
+            .is_some_and(|(_, tag)| tag >= epoch_floor(epoch) && tag < epoch_base(epoch + 1))
+    }
+
+    fn has_scans(&self) -> bool {
+        !self.st.stripes.is_empty() || !self.st.h_scans.is_empty()
+    }
+
+    /// Silo's overwriter check (each read's version is still the current one and unlocked) plus
+    /// TicToc's validity at the omitter's serialization point, the start of the epoch: each read's
+    /// `rts` is extended to at least `floor(epoch)` (a CAS, retried while the version stays current),
+    /// so no version with a timestamp below the floor can be installed after it any more. The
+    /// caller (`merge_reads`, run first) has already merged these reads into their pivot objects.
+    fn overwriters_valid(&self) -> bool {
+        let floor = epoch_floor(self.epoch);
+        self.st
+            .reads
+            .iter()
+            .zip(&self.st.read_tags)
+            .all(|(r, &tag)| {
+                let record = rec(r.rec);
+                let mut cur = record.word.load(Ordering::Acquire);
+                loop {
+                    if wts(cur) != wts(r.word) {
+                        match shifted_version(record, cur, Some(tag), false) {
+                            Some(same) => cur = same,
+                            None => return false,
+                        }
+                    }
+                    if is_locked(cur) {
+                        return false;
+                    }
+                    if rts(cur) >= floor {
+                        return true;
+                    }
+                    match record.word.compare_exchange_weak(
+                        cur,
+                        with_rts(cur, floor),
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => return true,
+                        Err(now) => cur = now,
+                    }
+                }
+            })
+    }
+
+    fn mutation(&self) -> Option<NwrMutation> {
+        self.mutation
+    }
 }

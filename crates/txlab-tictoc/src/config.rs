@@ -18,6 +18,12 @@ pub enum Mutation {
     SkipWriteLock,
     /// Skip phantom (stripe) validation of scans.
     SkipPhantomValidation,
+    /// TicToc+NWR: omit writes even when an item has no version of the current epoch
+    /// (`txlab_nwr::NwrMutation::SkipEpochCheck`).
+    NwrSkipEpochCheck,
+    /// TicToc+NWR: omit writes even when a transaction of this epoch read the version the write
+    /// would be ordered after (`txlab_nwr::NwrMutation::SkipMergedReadCheck`).
+    NwrSkipMergedReadCheck,
 }
 
 /// How a TicToc engine behaves.

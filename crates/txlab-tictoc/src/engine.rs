@@ -8,9 +8,14 @@ use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::Index;
-use txlab_core::sync::{Arc, AtomicU32, Ordering};
+use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
+use txlab_nwr::{Nwr, NwrStats};
 use txlab_storage::Tables;
+
+/// TicToc extended with the non-visible write rule (`txlab_nwr`; engine name `tictoc-nwr`; see
+/// [`crate::commit`] and `docs/protocols/tictoc.md`, section "NWR").
+pub type TicTocNwr<Rec = NoRecorder> = TicToc<Rec, Nwr>;
 
 /// Largest number of workers one engine hands out (history ids keep 24 bits of worker number).
 pub const MAX_WORKERS: u32 = 1 << 23;
@@ -19,17 +24,20 @@ pub const MAX_WORKERS: u32 = 1 << 23;
 /// configuration.
 ///
 /// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `Omit` is the
-/// write-omission policy; the default [`NoNwr`] is plain TicToc (see [`crate::nwr_hook`]).
+/// write-omission policy; the default [`NoNwr`] is plain TicToc, with the record layout and
+/// commit path unchanged; [`Nwr`] is TicToc+NWR ([`TicTocNwr`]).
 #[derive(Debug)]
 pub struct TicToc<Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<TicTocRecord>,
+    pub(crate) tables: Tables<TicTocRecord<Omit::Pivot>>,
     value_sizes: Box<[usize]>,
     pub(crate) epochs: EpochManager,
     pub(crate) config: TicTocConfig,
     pub(crate) recorder: Arc<Rec>,
     pub(crate) omission: Omit,
     next_worker: AtomicU32,
+    /// Orders omitted writes among themselves in recorded histories (used only when recording).
+    pub(crate) omit_stamp: AtomicU64,
 }
 
 impl TicToc<NoRecorder, NoNwr> {
@@ -51,16 +59,40 @@ impl<Rec: Recorder> TicToc<Rec, NoNwr> {
     }
 }
 
+impl TicTocNwr<NoRecorder> {
+    /// A TicToc+NWR database with one built-in index per table of `schema`. Fails if 128-bit
+    /// compare-and-swap is not lock-free on this target.
+    pub fn new_nwr(schema: &Schema, config: TicTocConfig) -> Result<Self, Error> {
+        Self::nwr_with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> TicTocNwr<Rec> {
+    /// A TicToc+NWR database whose transactions are recorded by `recorder`.
+    pub fn nwr_with_recorder(
+        schema: &Schema,
+        config: TicTocConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::with_tables(schema, tables, config, recorder, Nwr)
+    }
+}
+
 impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
-    /// [`Tables::with_custom`]) and with an explicit write-omission policy.
+    /// [`Tables::with_custom`]) and with an explicit write-omission policy. With an enabled policy
+    /// it fails unless 128-bit compare-and-swap is lock-free on this target.
     pub fn with_tables(
         schema: &Schema,
-        tables: Tables<TicTocRecord>,
+        tables: Tables<TicTocRecord<Omit::Pivot>>,
         config: TicTocConfig,
         recorder: Arc<Rec>,
         omission: Omit,
     ) -> Result<Self, Error> {
+        if Omit::ENABLED {
+            txlab_nwr::require_lock_free_pivot()?;
+        }
         if tables.len() != schema.len() {
             return Err(Error::invalid(
                 "tables",
@@ -78,6 +110,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
             recorder,
             omission,
             next_worker: AtomicU32::new(0),
+            omit_stamp: AtomicU64::new(0),
         })
     }
 
@@ -155,6 +188,7 @@ impl<Rec: Recorder, Omit: WriteOmission> Engine for TicToc<Rec, Omit> {
             epoch: self.epochs.register(),
             handle: crossbeam_epoch::default_collector().register(),
             state: WorkerState::new(id),
+            nwr: NwrStats::default(),
         })
     }
 
@@ -186,7 +220,9 @@ pub struct TicTocWorker<'e, Rec: Recorder = NoRecorder, Omit: WriteOmission = No
     pub(crate) engine: &'e TicToc<Rec, Omit>,
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState,
+    pub(crate) state: WorkerState<Omit::Pivot>,
+    /// TicToc+NWR's counters (untouched in plain TicToc).
+    pub(crate) nwr: NwrStats,
 }
 
 impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Omit> {
@@ -201,5 +237,12 @@ impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Om
 
     fn id(&self) -> u32 {
         self.state.id
+    }
+
+    /// TicToc+NWR reports the `txlab_nwr::NwrStats` counters; plain TicToc has none.
+    fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+        if Omit::ENABLED {
+            self.nwr.drain(sink);
+        }
     }
 }

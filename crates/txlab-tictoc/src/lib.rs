@@ -33,7 +33,12 @@
 //!   real-time order: its histories are serializable but not necessarily strictly serializable, so
 //!   tests check them with `CheckOptions::serializable()`.
 //! - **NWR**: the engine is generic over a [`WriteOmission`] policy; [`NoNwr`] (the default) is
-//!   plain TicToc and the `NWR HOOK` block in [`commit`] is where TicToc+NWR will plug in.
+//!   plain TicToc (record layout and commit path unchanged), [`Nwr`] is TicToc+NWR
+//!   ([`TicTocNwr`], engine name `tictoc-nwr`, built with [`TicToc::new_nwr`] or
+//!   [`TicToc::nwr_with_recorder`]): blind writes may be omitted at the `NWR HOOK` of [`commit`],
+//!   timestamps carry the epoch ([`word`]), and every commit merges its pre-epoch reads into the
+//!   records' pivot objects before extending their `rts`, which keeps TicToc's reads of old
+//!   versions safe next to omitted writes (proof sketch in [`commit`]).
 //!
 //! Not implemented: the paper's optional optimizations (§4: no-wait locking in the validation
 //! phase, preemptive aborts, timestamp history); writers lock with spinning in address order and
@@ -54,7 +59,7 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::TicTocConfig;
-pub use engine::{MAX_WORKERS, TicToc, TicTocWorker};
-pub use nwr_hook::{NoNwr, WriteOmission};
+pub use engine::{MAX_WORKERS, TicToc, TicTocNwr, TicTocWorker};
+pub use nwr_hook::{NoNwr, Nwr, WriteOmission};
 pub use record::TicTocRecord;
 pub use txn::TicTocTxn;

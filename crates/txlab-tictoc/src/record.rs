@@ -11,27 +11,34 @@
 //!   so readers record `tag`, not the word's `wts`. Tags of one record strictly increase (the
 //!   `wts` of successive versions do, `crate::word` "Monotonicity"), so they are unique per key
 //!   and their order is the version order. The field costs 8 bytes per record and one relaxed
-//!   store per install; it is loaded only when a recorder is enabled.
+//!   store per install; it is loaded only when a recorder is enabled or in TicToc+NWR, which also
+//!   uses it to tell the epoch a version was installed in (`crate::word`, delta overflow across an
+//!   epoch).
+//! - `pivot` is `P`: `()` for plain TicToc (no space), `txlab_nwr::PivotCell` (the 128-bit pivot
+//!   version object) for TicToc+NWR. The record does not touch it; `crate::commit` does.
 
 use crate::word::{ABSENT, LOCK, is_locked};
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
 
-/// One record: timestamp word, value, history tag (module docs).
+/// One record: timestamp word, value, history tag, and `P`, the NWR pivot version object (`()`
+/// for plain TicToc; module docs).
 #[derive(Debug)]
-pub struct TicTocRecord {
+pub struct TicTocRecord<P = ()> {
     pub(crate) word: AtomicU64,
     pub(crate) tag: AtomicU64,
     pub(crate) value: AtomicValue,
+    pub(crate) pivot: P,
 }
 
-impl Record for TicTocRecord {
+impl<P: Default + Send + Sync + 'static> Record for TicTocRecord<P> {
     fn absent(value_size: usize) -> Self {
         Self {
             word: AtomicU64::new(ABSENT),
             tag: AtomicU64::new(0),
             value: AtomicValue::zeroed(value_size),
+            pivot: P::default(),
         }
     }
 }
@@ -44,7 +51,22 @@ pub(crate) enum StableRead {
     Busy,
 }
 
-impl TicTocRecord {
+impl<P> TicTocRecord<P> {
+    /// The current version's word (unlocked) and history tag, read consistently (the seqlock
+    /// pattern of [`Self::read_stable`] without the value); `None` if the record is locked or
+    /// changed during the read.
+    #[inline]
+    pub(crate) fn stable_tag(&self) -> Option<(u64, u64)> {
+        let w1 = self.word.load(Ordering::Acquire);
+        if is_locked(w1) {
+            return None;
+        }
+        let tag = self.tag.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        let w2 = self.word.load(Ordering::Relaxed);
+        (w1 == w2).then_some((w1, tag))
+    }
+
     /// Copies the value into `out` consistently with the returned word (Algorithm 1's loop:
     /// `Acquire` load, relaxed copies, `Acquire` fence, relaxed re-load, retry unless equal and
     /// unlocked). Waits with backoff while the record is locked, up to `max_waits` rounds. The tag

@@ -46,25 +46,27 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
     /// Finds or creates (absent) the record of `(table, key)`. Point reads of missing keys create
     /// an absent record so that a later insert of the key changes a `wts` the reader validates.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const TicTocRecord> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const TicTocRecord<Omit::Pivot>> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         if let Some(b) = entry.bumped {
             self.w.state.own_bump(table, b);
         }
-        Ok(entry.record as *const TicTocRecord)
+        Ok(entry.record as *const TicTocRecord<Omit::Pivot>)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const TicTocRecord,
+        rec: *const TicTocRecord<Omit::Pivot>,
         vs: usize,
         table: TableId,
         key: u64,
     ) -> TxResult<u64> {
         let waits = self.w.engine.config.read_wait_rounds;
-        self.w.state.observe::<Rec>(rec, vs, table, key, waits)
+        self.w
+            .state
+            .observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED)
     }
 
     /// Ends an aborted transaction: records it, leaves the epoch.
@@ -230,7 +232,8 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
                     _ => visit(key, st.write_value(i)),
                 }
             } else {
-                match st.observe::<Rec>(rec as *const TicTocRecord, vs, table, key, waits) {
+                let rec = rec as *const TicTocRecord<Omit::Pivot>;
+                match st.observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED) {
                     Ok(word) if is_absent(word) => true,
                     Ok(_) => visit(key, &st.rbuf[..vs]),
                     Err(e) => {

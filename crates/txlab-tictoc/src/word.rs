@@ -32,6 +32,34 @@
 //! with `commit_ts > rts` (Algorithm 2 picks `commit_ts >= rts + 1` for every written record while
 //! it is locked), and a shift changes `wts` but not `rts`. Hence the `wts` of successive versions
 //! of one record strictly increases (see `crate::record` for the history tag built on that).
+//!
+//! **Epoch-prefixed timestamps (TicToc+NWR only).** The NWR paper (§6.1.1) puts the epoch into
+//! TicToc's word so that the timestamp order respects epochs. txlab keeps the 64-bit layout above
+//! and, in the NWR build (`Omit::ENABLED`), gives the 47-bit timestamps this meaning:
+//!
+//! ```text
+//!  wts/rts (47 bits) = | epoch e (23 bits, timestamp bits 24..=46) | n (24 bits, bits 0..=23) |
+//!  commit timestamps of a transaction of epoch e lie in [floor(e), base(e + 1))
+//!      base(e)  = e << 24                 (EPOCH_TS_SHIFT = 24)
+//!      floor(e) = e << 24 | 2^23          (epoch_floor)
+//!  [base(e), floor(e)) is never a commit timestamp: the history order of omitted writes
+//! ```
+//!
+//! A committer reads the global epoch `e` right after locking and takes
+//! `commit_ts = max(TicToc's commit_ts, floor(e))`; if that reaches `base(e + 1)` (2^23 conflicting
+//! commits on one record within one epoch) it aborts with the retryable
+//! `ConflictCause::Other("epoch_timestamps_exhausted")` instead of spilling into the next epoch.
+//! 23 epoch bits last 2^23 epochs (93 hours at 40 ms epochs); past that commit returns
+//! `Error::Internal` (`MAX_WTS`). Plain TicToc (`NoNwr`) takes no floor and the bits mean plain
+//! logical time.
+//!
+//! *Delta overflow across an epoch.* A version installed in epoch `e - 1` has `wts < base(e)`;
+//! extending its `rts` to `floor(e)` or beyond is an overflow (`floor(e) - wts > MAX_DELTA`), so
+//! the shift above moves `wts` to `rts - MAX_DELTA`, which may even land in epoch `e`'s range. The
+//! word's `wts` therefore does *not* say in which epoch a version was installed. TicToc+NWR asks
+//! that question of the record's history tag instead (`crate::record`: the install timestamp,
+//! never shifted), read consistently with the word. The shift itself stays a false abort for a
+//! concurrent reader that remembered the old `wts` (as in plain TicToc).
 
 /// Lock bit.
 pub const LOCK: u64 = 1;
@@ -47,6 +75,26 @@ pub const MAX_DELTA: u64 = (1 << DELTA_BITS) - 1;
 pub const WTS_SHIFT: u32 = DELTA_SHIFT + DELTA_BITS;
 /// Largest representable `wts` (47 bits).
 pub const MAX_WTS: u64 = (1 << (64 - WTS_SHIFT)) - 1;
+
+/// Bits of a timestamp below its epoch in the NWR build (module docs).
+pub const EPOCH_TS_SHIFT: u32 = 24;
+/// The first timestamp of epoch `e` (`e << 24`); `[epoch_base(e), epoch_floor(e))` is reserved
+/// for the recorded order of omitted writes.
+#[inline]
+pub const fn epoch_base(e: u64) -> u64 {
+    e << EPOCH_TS_SHIFT
+}
+/// The smallest commit timestamp of a transaction of epoch `e` in the NWR build
+/// (`e << 24 | 2^23`).
+#[inline]
+pub const fn epoch_floor(e: u64) -> u64 {
+    epoch_base(e) | (1 << (EPOCH_TS_SHIFT - 1))
+}
+/// The epoch a timestamp belongs to in the NWR build.
+#[inline]
+pub const fn ts_epoch(ts: u64) -> u64 {
+    ts >> EPOCH_TS_SHIFT
+}
 
 /// The write timestamp.
 #[inline]
@@ -117,6 +165,22 @@ mod tests {
         let top = installed(MAX_WTS, false);
         assert_eq!(wts(top), MAX_WTS);
         assert!(!is_absent(top) && !is_locked(top));
+    }
+
+    #[test]
+    fn epoch_ranges_tile_the_timestamps() {
+        assert_eq!(epoch_base(3), 3 << 24);
+        assert_eq!(epoch_floor(3), (3 << 24) + (1 << 23));
+        assert_eq!(ts_epoch(epoch_floor(3)), 3);
+        assert_eq!(ts_epoch(epoch_base(4) - 1), 3);
+        assert_eq!(ts_epoch(epoch_base(4)), 4);
+        // The largest epoch whose floor fits the 47-bit field.
+        assert!(epoch_floor((1 << 23) - 1) <= MAX_WTS);
+        // Extending a version of epoch 2 into epoch 3 overflows the delta; the shifted wts may
+        // land in epoch 3's range, so the word's wts cannot tell a version's install epoch.
+        let old = installed(epoch_floor(2), false);
+        let ext = with_rts(old, epoch_floor(3) + MAX_DELTA);
+        assert_eq!(ts_epoch(wts(ext)), 3);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
 /// One read: the record and the word (hence `wts` and `rts`) observed with the value.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadEntry {
-    pub rec: *const TicTocRecord,
+pub(crate) struct ReadEntry<P> {
+    pub rec: *const TicTocRecord<P>,
     /// The timestamp word observed (unlocked).
     pub word: u64,
     pub table: TableId,
@@ -29,8 +29,8 @@ pub(crate) enum WriteKind {
 
 /// One buffered write.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct WriteEntry {
-    pub rec: *const TicTocRecord,
+pub(crate) struct WriteEntry<P> {
+    pub rec: *const TicTocRecord<P>,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -51,12 +51,16 @@ pub(crate) struct StripeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState {
+pub(crate) struct WorkerState<P> {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
-    pub reads: Vec<ReadEntry>,
-    pub writes: Vec<WriteEntry>,
+    pub reads: Vec<ReadEntry<P>>,
+    /// TicToc+NWR only: the history tag (install timestamp) of each read's version, parallel to
+    /// `reads` (empty in plain TicToc). It tells the epoch the version was installed in, which
+    /// the word's `wts` may not after a delta-overflow shift (`crate::word`).
+    pub read_tags: Vec<u64>,
+    pub writes: Vec<WriteEntry<P>>,
     pub stripes: Vec<StripeEntry>,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
@@ -73,12 +77,13 @@ pub(crate) struct WorkerState {
 // The raw record pointers make `WorkerState` !Send/!Sync automatically, which is what we want: a
 // worker's sets are only touched by the thread driving it.
 
-impl WorkerState {
+impl<P> WorkerState<P> {
     pub fn new(id: u32) -> Self {
         Self {
             id,
             seq: 0,
             reads: Vec::with_capacity(64),
+            read_tags: Vec::new(),
             writes: Vec::with_capacity(64),
             stripes: Vec::new(),
             wbuf: Vec::with_capacity(4096),
@@ -92,6 +97,7 @@ impl WorkerState {
 
     pub fn clear(&mut self) {
         self.reads.clear();
+        self.read_tags.clear();
         self.writes.clear();
         self.stripes.clear();
         self.wbuf.clear();
@@ -117,15 +123,15 @@ impl WorkerState {
 
     #[inline]
     pub fn write_value_mut(&mut self, i: usize) -> &mut [u8] {
-        let w = self.writes[i];
-        &mut self.wbuf[w.off as usize..(w.off + w.len) as usize]
+        let (off, len) = (self.writes[i].off, self.writes[i].len);
+        &mut self.wbuf[off as usize..(off + len) as usize]
     }
 
     /// Appends a write entry whose value is `value` (empty for deletes).
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const TicTocRecord,
+        rec: *const TicTocRecord<P>,
         table: TableId,
         key: u64,
         kind: WriteKind,
@@ -158,14 +164,17 @@ impl WorkerState {
     }
 
     /// Reads `rec` consistently into `rbuf[..vs]` and adds it to the read set (Algorithm 1).
+    /// `keep_tags` (TicToc+NWR: a constant per engine type) also keeps the version's history tag
+    /// in `read_tags`.
     #[inline]
     pub fn observe<Rec: Recorder>(
         &mut self,
-        rec: *const TicTocRecord,
+        rec: *const TicTocRecord<P>,
         vs: usize,
         table: TableId,
         key: u64,
         max_waits: u32,
+        keep_tags: bool,
     ) -> TxResult<u64> {
         // SAFETY: `rec` came from the table's index under the transaction's pinned guard, which
         // stays pinned until the transaction ends; records are not freed while it is pinned.
@@ -173,7 +182,7 @@ impl WorkerState {
         if self.rbuf.len() < vs {
             self.rbuf.resize(vs, 0);
         }
-        match r.read_stable(&mut self.rbuf[..vs], max_waits, Rec::ENABLED) {
+        match r.read_stable(&mut self.rbuf[..vs], max_waits, Rec::ENABLED || keep_tags) {
             StableRead::Ok { word, tag } => {
                 self.reads.push(ReadEntry {
                     rec,
@@ -181,6 +190,9 @@ impl WorkerState {
                     table,
                     key,
                 });
+                if keep_tags {
+                    self.read_tags.push(tag);
+                }
                 if Rec::ENABLED {
                     self.h_reads.push(ReadEvent {
                         table,
@@ -210,7 +222,7 @@ impl WorkerState {
 
     /// Whether `rec` is in the write set (which must be sorted by address, as at commit).
     #[inline]
-    pub fn writes_record(&self, rec: *const TicTocRecord) -> bool {
+    pub fn writes_record(&self, rec: *const TicTocRecord<P>) -> bool {
         self.writes
             .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
             .is_ok()
