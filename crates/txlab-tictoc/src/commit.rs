@@ -5,9 +5,13 @@
 //! (NWR HOOK: TicToc+NWR may take over here, see below; compiled out for NoNwr)
 //! Step 1  sort the write set by record address; lock every record (CAS on the lock bit,
 //!         spinning: the global order rules out deadlock); remember each replaced word.
+//! Step 1b for every phantom stripe holding a record this transaction writes first (locked word
+//!         absent, history tag 0: never written), once per stripe: announce the first write
+//!         (SeqCst fetch_add of the stripe's version, `crate::stripe_clock`).
 //!         fence(SeqCst); epoch = global epoch                       (recorded in CommitInfo)
 //! Step 2  commit_ts = max( max over the write set of rts + 1   (of the locked word),
-//!                          max over the read set  of wts       (as read) )
+//!                          max over the read set  of wts       (as read),
+//!                          max over announced stripes of scan_rts + 1 )
 //! Step 3  for every read with rts (as read) < commit_ts:
 //!           loop { cur = word;
 //!                  abort if wts(cur) != wts read                 (the version was replaced);
@@ -16,7 +20,8 @@
 //!                             abort otherwise (cannot extend under another writer's lock);
 //!                  CAS cur -> cur with rts = commit_ts (delta form, shifting wts on overflow);
 //!                  done on success, retry the loop on failure }
-//!         for every scanned phantom stripe: abort if its version changed.
+//!         for every scanned phantom stripe: raise its scan_rts to commit_ts, then abort if
+//!         its version changed since the scan read it (a first write was announced).
 //! Step 4  (Algorithm 3) fence(Release); for each write: store the value, then publish
 //!         wts = rts = commit_ts (| ABSENT for deletes) with a Release store, which unlocks.
 //! ```
@@ -29,6 +34,13 @@
 //! read, or aborts `T`; so every version `T` read is the one valid at `commit_ts(T)`, and every
 //! version `T` wrote is valid from `commit_ts(T)`. Ordering transactions by `commit_ts` (ties
 //! broken by physical commit order) therefore gives a serial order that reads the same versions.
+//! Scans add predicate reads: a record the traversal visited is in the read set like any read;
+//! for records it did not visit, each scanned stripe is itself a timestamped object (the set of
+//! its records ever written, `crate::stripe_clock`): the scanner extends the stripe's `scan_rts`
+//! to its `commit_ts` and checks the stripe's version, and the first write of a record in the
+//! stripe commits above `scan_rts`. So a scanner that commits without having visited a record is
+//! ordered before every version of it but the initial never-written one, where its key is indeed
+//! absent (the proof, with its store-load argument, is in `crate::stripe_clock`).
 //! That serial order is *not* real-time order: a transaction may commit at a logical time before
 //! one that finished earlier, so TicToc is serializable but not strictly serializable (see
 //! `tests/semantics.rs` for a schedule showing it, and `docs/protocols/tictoc.md`).
@@ -39,7 +51,12 @@
 //! store-load pattern needs the fence). An `rts` extension is a CAS on the same word a later writer
 //! locks, so the writer's lock CAS sees the extension by coherence and its `commit_ts` exceeds it.
 //! The `Release` fence before the value stores and the `Release` publish pair with readers'
-//! `Acquire` load/fence (the seqlock argument in `txlab_core::value`).
+//! `Acquire` load/fence (the seqlock argument in `txlab_core::value`). Stripe clocks use only
+//! `SeqCst` accesses: a first writer's announce (Step 1b) precedes its `scan_rts` load (Step 2),
+//! a scanner's `scan_rts` raise precedes its version load (Step 3), so in the single total order
+//! either the first writer sees the raise or the scanner sees the announce. An announce or a
+//! raise is never undone on abort: a stale announce only aborts scanners, a stale raise only
+//! pushes first writers up.
 //!
 //! **Group commit.** TicToc's timestamps carry no epoch; the epoch read right after locking is the
 //! transaction's epoch in [`CommitInfo`]. A transaction that read another's write loaded the
@@ -103,7 +120,6 @@ use crate::worker_state::{ReadEntry, WorkerState, WriteKind};
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
-use txlab_core::storage::Index;
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number, slot_of};
@@ -121,6 +137,7 @@ struct Skips {
     reads: bool,
     extension: bool,
     stripes: bool,
+    stripe_ts: bool,
     nwr: Option<NwrMutation>,
 }
 
@@ -136,6 +153,7 @@ impl Skips {
                 reads: m == Some(Mutation::SkipReadValidation),
                 extension: m == Some(Mutation::SkipRtsExtension),
                 stripes: m == Some(Mutation::SkipPhantomValidation),
+                stripe_ts: m == Some(Mutation::SkipStripeTimestamps),
                 nwr: match m {
                     Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
                     Some(Mutation::NwrSkipMergedReadCheck) => {
@@ -151,6 +169,7 @@ impl Skips {
             reads: false,
             extension: false,
             stripes: false,
+            stripe_ts: false,
             nwr: None,
         }
     }
@@ -276,13 +295,43 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
             backoff.snooze();
         };
     }
+    // Step 1b: announce every first write (the first version of a never-written record: locked
+    // word absent, history tag 0, which only the lock holder changes) on its phantom stripe, once
+    // per stripe, before Step 2 reads the stripe's scan_rts (`crate::stripe_clock`). Our own scans
+    // of the stripe move along with our own announce.
+    st.first_writes.clear();
+    for w in st.writes.iter() {
+        if is_absent(w.locked_word)
+            && rec(w.rec).tag.load(Ordering::Relaxed) == 0
+            && let Some((stripes, _)) = engine.stripes(w.table)
+        {
+            st.first_writes.push((w.table, stripes.stripe_of(w.key)));
+        }
+    }
+    st.first_writes.sort_unstable();
+    st.first_writes.dedup();
+    for i in 0..st.first_writes.len() {
+        let (table, stripe) = st.first_writes[i];
+        if let Some((_, clocks)) = engine.stripes(table) {
+            let before = clocks.announce_first_write(stripe);
+            st.own_announce(table, stripe, before);
+        }
+    }
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
 
-    // Step 2: the commit timestamp (TicToc+NWR: at least the epoch's floor, `crate::word`).
+    // Step 2: the commit timestamp (TicToc+NWR: at least the epoch's floor, `crate::word`); a
+    // first writer commits above the scan_rts of every stripe it announced on.
     let mut commit_ts = 0u64;
     for w in st.writes.iter() {
         commit_ts = commit_ts.max(rts(w.locked_word) + 1);
+    }
+    if !skip.stripe_ts {
+        for &(table, stripe) in st.first_writes.iter() {
+            if let Some((_, clocks)) = engine.stripes(table) {
+                commit_ts = commit_ts.max(clocks.scan_rts(stripe) + 1);
+            }
+        }
     }
     for r in st.reads.iter() {
         commit_ts = commit_ts.max(wts(r.word));
@@ -323,13 +372,13 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         }
     }
     if failure.is_none() && !skip.stripes {
+        // Each scanned stripe must be valid at commit_ts: raise its scan_rts to
+        // commit_ts, then check no first write was announced since the scan read it.
         for n in st.stripes.iter() {
-            let stripes = engine
-                .tables
-                .get(n.table)
-                .ok()
-                .and_then(|i| i.phantom_stripes());
-            if stripes.is_some_and(|s| s.version(n.stripe) != n.version) {
+            if engine
+                .stripes(n.table)
+                .is_some_and(|(_, clocks)| !clocks.validate_scan(n.stripe, n.version, commit_ts))
+            {
                 failure = Some(Conflict {
                     cause: ConflictCause::PhantomValidation,
                     table: Some(n.table),

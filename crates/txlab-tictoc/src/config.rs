@@ -18,6 +18,10 @@ pub enum Mutation {
     SkipWriteLock,
     /// Skip phantom (stripe) validation of scans.
     SkipPhantomValidation,
+    /// First writes of new keys ignore the stripes' scan timestamps (`crate::stripe_clock`): the
+    /// scanner side is unchanged, so only the time-travel phantom of the old physical check
+    /// remains.
+    SkipStripeTimestamps,
     /// TicToc+NWR: omit writes even when an item has no version of the current epoch
     /// (`txlab_nwr::NwrMutation::SkipEpochCheck`).
     NwrSkipEpochCheck,

@@ -3,11 +3,12 @@
 use crate::config::TicTocConfig;
 use crate::nwr_hook::{NoNwr, WriteOmission};
 use crate::record::TicTocRecord;
+use crate::stripe_clock::StripeClocks;
 use crate::txn::TicTocTxn;
 use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::{NoRecorder, Recorder};
-use txlab_core::storage::Index;
+use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
 use txlab_nwr::{Nwr, NwrStats};
@@ -30,6 +31,9 @@ pub const MAX_WORKERS: u32 = 1 << 23;
 pub struct TicToc<Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
     schema: Schema,
     pub(crate) tables: Tables<TicTocRecord<Omit::Pivot>>,
+    /// Per table: TicToc's timestamps of its phantom stripes (`None` for tables without scans;
+    /// `crate::stripe_clock`).
+    stripe_clocks: Box<[Option<StripeClocks>]>,
     value_sizes: Box<[usize]>,
     pub(crate) epochs: EpochManager,
     pub(crate) config: TicTocConfig,
@@ -101,9 +105,14 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
             ));
         }
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
+        let stripe_clocks = tables
+            .iter()
+            .map(|(_, index)| index.phantom_stripes().map(|_| StripeClocks::new()))
+            .collect();
         Ok(Self {
             schema: schema.clone(),
             tables,
+            stripe_clocks,
             value_sizes,
             epochs: EpochManager::new(config.epoch),
             config,
@@ -132,6 +141,15 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// The write-omission policy.
     pub fn omission(&self) -> &Omit {
         &self.omission
+    }
+
+    /// A table's phantom stripes (which stripe a key or range is on) and TicToc's clocks for them;
+    /// `None` for tables without range scans.
+    #[inline]
+    pub(crate) fn stripes(&self, table: TableId) -> Option<(&PhantomStripes, &StripeClocks)> {
+        let clocks = self.stripe_clocks.get(table.0 as usize)?.as_ref()?;
+        let stripes = self.tables.get(table).ok()?.phantom_stripes()?;
+        Some((stripes, clocks))
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.

@@ -16,14 +16,20 @@
 //! - **Commit** ([`commit`], Algorithms 2 and 3): lock the write set in address order; `commit_ts
 //!   = max(max wts read, max rts + 1 written)`; validate each read whose `rts < commit_ts` by
 //!   checking its `wts` is unchanged and extending its `rts` to `commit_ts` with a CAS; validate
-//!   phantom stripes; install writes with `wts = rts = commit_ts`. Start reading there.
+//!   phantom stripes (first writes of new keys commit above the stripes' scan timestamps);
+//!   install writes with `wts = rts = commit_ts`. Start reading there.
 //! - **Inserts and deletes**: as in Silo. An insert (and a point read of a missing key) publishes
 //!   an absent record (`ABSENT` bit, `wts = rts = 0`) during execution; the observation "absent"
 //!   is validated like any read, so a concurrent insert (which installs a new `wts`) aborts or
 //!   orders the observer. A delete installs a new version with the `ABSENT` bit.
-//! - **Phantoms**: scans on ordered tables record the phantom-stripe versions covering the range
-//!   before traversing and validate them at commit, exactly like Silo; the transaction's own
-//!   inserts are recognised by the stripe's pre-bump version.
+//! - **Phantoms** ([`stripe_clock`]): each phantom stripe of an ordered table is a TicToc object
+//!   whose value is the set of its records ever written. A scan records the stripes' versions
+//!   before traversing; at commit it extends each stripe's `scan_rts` to its `commit_ts` and
+//!   aborts if the version changed. A transaction writing a never-written record first (an insert
+//!   or upsert of a new key) announces it on the stripe after locking and commits above the
+//!   stripe's `scan_rts`, so no version of a key a scan missed can be ordered before the scan.
+//!   (Silo's physical stripe check is not enough under time travel: the writer could commit
+//!   physically later at a smaller timestamp.)
 //! - **Epochs and group commit**: TicToc needs no epochs for correctness; they serve group commit
 //!   as in Silo ([`TicTocConfig::ack`]). The epoch read right after locking is reported in
 //!   [`CommitInfo::epoch`](txlab_core::CommitInfo).
@@ -52,6 +58,7 @@ pub mod config;
 pub mod engine;
 pub mod nwr_hook;
 pub mod record;
+pub mod stripe_clock;
 pub mod txn;
 pub mod word;
 mod worker_state;

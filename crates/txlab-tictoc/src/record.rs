@@ -11,9 +11,10 @@
 //!   so readers record `tag`, not the word's `wts`. Tags of one record strictly increase (the
 //!   `wts` of successive versions do, `crate::word` "Monotonicity"), so they are unique per key
 //!   and their order is the version order. The field costs 8 bytes per record and one relaxed
-//!   store per install; it is loaded only when a recorder is enabled or in TicToc+NWR, which also
-//!   uses it to tell the epoch a version was installed in (`crate::word`, delta overflow across an
-//!   epoch).
+//!   store per install; it is loaded when a recorder is enabled, in TicToc+NWR, which also uses
+//!   it to tell the epoch a version was installed in (`crate::word`, delta overflow across an
+//!   epoch), and at commit for locked records whose word is absent: tag 0 there means the record
+//!   was never written, and its first write must be announced to scanners (`crate::stripe_clock`).
 //! - `pivot` is `P`: `()` for plain TicToc (no space), `txlab_nwr::PivotCell` (the 128-bit pivot
 //!   version object) for TicToc+NWR. The record does not touch it; `crate::commit` does.
 

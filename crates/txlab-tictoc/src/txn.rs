@@ -1,6 +1,7 @@
 //! A TicToc transaction's execution phase (Yu et al., SIGMOD 2016, Algorithm 1): reads copy the
 //! value together with the record's timestamp word (`wts`, `rts`) under the seqlock protocol and
-//! enter the read set; writes are buffered in the write set; scans also record phantom stripes.
+//! enter the read set; writes are buffered in the write set; scans also record the versions of
+//! their phantom stripes (`crate::stripe_clock`).
 //! Nothing shared is written before commit except the absent records that inserts and point reads
 //! of missing keys publish in the index (insert-if-absent), exactly as in Silo.
 //! The commit protocol (Algorithms 2 and 3) is in [`crate::commit`].
@@ -48,10 +49,9 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
     #[inline]
     fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const TicTocRecord<Omit::Pivot>> {
         let engine = self.w.engine;
+        // Linking a new absent record is not a write: phantom protection counts first writes at
+        // commit (`crate::stripe_clock`), so the index's stripe bump is not used.
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
-        if let Some(b) = entry.bumped {
-            self.w.state.own_bump(table, b);
-        }
         Ok(entry.record as *const TicTocRecord<Omit::Pivot>)
     }
 
@@ -209,14 +209,16 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
         let engine = self.w.engine;
         let vs = engine.value_size(table)?;
         let index = engine.tables.get(table)?;
-        // Phantom protection: stripe versions are read before the traversal (storage invariant 4).
-        if let Some(stripes) = index.phantom_stripes() {
+        // Phantom protection: the stripes' versions are read before the traversal
+        // (`crate::stripe_clock`: a first write announced before this load is visible to the
+        // traversal; one announced after it fails the scan's validation or commits above it).
+        if let Some((stripes, clocks)) = engine.stripes(table) {
             let stripe_set = &mut self.w.state.stripes;
             stripes.for_range(lo, hi, |s| {
                 stripe_set.push(crate::worker_state::StripeEntry {
                     table,
                     stripe: s,
-                    version: stripes.version(s),
+                    version: clocks.version(s),
                 })
             });
         }

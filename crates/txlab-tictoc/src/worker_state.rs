@@ -7,7 +7,6 @@
 use crate::record::{StableRead, TicTocRecord};
 use crate::word::is_absent;
 use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
-use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
 /// One read: the record and the word (hence `wts` and `rts`) observed with the value.
@@ -41,7 +40,7 @@ pub(crate) struct WriteEntry<P> {
     pub locked_word: u64,
 }
 
-/// A phantom stripe a scan covered and its version before the traversal.
+/// A phantom stripe a scan covered and its version (`crate::stripe_clock`) before the traversal.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StripeEntry {
     pub table: TableId,
@@ -62,6 +61,9 @@ pub(crate) struct WorkerState<P> {
     pub read_tags: Vec<u64>,
     pub writes: Vec<WriteEntry<P>>,
     pub stripes: Vec<StripeEntry>,
+    /// Commit scratch: the `(table, stripe)`s holding records this transaction writes first
+    /// (`crate::stripe_clock`).
+    pub first_writes: Vec<(TableId, u32)>,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
     /// The value copy returned by the last read.
@@ -86,6 +88,7 @@ impl<P> WorkerState<P> {
             read_tags: Vec::new(),
             writes: Vec::with_capacity(64),
             stripes: Vec::new(),
+            first_writes: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             rbuf: Vec::with_capacity(256),
             h_reads: Vec::new(),
@@ -100,6 +103,7 @@ impl<P> WorkerState<P> {
         self.read_tags.clear();
         self.writes.clear();
         self.stripes.clear();
+        self.first_writes.clear();
         self.wbuf.clear();
         self.h_reads.clear();
         self.h_writes.clear();
@@ -210,12 +214,13 @@ impl<P> WorkerState<P> {
         }
     }
 
-    /// Our own insert bumped a phantom stripe: if we scanned that stripe at exactly the version
-    /// before our bump, move our recorded version along so our own insert does not abort us.
-    pub fn own_bump(&mut self, table: TableId, b: StripeBump) {
+    /// Our own first write was announced on a stripe (`crate::stripe_clock`): if we scanned that
+    /// stripe at exactly the version before our announce, move our recorded version along so our
+    /// own write does not abort our own scan.
+    pub fn own_announce(&mut self, table: TableId, stripe: u32, before: u64) {
         for n in self.stripes.iter_mut() {
-            if n.table == table && n.stripe == b.stripe && n.version == b.before {
-                n.version = b.before + 1;
+            if n.table == table && n.stripe == stripe && n.version == before {
+                n.version = before + 1;
             }
         }
     }

@@ -107,3 +107,51 @@ fn skipping_read_validation_is_caught_by_the_checker() {
         "the checker must reject: {report}"
     );
 }
+
+/// The time-travel phantom (`tests/semantics.rs`,
+/// `a_key_created_after_a_scan_cannot_be_ordered_before_the_scanner`): A reads k0 (wts 1), B scans
+/// 0..=1 and overwrites k0 at 2, A inserts k1. Returns whether A committed, and the verdict.
+fn phantom_schedule(mutation: Option<Mutation>) -> (bool, txlab_check::Report) {
+    const O: TableId = TableId(0);
+    let mut s = Schema::new();
+    s.add(TableSpec::ordered("ordered", 8)).unwrap();
+    let rec = Arc::new(MemoryRecorder::new());
+    let mut cfg = TicTocConfig::manual();
+    if let Some(m) = mutation {
+        cfg = cfg.with_mutation(m);
+    }
+    let db = TicToc::with_recorder(&s, cfg, rec.clone()).unwrap();
+    let (mut wa, mut wb) = (db.worker().unwrap(), db.worker().unwrap());
+    let mut setup = wb.begin();
+    setup.write(O, 0, &v(1)).unwrap();
+    setup.commit().unwrap();
+    let mut a = wa.begin();
+    a.read(O, 0).unwrap();
+    let mut b = wb.begin();
+    b.scan(O, 0, 1, &mut |_, _| true).unwrap();
+    b.write(O, 0, &v(2)).unwrap();
+    b.commit().unwrap();
+    assert!(a.insert(O, 1, &v(10)).unwrap());
+    let committed = a.commit().is_ok();
+    (committed, check(&rec.take(), CheckOptions::serializable()))
+}
+
+#[test]
+fn the_correct_engine_orders_the_first_write_after_the_scan() {
+    let (committed, report) = phantom_schedule(None);
+    assert!(
+        !committed,
+        "A is pushed above B's scan and its read of k0 fails"
+    );
+    assert!(report.is_serializable(), "{report}");
+}
+
+#[test]
+fn skipping_stripe_timestamps_is_caught_by_the_checker() {
+    let (committed, report) = phantom_schedule(Some(Mutation::SkipStripeTimestamps));
+    assert!(committed, "the mutation lets A commit below B");
+    assert!(
+        !report.is_serializable(),
+        "the checker must reject: {report}"
+    );
+}
