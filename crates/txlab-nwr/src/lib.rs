@@ -11,6 +11,8 @@
 //!   stays strictly serializable under epoch-based group commit;
 //! - [`omission`]: the static switch [`WriteOmission`] (`NoNwr` compiles everything out, `Nwr`
 //!   enables it) engines are generic over;
+//! - [`printed`]: the paper's Algorithms 2 and 3 as printed, a test-only mutant
+//!   ([`NwrMutation::PrintedAlgorithm`]) that shows the cross-item cycles they miss;
 //! - [`stats`]: the counters engines report through `Worker::drain_counters`.
 //!
 //! Invariants every user must keep: only blind writes are omitted; a failed validation hands
@@ -23,6 +25,7 @@
 
 pub mod omission;
 pub mod pivot;
+pub mod printed;
 pub mod rule;
 pub mod stats;
 

@@ -87,11 +87,18 @@ pub enum NwrMutation {
     SkipEpochCheck,
     /// Omit even when a transaction of this epoch read the version the write is ordered after.
     SkipMergedReadCheck,
+    /// Replace the rule by the paper's Algorithms 2 and 3 as printed ([`crate::printed`]), which
+    /// merges a transaction's footprint only into the objects of the items it touches and so misses
+    /// cycles through other items (`docs/protocols/nwr.md`).
+    PrintedAlgorithm,
 }
 
 /// Algorithm 3 (1): merges `t`'s reads of versions older than `epoch` into their items' mRS.
 /// Call before the baseline validates the read set, on every commit of an NWR engine.
 pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
+    if t.mutation() == Some(NwrMutation::PrintedAlgorithm) {
+        return crate::printed::merge_reads(t, epoch, stats);
+    }
     for i in 0..t.read_count() {
         let v = t.read_version(i, epoch);
         if v != PRE_EPOCH {
@@ -128,6 +135,9 @@ fn validate<B: NwrBaseline + ?Sized>(
     epoch: u32,
     stats: &mut NwrStats,
 ) -> Result<(), NwrFailure> {
+    if t.mutation() == Some(NwrMutation::PrintedAlgorithm) {
+        return crate::printed::validate(t, epoch, stats);
+    }
     if t.has_scans() {
         return Err(NwrFailure::Scan);
     }

@@ -37,6 +37,11 @@
 //!          of each epoch's tag range to the recorded order of omitted writes.
 //! ```
 //!
+//! The test-only mutant `Mutation::NwrPrintedAlgorithm` swaps the rule for the paper's printed
+//! Algorithms 2 and 3 (`txlab_nwr::printed`); its Algorithm 3 (3) runs here, after Phase 3: each
+//! blind write that installed its record's first version of the epoch resets the record's pivot
+//! object to that version (the `mutation` feature only; otherwise the branch folds away).
+//!
 //! Omitted writes are recorded as `WriteEvent { visible: false }` with
 //! `version = order = e << 32 | stamp` (`stamp` in `1..2^31` from a per-engine counter, only when
 //! recording): above every tag of earlier epochs, below every visible TID of epoch `e`, unique per
@@ -83,6 +88,7 @@ impl Skips {
                     Some(Mutation::NwrSkipMergedReadCheck) => {
                         Some(NwrMutation::SkipMergedReadCheck)
                     }
+                    Some(Mutation::NwrPrintedAlgorithm) => Some(NwrMutation::PrintedAlgorithm),
                     _ => None,
                 },
             }
@@ -168,7 +174,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     let epoch = tx.w.epoch.global();
     if nwr_on {
         // Algorithm 3 (1) for baseline commits: our pre-epoch reads, before validating them.
-        let view = NwrView::<W> { st, mutation: None };
+        let view = NwrView::<W> {
+            st,
+            mutation: skip.nwr,
+        };
         txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
     }
 
@@ -263,6 +272,22 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         st.last_tid = tid;
         if nwr_on {
             tx.w.nwr.commits_baseline += 1;
+            if skip.nwr == Some(NwrMutation::PrintedAlgorithm) {
+                // The printed Algorithm 3 (3) (test-only mutant; `skip.nwr` is the constant
+                // `None` without the `mutation` feature): each blind write that installed its
+                // item's first version of the epoch becomes the item's pivot.
+                let view = NwrView::<W> {
+                    st,
+                    mutation: skip.nwr,
+                };
+                let installed = epoch_version(tid, epoch as u32);
+                for i in 0..st.writes.len() {
+                    if epoch_of(st.writes[i].locked_word) < epoch && view.write_is_blind(i) {
+                        tx.w.nwr.cas_retries +=
+                            txlab_nwr::printed::install_pivot(&view, i, epoch as u32, installed);
+                    }
+                }
+            }
         }
     }
 
@@ -331,6 +356,18 @@ fn finish_omitted<Rec: Recorder, W: WriteOmission>(
     }
 }
 
+/// The per-epoch version number (`txlab_nwr::pivot::VersionNumber`) of the version with TID word
+/// `word`, for a transaction of `epoch`: `PRE_EPOCH` if it was written in an earlier epoch, else
+/// derived from the sequence above the epoch's first Silo+NWR TID (monotone per record).
+fn epoch_version(word: u64, epoch: u32) -> VersionNumber {
+    if epoch_of(word) < epoch as u64 {
+        PRE_EPOCH
+    } else {
+        let seq = (tag(word) & 0xFFFF_FFFF).saturating_sub(PIVOT_BASE as u64) / SEQ_ONE;
+        epoch_version_number(seq)
+    }
+}
+
 /// Silo's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
 struct NwrView<'a, W: WriteOmission> {
     st: &'a WorkerState<W::Pivot>,
@@ -352,13 +389,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
-        let word = self.st.reads[i].word;
-        if epoch_of(word) < epoch as u64 {
-            PRE_EPOCH
-        } else {
-            let seq = (tag(word) & 0xFFFF_FFFF).saturating_sub(PIVOT_BASE as u64) / SEQ_ONE;
-            epoch_version_number(seq)
-        }
+        epoch_version(self.st.reads[i].word, epoch)
     }
 
     fn write_count(&self) -> usize {

@@ -19,6 +19,10 @@ pub enum Mutation {
     NwrSkipEpochCheck,
     /// Silo+NWR: omit writes even when a transaction of this epoch read the older version (mRS).
     NwrSkipMergedReadCheck,
+    /// Silo+NWR: replace the shipped rule by the NWR paper's Algorithms 2 and 3 as printed
+    /// (`txlab_nwr::printed`), which misses cycles that run through items the omitted transaction
+    /// does not write (`docs/protocols/nwr.md`, "The printed algorithm, measured").
+    NwrPrintedAlgorithm,
     /// Unlink deleted records as soon as possible instead of two epochs after the delete, so a
     /// key's next incarnation can get a TID below its tombstone's.
     RetireWithoutGrace,
