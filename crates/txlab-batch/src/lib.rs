@@ -36,7 +36,7 @@ pub mod trim;
 
 pub use fvs::{Algorithm, Policy};
 pub use graph::{DependencyGraph, GraphBuilder};
-pub use pipeline::{Mode, Pipeline, PipelineConfig, RunLimit, RunStats};
+pub use pipeline::{Mode, Pipeline, PipelineConfig, ReorderPolicy, RunLimit, RunStats};
 pub use reorder::{ReorderScratch, Reordering, reorder};
 pub use thread_aware::{
     Assignment, ThreadAssigner, ThreadAware, ThreadAwareConfig, ThreadAwareStats,

@@ -22,7 +22,8 @@
 //! incrementally, and so on until the thread has its share; then the next thread starts with an
 //! empty `T` (so its first pick is the transaction with the most conflicts among the remaining
 //! ones, as in the paper). Shares differ by at most one when the batch does not divide evenly.
-//! Building the conflict matrix costs `O(n² + Σ accesses)` for a batch of `n`; each pick is
+//! Building the conflict matrix costs `O(n² + a)` for a batch of `n` transactions with `a`
+//! accesses (keys are numbered through a reused open-addressing table); each pick is
 //! `O(n)` plus the keys it adds.
 //!
 //! A transaction is never moved across batch boundaries: a thread runs its share of batch `b`
@@ -30,16 +31,22 @@
 //!
 //! # The wrapper ([`ThreadAware`])
 //!
-//! [`ThreadAware::run`] drives a workload on any [`Engine`]: one batcher thread generates,
-//! batches and assigns; `threads` worker threads run their shares with [`txlab_core::run`]
-//! (retrying conflicts). [`Assignment::RoundRobin`] keeps the arrival order instead (the
-//! baseline the paper compares against). Correctness is the wrapped engine's: the wrapper only
-//! decides which thread runs which transaction.
+//! [`ThreadAware::run`] drives a workload on any [`Engine`] with `threads` worker threads and no
+//! other thread: a worker whose queue is empty takes the shared batch former (a mutex), generates
+//! and declares the next batch, assigns it and queues every thread's share, then goes back to
+//! running its own shares with [`txlab_core::run`] (retrying conflicts). So batch formation costs
+//! worker time, as a preprocessing step would, instead of a third thread competing for the CPUs;
+//! workers do not form a batch while some thread still has two shares waiting (a slow thread
+//! bounds how far the others run ahead). Shares are queued in batch order under the former's
+//! lock, so every thread runs its shares in batch order. [`Assignment::RoundRobin`] keeps the
+//! arrival order instead (the baseline the paper compares against), through the same code.
+//! Correctness is the wrapped engine's: the wrapper only decides which thread runs which
+//! transaction.
 
 use crate::pipeline::RunLimit;
 use hdrhistogram::Histogram;
-use std::collections::HashMap;
-use std::sync::mpsc::sync_channel;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, TxError, run};
 use txlab_workload::{Generator, Workload};
@@ -59,16 +66,29 @@ pub enum Assignment {
     RoundRobin,
 }
 
-/// Computes thread assignments, reusing its buffers across batches.
+/// No member (end of a key's member list).
+const NONE: u32 = u32::MAX;
+
+/// Computes thread assignments, reusing its buffers across batches: after the first batches of
+/// a run it allocates nothing. Keys are numbered through an open-addressing table whose slots
+/// carry the number of the batch that filled them, so starting a batch clears nothing.
 #[derive(Debug, Default, Clone)]
 pub struct ThreadAssigner {
     /// `conflict[i * n + j]`.
     conflict: Vec<bool>,
-    /// Key → transactions accessing it, and whether each writes it.
-    by_key: HashMap<(u16, u64), Vec<(u32, bool)>>,
-    /// Distinct keys of every transaction.
-    keys: Vec<Vec<(u16, u64)>>,
-    in_thread: HashMap<(u16, u64), ()>,
+    /// `(batch stamp, key, key id)`; a slot whose stamp is not the current one is empty.
+    slots: Vec<(u32, (u16, u64), u32)>,
+    stamp: u32,
+    /// Per key id: the last member accessing it (`NONE` if none).
+    heads: Vec<u32>,
+    /// `(transaction, writes, previous member of the same key)`: one per (key, transaction).
+    members: Vec<(u32, bool, u32)>,
+    /// Scratch: one key's members.
+    run: Vec<(u32, bool)>,
+    /// The key ids of every transaction.
+    keys: Vec<Vec<u32>>,
+    /// Per key id: whether a transaction already given to the thread being filled accesses it.
+    in_thread: Vec<bool>,
     assigned: Vec<bool>,
     with_thread: Vec<u32>,
     shared: Vec<u32>,
@@ -102,7 +122,8 @@ impl ThreadAssigner {
         self.result.resize_with(threads, Vec::new);
         self.result.truncate(threads);
         let quota = |t: usize| n / threads + usize::from(t < n % threads);
-        if policy == Assignment::RoundRobin {
+        // With one thread there is no other thread to conflict with: keep the arrival order.
+        if policy == Assignment::RoundRobin || threads == 1 {
             for i in 0..n {
                 self.result[i % threads].push(i);
             }
@@ -124,6 +145,7 @@ impl ThreadAssigner {
             self.shared.clear();
             self.shared.resize(n, 0);
             self.in_thread.clear();
+            self.in_thread.resize(self.heads.len(), false);
             for _ in 0..quota(t) {
                 let pick = (0..n)
                     .filter(|&x| !self.assigned[x])
@@ -146,10 +168,13 @@ impl ThreadAssigner {
                         self.with_thread[y] += 1;
                     }
                 }
-                for key in &self.keys[pick] {
-                    if self.in_thread.insert(*key, ()).is_none() {
-                        for &(y, _) in &self.by_key[key] {
+                for &key in &self.keys[pick] {
+                    if !std::mem::replace(&mut self.in_thread[key as usize], true) {
+                        let mut m = self.heads[key as usize];
+                        while m != NONE {
+                            let (y, _, previous) = self.members[m as usize];
                             self.shared[y as usize] += 1;
+                            m = previous;
                         }
                     }
                 }
@@ -162,26 +187,63 @@ impl ThreadAssigner {
         let n = sets.len();
         self.conflict.clear();
         self.conflict.resize(n * n, false);
-        // Cleared, not emptied in place: the map must not keep the keys of earlier batches.
-        self.by_key.clear();
         self.keys.iter_mut().for_each(Vec::clear);
         self.keys.resize_with(n, Vec::new);
+        let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
+        let capacity = (total * 2).next_power_of_two().max(16);
+        if self.slots.len() < capacity {
+            self.slots = vec![(0, (0, 0), 0); capacity];
+            self.stamp = 0;
+        }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            // Wrapped around: old stamps could look current.
+            self.slots.iter_mut().for_each(|slot| slot.0 = 0);
+            self.stamp = 1;
+        }
+        let mask = self.slots.len() - 1;
+        self.heads.clear();
+        self.members.clear();
         for (i, set) in sets.iter().enumerate() {
+            let i = i as u32;
             for &(table, key, access) in &set.accesses {
                 let k = (table.0, key);
-                let list = self.by_key.entry(k).or_default();
-                match list.last_mut() {
-                    Some(last) if last.0 == i as u32 => last.1 |= access.writes(),
-                    _ => {
-                        list.push((i as u32, access.writes()));
-                        self.keys[i].push(k);
+                let hash = (key ^ (u64::from(table.0) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let mut h = (hash >> 32) as usize & mask;
+                let id = loop {
+                    let slot = &mut self.slots[h];
+                    if slot.0 != self.stamp {
+                        *slot = (self.stamp, k, self.heads.len() as u32);
+                        self.heads.push(NONE);
+                        break slot.2;
                     }
+                    if slot.1 == k {
+                        break slot.2;
+                    }
+                    h = (h + 1) & mask;
+                };
+                let head = self.heads[id as usize];
+                // A transaction's accesses are added together, so a repeat of the same key by
+                // the same transaction finds it at the head: merge (writes if any does).
+                if head != NONE && self.members[head as usize].0 == i {
+                    self.members[head as usize].1 |= access.writes();
+                } else {
+                    self.members.push((i, access.writes(), head));
+                    self.heads[id as usize] = (self.members.len() - 1) as u32;
+                    self.keys[i as usize].push(id);
                 }
             }
         }
-        for list in self.by_key.values() {
-            for (a, &(i, wi)) in list.iter().enumerate() {
-                for &(j, wj) in &list[a + 1..] {
+        for id in 0..self.heads.len() {
+            self.run.clear();
+            let mut m = self.heads[id];
+            while m != NONE {
+                let (txn, writes, previous) = self.members[m as usize];
+                self.run.push((txn, writes));
+                m = previous;
+            }
+            for (a, &(i, wi)) in self.run.iter().enumerate() {
+                for &(j, wj) in &self.run[a + 1..] {
                     if wi || wj {
                         self.conflict[i as usize * n + j as usize] = true;
                         self.conflict[j as usize * n + i as usize] = true;
@@ -262,7 +324,7 @@ pub struct ThreadAwareStats {
     pub user_aborts: u64,
     /// Batches formed.
     pub batches: u64,
-    /// Time the batcher spent declaring and assigning.
+    /// Time spent generating, declaring and assigning batches (by whichever worker formed them).
     pub assign_time: Duration,
     /// Latency (microseconds) from the batch's formation to the commit.
     pub latency_us: Histogram<u64>,
@@ -316,8 +378,8 @@ impl<E: Engine> ThreadAware<E> {
         &self.config
     }
 
-    /// Runs `workload` (already loaded) until `limit`: a batcher thread assigns batches,
-    /// `threads` workers run them (module docs). Generators are seeded with `seed`.
+    /// Runs `workload` (already loaded) until `limit` on `threads` worker threads, which form
+    /// and assign the batches themselves (module docs). Generators are seeded with `seed`.
     pub fn run<W>(
         &self,
         workload: &W,
@@ -338,97 +400,62 @@ impl<E: Engine> ThreadAware<E> {
             RunLimit::Transactions(n) => (n, None),
             RunLimit::Duration(d) => (u64::MAX, Some(started + d)),
         };
-        let mut senders = Vec::new();
-        let mut inboxes = Vec::new();
-        for _ in 0..threads {
-            let (tx, rx) = sync_channel::<Share<W::Program>>(2);
-            senders.push(tx);
-            inboxes.push(rx);
-        }
-        let policy = self.config.assignment;
-        let retry = self.config.retry;
-        let (batcher, workers) = std::thread::scope(|scope| {
-            let batcher = scope.spawn(move || -> Result<(u64, Duration), Error> {
-                let mut generator = workload.generator(0, seed);
-                let mut assigner = ThreadAssigner::new();
-                let mut programs: Vec<W::Program> = Vec::with_capacity(batch);
-                let mut sets: Vec<AccessSet> = vec![AccessSet::default(); batch];
-                let (mut produced, mut batches, mut assign_time) = (0u64, 0u64, Duration::ZERO);
-                while produced < total && deadline.is_none_or(|d| Instant::now() < d) {
-                    let t0 = Instant::now();
-                    let size = batch.min((total - produced) as usize);
-                    programs.clear();
-                    for set in sets.iter_mut().take(size) {
-                        let p = generator.next().clone();
-                        set.clear();
-                        p.declare(set);
-                        programs.push(p);
-                    }
-                    produced += size as u64;
-                    batches += 1;
-                    let shares = assigner.assign(&sets[..size], threads, policy)?;
-                    let formed = Instant::now();
-                    assign_time += formed - t0;
-                    for (t, share) in shares.iter().enumerate() {
-                        let programs = share.iter().map(|&i| programs[i].clone()).collect();
-                        if senders[t].send(Share { formed, programs }).is_err() {
-                            return Err(Error::Internal("a worker thread stopped".into()));
-                        }
-                    }
-                }
-                drop(senders);
-                Ok((batches, assign_time))
-            });
-            let workers: Vec<_> = inboxes
-                .into_iter()
-                .map(|inbox| {
-                    scope.spawn(move || -> Result<(WorkerResult, Histogram<u64>), Error> {
-                        let mut worker = self.engine.worker()?;
-                        let mut result = WorkerResult::default();
-                        let mut latency = histogram()?;
-                        while let Ok(share) = inbox.recv() {
-                            for program in &share.programs {
-                                match run(&mut worker, retry, |tx| program.run(tx)) {
-                                    Ok(c) => {
-                                        result.committed += 1;
-                                        result.conflicts += u64::from(c.attempts - 1);
-                                        let us = share.formed.elapsed().as_micros() as u64;
-                                        latency.saturating_record(us.max(1));
-                                    }
-                                    Err(TxError::UserAbort(_)) => result.user_aborts += 1,
-                                    Err(TxError::Error(e)) => return Err(e),
-                                    Err(e) => {
-                                        return Err(Error::Internal(format!(
-                                            "retries exhausted: {e}"
-                                        )));
-                                    }
-                                }
-                            }
-                        }
-                        Ok((result, latency))
-                    })
-                })
-                .collect();
-            let workers: Vec<_> = workers
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Internal("a worker panicked".into())))
-                })
-                .collect();
-            let batcher = batcher
-                .join()
-                .unwrap_or_else(|_| Err(Error::Internal("the batcher panicked".into())));
-            (batcher, workers)
+        let former = Mutex::new(Former {
+            generator: workload.generator(0, seed),
+            assigner: ThreadAssigner::new(),
+            sets: vec![AccessSet::default(); batch],
+            programs: Vec::with_capacity(batch),
+            produced: 0,
+            batches: 0,
+            assign_time: Duration::ZERO,
+            finished: false,
         });
-        let (batches, assign_time) = batcher?;
+        let queues: Vec<Mutex<VecDeque<Share<W::Program>>>> =
+            (0..threads).map(|_| Mutex::new(VecDeque::new())).collect();
+        let consumed = Condvar::new();
+        let ctx = FormContext {
+            queues: &queues,
+            consumed: &consumed,
+            threads,
+            batch,
+            total,
+            deadline,
+            policy: self.config.assignment,
+        };
+        let retry = self.config.retry;
+        let workers: Vec<Result<(WorkerResult, Histogram<u64>), Error>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..threads)
+                    .map(|me| {
+                        let (former, ctx) = (&former, &ctx);
+                        scope.spawn(move || -> Result<(WorkerResult, Histogram<u64>), Error> {
+                            let outcome = self.work(me, former, ctx, retry);
+                            if outcome.is_err() {
+                                // Let the others stop too instead of waiting for this one.
+                                former.lock().finished = true;
+                                ctx.consumed.notify_all();
+                                ctx.queues[me].lock().clear();
+                            }
+                            outcome
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(Error::Internal("a worker panicked".into())))
+                    })
+                    .collect()
+            });
+        let former = former.into_inner();
         let mut stats = ThreadAwareStats {
             elapsed: started.elapsed(),
             committed: 0,
             conflicts: 0,
             user_aborts: 0,
-            batches,
-            assign_time,
+            batches: former.batches,
+            assign_time: former.assign_time,
             latency_us: histogram()?,
         };
         for w in workers {
@@ -442,6 +469,150 @@ impl<E: Engine> ThreadAware<E> {
                 .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?;
         }
         Ok(stats)
+    }
+
+    /// One worker thread: runs the shares in its queue; when the queue is empty, forms the next
+    /// batch for every thread (one worker at a time, under the former's lock).
+    fn work<G>(
+        &self,
+        me: usize,
+        former: &Mutex<Former<G>>,
+        ctx: &FormContext<'_, G::Program>,
+        retry: RetryPolicy,
+    ) -> Result<(WorkerResult, Histogram<u64>), Error>
+    where
+        G: Generator,
+        G::Program: Clone + Send,
+    {
+        let mut worker = self.engine.worker()?;
+        let mut result = WorkerResult::default();
+        let mut latency = histogram()?;
+        loop {
+            let popped = {
+                let mut queue = ctx.queues[me].lock();
+                queue.pop_front().map(|share| (share, queue.len()))
+            };
+            let share = match popped {
+                Some((share, left)) => {
+                    if left + 1 >= MAX_BACKLOG {
+                        // A worker may be waiting for this queue to shrink. Taking the former's
+                        // lock orders this pop before or after its check, so the wake-up is
+                        // not lost.
+                        drop(former.lock());
+                        ctx.consumed.notify_all();
+                    }
+                    share
+                }
+                None => {
+                    let mut f = former.lock();
+                    loop {
+                        // Another worker may have filled this queue meanwhile.
+                        if !ctx.queues[me].lock().is_empty() {
+                            break;
+                        }
+                        if f.finished {
+                            return Ok((result, latency));
+                        }
+                        // Do not run ahead of a slow thread by more than MAX_BACKLOG shares.
+                        if ctx.queues.iter().any(|q| q.lock().len() >= MAX_BACKLOG) {
+                            ctx.consumed.wait(&mut f);
+                            continue;
+                        }
+                        if !f.form(ctx) {
+                            f.finished = true;
+                            ctx.consumed.notify_all();
+                            return Ok((result, latency));
+                        }
+                    }
+                    continue;
+                }
+            };
+            for program in &share.programs {
+                match run(&mut worker, retry, |tx| program.run(tx)) {
+                    Ok(c) => {
+                        result.committed += 1;
+                        result.conflicts += u64::from(c.attempts - 1);
+                        let us = share.formed.elapsed().as_micros() as u64;
+                        latency.saturating_record(us.max(1));
+                    }
+                    Err(TxError::UserAbort(_)) => result.user_aborts += 1,
+                    Err(TxError::Error(e)) => return Err(e),
+                    Err(e) => {
+                        return Err(Error::Internal(format!("retries exhausted: {e}")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Most shares a thread's queue may hold before the workers stop forming batches for it.
+const MAX_BACKLOG: usize = 2;
+
+/// The batch-formation state the workers share (under a mutex).
+struct Former<G: Generator> {
+    generator: G,
+    assigner: ThreadAssigner,
+    sets: Vec<AccessSet>,
+    programs: Vec<Option<G::Program>>,
+    produced: u64,
+    batches: u64,
+    assign_time: Duration,
+    /// No more batches will be formed (the limit was reached or a worker failed).
+    finished: bool,
+}
+
+/// What forming a batch needs besides the [`Former`].
+struct FormContext<'a, P> {
+    queues: &'a [Mutex<VecDeque<Share<P>>>],
+    consumed: &'a Condvar,
+    threads: usize,
+    batch: usize,
+    total: u64,
+    deadline: Option<Instant>,
+    policy: Assignment,
+}
+
+impl<G: Generator> Former<G>
+where
+    G::Program: Clone,
+{
+    /// Forms, declares and assigns the next batch and queues every thread's share. Returns
+    /// `false` when the run's limit is reached (nothing queued).
+    fn form(&mut self, ctx: &FormContext<'_, G::Program>) -> bool {
+        if self.produced >= ctx.total || ctx.deadline.is_some_and(|d| Instant::now() >= d) {
+            return false;
+        }
+        let t0 = Instant::now();
+        let size = ctx.batch.min((ctx.total - self.produced) as usize);
+        self.programs.clear();
+        for set in self.sets.iter_mut().take(size) {
+            let p = self.generator.next().clone();
+            set.clear();
+            p.declare(set);
+            self.programs.push(Some(p));
+        }
+        self.produced += size as u64;
+        self.batches += 1;
+        // Cannot fail: `threads` was validated with the configuration.
+        let Ok(shares) = self
+            .assigner
+            .assign(&self.sets[..size], ctx.threads, ctx.policy)
+        else {
+            return false;
+        };
+        let formed = Instant::now();
+        self.assign_time += formed - t0;
+        for (t, share) in shares.iter().enumerate() {
+            // Every index appears in exactly one share (checked by the assigner's tests), so
+            // each program is taken once.
+            let programs = share
+                .iter()
+                .filter_map(|&i| self.programs[i].take())
+                .collect();
+            ctx.queues[t].lock().push_back(Share { formed, programs });
+        }
+        true
     }
 }
 
@@ -524,5 +695,118 @@ mod tests {
         }
         let e = a.assign(&sets, 0, Assignment::ThreadAware).unwrap_err();
         assert!(e.to_string().contains("threads = 0"), "{e}");
+    }
+
+    #[test]
+    fn a_reused_assigner_answers_like_a_fresh_one() {
+        use Access::*;
+        // Batches with different keys, sizes and repeated accesses, through one assigner: stale
+        // buffers from an earlier batch must not leak into a later one.
+        let batches: Vec<Vec<AccessSet>> = (0..20u64)
+            .map(|b| {
+                (0..(3 + b % 9))
+                    .map(|i| {
+                        set(&[
+                            ((b * 31 + i * 7) % 13, ReadWrite),
+                            ((b + i) % 5, Read),
+                            ((b * 31 + i * 7) % 13, Read),
+                            (1000 + b, if i % 2 == 0 { BlindWrite } else { Read }),
+                        ])
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut reused = ThreadAssigner::new();
+        for (b, sets) in batches.iter().enumerate() {
+            for threads in [1, 2, 3] {
+                let got = reused
+                    .assign(sets, threads, Assignment::ThreadAware)
+                    .unwrap()
+                    .to_vec();
+                let fresh = ThreadAssigner::new()
+                    .assign(sets, threads, Assignment::ThreadAware)
+                    .unwrap()
+                    .to_vec();
+                assert_eq!(got, fresh, "batch {b}, {threads} threads");
+            }
+        }
+    }
+
+    /// The greedy of the module docs computed from scratch for every pick (quadratic and slow,
+    /// but obviously the definition).
+    fn reference(sets: &[AccessSet], threads: usize) -> Vec<Vec<usize>> {
+        use std::collections::BTreeSet;
+        let keys = |i: usize| -> BTreeSet<(u16, u64)> {
+            sets[i].accesses.iter().map(|a| (a.0.0, a.1)).collect()
+        };
+        let conflict = |i: usize, j: usize| {
+            i != j
+                && sets[i].accesses.iter().any(|a| {
+                    sets[j]
+                        .accesses
+                        .iter()
+                        .any(|b| (a.0, a.1) == (b.0, b.1) && (a.2.writes() || b.2.writes()))
+                })
+        };
+        let n = sets.len();
+        let mut assigned = vec![false; n];
+        let mut out = vec![Vec::new(); threads];
+        for (t, share) in out.iter_mut().enumerate() {
+            for _ in 0..(n / threads + usize::from(t < n % threads)) {
+                let in_thread: BTreeSet<(u16, u64)> = share.iter().flat_map(|&i| keys(i)).collect();
+                let pick = (0..n)
+                    .filter(|&x| !assigned[x])
+                    .max_by_key(|&x| {
+                        (
+                            share.iter().filter(|&&y| conflict(x, y)).count(),
+                            keys(x).intersection(&in_thread).count(),
+                            (0..n).filter(|&y| !assigned[y] && conflict(x, y)).count(),
+                            std::cmp::Reverse(x),
+                        )
+                    })
+                    .unwrap();
+                assigned[pick] = true;
+                share.push(pick);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_assignment_matches_the_definition() {
+        use Access::*;
+        let mut state = 0x1234_5678_u64;
+        let mut next = move |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        let mut assigner = ThreadAssigner::new();
+        for round in 0..60 {
+            let n = 2 + next(14) as usize;
+            let sets: Vec<AccessSet> = (0..n)
+                .map(|_| {
+                    let ops: Vec<(u64, Access)> = (0..1 + next(5))
+                        .map(|_| {
+                            let kind = [Read, ReadWrite, BlindWrite][next(3) as usize];
+                            (next(12), kind)
+                        })
+                        .collect();
+                    set(&ops)
+                })
+                .collect();
+            for threads in [2, 3] {
+                let got = assigner
+                    .assign(&sets, threads, Assignment::ThreadAware)
+                    .unwrap()
+                    .to_vec();
+                assert_eq!(
+                    got,
+                    reference(&sets, threads),
+                    "round {round}, {threads} threads"
+                );
+            }
+        }
     }
 }

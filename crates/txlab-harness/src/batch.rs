@@ -12,9 +12,9 @@
 //!
 //! - **threads**: `--threads` is the pipeline's processor count (clients, storage workers,
 //!   reordering workers, batch preparation and the validation worker run besides them) and
-//!   thread-aware batching's worker count (one batcher thread runs besides them). Threads are
-//!   not pinned (`cpus` is all `None`); `oversubscribed` compares every thread the engine runs
-//!   with the CPUs the placement offers.
+//!   thread-aware batching's worker count (the workers form the batches themselves; no other
+//!   thread runs). Threads are not pinned (`cpus` is all `None`); `oversubscribed` compares every
+//!   thread the engine runs with the CPUs the placement offers.
 //! - **warm-up**: a separate run of the same driver for `--warmup` whose statistics are discarded
 //!   (the engine's state, caches and store stay warm). The pipeline rejects intervals under 1 ms,
 //!   so a shorter non-zero warm-up is rounded up to 1 ms; warm-ups longer than the pipeline's 1 h
@@ -48,7 +48,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
 use txlab_batch::{
-    Algorithm, Mode, Pipeline, PipelineConfig, RunLimit, ThreadAware, ThreadAwareConfig,
+    Algorithm, Mode, Pipeline, PipelineConfig, ReorderPolicy, RunLimit, ThreadAware,
+    ThreadAwareConfig,
 };
 use txlab_check::MemoryRecorder;
 use txlab_core::history::Recorder;
@@ -98,8 +99,35 @@ impl FvsChoice {
     }
 }
 
+/// The reordering policy of the pipeline's reordering workers (`--policy`; Ding, Kot, Gehrke,
+/// §5.5).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyChoice {
+    /// Prod-degree: maximize commits (the paper's "mc", the default).
+    #[default]
+    #[value(alias = "mc")]
+    Prod,
+    /// Fewest restarts enters the feedback vertex set first, ties by prod-degree.
+    Rct,
+    /// Largest in-degree × out-degree / 2^restarts enters the feedback vertex set first.
+    Rdeg,
+}
+
+impl PolicyChoice {
+    /// The pipeline policy this choice names.
+    pub fn policy(self) -> ReorderPolicy {
+        match self {
+            PolicyChoice::Prod => ReorderPolicy::ProdDegree,
+            PolicyChoice::Rct => ReorderPolicy::Rct,
+            PolicyChoice::Rdeg => ReorderPolicy::Rdeg,
+        }
+    }
+}
+
 /// The batching engines' parameters (`--batch-size`, `--concurrency`, `--reorder-workers`,
-/// `--fvs`); other protocols ignore them.
+/// `--fvs`, `--policy`); other protocols ignore them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct BatchParams {
     /// Pipeline: transactions per validator batch and requests per storage batch,
@@ -111,6 +139,8 @@ pub struct BatchParams {
     pub reorder_workers: usize,
     /// Pipeline: the feedback vertex set algorithm.
     pub fvs: FvsChoice,
+    /// Pipeline: the reordering policy.
+    pub policy: PolicyChoice,
 }
 
 impl Default for BatchParams {
@@ -120,6 +150,7 @@ impl Default for BatchParams {
             concurrency: DEFAULT_CONCURRENCY,
             reorder_workers: DEFAULT_REORDER_WORKERS,
             fvs: FvsChoice::Sort,
+            policy: PolicyChoice::Prod,
         }
     }
 }
@@ -141,7 +172,8 @@ fn pipeline_config(mode: Mode, threads: usize, p: &BatchParams, seed: u64) -> Pi
         .with_mode(mode)
         .with_batch_size(p.batch_size)
         .with_concurrency(p.concurrency)
-        .with_algorithm(p.fvs.algorithm());
+        .with_algorithm(p.fvs.algorithm())
+        .with_policy(p.policy.policy());
     c = c.with_threads(
         PIPELINE_CLIENTS.min(p.concurrency.max(1)),
         threads,
@@ -295,6 +327,7 @@ where
         ("prevalidation_aborts", v.prevalidation_aborts),
         ("reordering_aborts", v.reordering_aborts),
         ("validation_aborts", v.validation_aborts),
+        ("stale_when_read_aborts", v.stale_when_read_aborts),
         ("peak_live", stats.peak_live as u64),
     ];
     let result = to_result(Measured {
@@ -367,7 +400,7 @@ where
     ];
     let result = to_result(Measured {
         threads: run.threads,
-        engine_threads: run.threads + 1,
+        engine_threads: run.threads,
         run,
         elapsed: stats.elapsed,
         commits: stats.committed,
@@ -471,5 +504,44 @@ fn outcome<E: Engine, W: Workload>(
         result,
         parameters,
         check,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn policy_of(args: &[&str]) -> Result<PolicyChoice, clap::Error> {
+        let mut argv = vec!["txlab", "run"];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Run(r) => Ok(r.params.policy),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_policy_flag_parses_and_reaches_the_pipeline() {
+        assert_eq!(policy_of(&[]).unwrap(), PolicyChoice::Prod);
+        assert_eq!(policy_of(&["--policy", "mc"]).unwrap(), PolicyChoice::Prod);
+        assert_eq!(policy_of(&["--policy", "rct"]).unwrap(), PolicyChoice::Rct);
+        assert_eq!(
+            policy_of(&["--policy", "rdeg"]).unwrap(),
+            PolicyChoice::Rdeg
+        );
+        let e = policy_of(&["--policy", "fifo"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        for needle in ["--policy", "fifo", "prod", "rct", "rdeg"] {
+            assert!(msg.contains(needle), "message lacks {needle:?}: {msg}");
+        }
+        let params = BatchParams {
+            policy: PolicyChoice::Rdeg,
+            ..BatchParams::default()
+        };
+        let config = pipeline_config(Mode::Srvc, 1, &params, 1);
+        assert_eq!(config.policy, ReorderPolicy::Rdeg);
     }
 }

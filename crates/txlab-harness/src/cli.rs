@@ -7,6 +7,7 @@
 
 use crate::batch::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
+    PolicyChoice,
 };
 use crate::machine::MachineInfo;
 use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
@@ -154,6 +155,10 @@ pub struct ParamArgs {
     /// components of at most 10 nodes).
     #[arg(long, value_enum, default_value_t = FvsChoice::Sort)]
     pub fvs: FvsChoice,
+    /// batch-vc, batch-srvc: reordering policy: prod (alias mc; prod-degree, maximizes commits,
+    /// the default), rct (fewest restarts aborted first), rdeg (in × out / 2^restarts).
+    #[arg(long, value_enum, default_value_t = PolicyChoice::Prod)]
+    pub policy: PolicyChoice,
 }
 
 /// `--ack`.
@@ -332,6 +337,7 @@ impl ParamArgs {
                 concurrency: self.concurrency,
                 reorder_workers: self.reorder_workers,
                 fvs: self.fvs,
+                policy: self.policy,
             },
         }
     }

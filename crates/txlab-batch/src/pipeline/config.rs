@@ -73,6 +73,91 @@ impl Mode {
     }
 }
 
+/// The reordering workers' policy: which transactions of a dependency cycle enter the feedback
+/// vertex set (Ding, Kot, Gehrke, VLDB 2018, §4.2 and §5.5). Restart counts travel with every
+/// validation request, so `rct` and `rdeg` see how often each transaction was already aborted.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ReorderPolicy {
+    /// Largest in-degree × out-degree first: maximizes commits (the paper's default, "mc" in
+    /// §5.5).
+    #[default]
+    ProdDegree,
+    /// Fewest restarts first, ties by prod-degree (§5.5 "rct").
+    Rct,
+    /// Largest `in × out / 2^restarts` first (§5.5 "rdeg").
+    Rdeg,
+}
+
+impl ReorderPolicy {
+    /// Every policy.
+    pub const ALL: [ReorderPolicy; 3] = [
+        ReorderPolicy::ProdDegree,
+        ReorderPolicy::Rct,
+        ReorderPolicy::Rdeg,
+    ];
+
+    /// The short name (`prod`, `rct`, `rdeg`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReorderPolicy::ProdDegree => "prod",
+            ReorderPolicy::Rct => "rct",
+            ReorderPolicy::Rdeg => "rdeg",
+        }
+    }
+
+    /// The paper's label in §5.5 (`mc`, `rct`, `rdeg`).
+    pub fn paper_name(self) -> &'static str {
+        match self {
+            ReorderPolicy::ProdDegree => "mc",
+            ReorderPolicy::Rct => "rct",
+            ReorderPolicy::Rdeg => "rdeg",
+        }
+    }
+
+    /// Parses `prod` (or its paper alias `mc`), `rct` or `rdeg`; the error lists them.
+    pub fn parse(name: &str) -> Result<ReorderPolicy, Error> {
+        match name {
+            "prod" | "mc" => Ok(ReorderPolicy::ProdDegree),
+            "rct" => Ok(ReorderPolicy::Rct),
+            "rdeg" => Ok(ReorderPolicy::Rdeg),
+            _ => Err(Error::invalid(
+                "policy",
+                name,
+                "one of prod (alias mc), rct, rdeg",
+            )),
+        }
+    }
+}
+
+/// Which storage worker a processor's storage request goes to.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StorageRouting {
+    /// Every key belongs to one storage worker (a hash partition); a request touching several
+    /// partitions is split. A processor's requests on one key then reach the storage in the
+    /// order the processor sent them, so a transaction restarted after another one's commit
+    /// reads that commit's writes (module docs of `processor`).
+    #[default]
+    ByKey,
+    /// Whole requests go to the storage workers in turn. A restarted transaction's read may
+    /// overtake, on another worker, the write of the commit that aborted it, read the old
+    /// version and abort again (kept to measure that effect).
+    RoundRobin,
+}
+
+/// In which order a processor handles the events waiting in its queue.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ProcessorScheduling {
+    /// Commit decisions (whose writes go to the storage) before abort decisions (whose restarts
+    /// read) before read replies and new transactions (module docs of `processor`).
+    #[default]
+    WritePhaseFirst,
+    /// Strictly in arrival order (kept to measure the effect).
+    ArrivalOrder,
+}
+
 /// How a storage worker handles its queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StorageBatching {
@@ -120,6 +205,14 @@ pub struct PipelineConfig {
     /// The feedback vertex set algorithm (default sort-based greedy with multi factor 2 under
     /// the prod-degree policy, the paper's default).
     pub algorithm: Algorithm,
+    /// The reordering policy (default [`ReorderPolicy::ProdDegree`], the paper's "mc").
+    pub policy: ReorderPolicy,
+    /// How storage requests are spread over the storage workers (default
+    /// [`StorageRouting::ByKey`]).
+    pub storage_routing: StorageRouting,
+    /// How processors order the events waiting in their queues (default
+    /// [`ProcessorScheduling::WritePhaseFirst`]).
+    pub processor_scheduling: ProcessorScheduling,
     /// Seeds the random policies of the reordering workers.
     pub seed: u64,
     /// Test-only fault injection.
@@ -147,6 +240,9 @@ impl Default for PipelineConfig {
             storage_workers: 2,
             reorder_workers: 4,
             algorithm: Algorithm::SortGreedy { multi: 2 },
+            policy: ReorderPolicy::ProdDegree,
+            storage_routing: StorageRouting::ByKey,
+            processor_scheduling: ProcessorScheduling::WritePhaseFirst,
             seed: 0x5EED,
             #[cfg(feature = "mutation")]
             mutation: None,
@@ -198,6 +294,24 @@ impl PipelineConfig {
     /// Sets the feedback vertex set algorithm.
     pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
         self.algorithm = algorithm;
+        self
+    }
+
+    /// Sets the reordering policy.
+    pub fn with_policy(mut self, policy: ReorderPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets how storage requests are spread over the storage workers.
+    pub fn with_storage_routing(mut self, routing: StorageRouting) -> Self {
+        self.storage_routing = routing;
+        self
+    }
+
+    /// Sets how processors order the events waiting in their queues.
+    pub fn with_processor_scheduling(mut self, scheduling: ProcessorScheduling) -> Self {
+        self.processor_scheduling = scheduling;
         self
     }
 
@@ -276,6 +390,19 @@ mod tests {
         let e = Mode::parse("fast").unwrap_err().to_string();
         assert!(e.contains("mode = fast") && e.contains("srvc"), "{e}");
         assert!(PipelineConfig::default().validate().is_ok());
+    }
+
+    #[test]
+    fn policies_parse_with_the_papers_alias() {
+        assert_eq!(
+            ReorderPolicy::parse("mc").unwrap(),
+            ReorderPolicy::ProdDegree
+        );
+        for p in ReorderPolicy::ALL {
+            assert_eq!(ReorderPolicy::parse(p.name()).unwrap(), p);
+        }
+        let e = ReorderPolicy::parse("fifo").unwrap_err().to_string();
+        assert!(e.contains("policy = fifo") && e.contains("rdeg"), "{e}");
     }
 
     #[test]

@@ -21,9 +21,9 @@
 //! Shutdown: dropping the engine closes the queues; every stage drains what it holds and exits,
 //! and the drop joins the threads.
 
-use super::config::{PipelineConfig, ValidatorBatching};
+use super::config::{PipelineConfig, StorageRouting, ValidatorBatching};
 use super::execution::{Execution, Shapes, TxnBuffer};
-use super::messages::{Decision, ReplyTo, StorageRequest, ValidationRequest};
+use super::messages::{Decision, Key, ReplyTo, StorageRequest, ValidationRequest, Value};
 use super::storage::{StorageCounters, VersionedStorage, storage_worker};
 use super::validator::{
     ValidationFaults, ValidatorCache, ValidatorCounters, ValidatorInput, batch_preparation,
@@ -119,7 +119,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
             let shared = shared.clone();
             let (batching, size) = (config.mode.storage(), config.batch_size);
             storage_threads.push(spawn(format!("batch-storage-{i}"), move || {
-                storage_worker(&shared.storage, rx, batching, size)
+                storage_worker(&shared.storage, &shared.cache, rx, batching, size)
             })?);
         }
         let (validation_tx, validation_rx) = channel::<ValidatorInput>();
@@ -149,13 +149,14 @@ impl<Rec: Recorder> Pipeline<Rec> {
                     reorderers.push(tx);
                     let shared = shared.clone();
                     let validation = validation_tx.clone();
-                    let algorithm = config.algorithm;
+                    let (algorithm, policy) = (config.algorithm, config.policy);
                     let seed = config.seed.wrapping_add(i as u64);
                     threads.push(spawn(format!("batch-reorder-{i}"), move || {
                         reordering_worker(
                             rx,
                             &shared.cache,
                             algorithm,
+                            policy,
                             seed,
                             validation,
                             &shared.counters,
@@ -239,12 +240,77 @@ impl<Rec: Recorder> Pipeline<Rec> {
         }
     }
 
-    /// Hands a request to a storage worker (round-robin).
-    pub(crate) fn to_storage(&self, request: StorageRequest) -> Result<(), Error> {
-        let i = self.next_storage.fetch_add(1, Ordering::Relaxed) % self.storage_queues.len();
-        self.storage_queues[i]
+    fn send_to_storage(&self, worker: usize, request: StorageRequest) -> Result<(), Error> {
+        self.storage_queues[worker]
             .send(request)
             .map_err(|_| Error::Internal("a storage worker has stopped".into()))
+    }
+
+    /// The storage worker owning `key` under [`StorageRouting::ByKey`].
+    fn partition(&self, key: Key) -> usize {
+        let h = (key.1 ^ (u64::from(key.0) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h >> 32) % self.storage_queues.len() as u64) as usize
+    }
+
+    /// Asks the storage for `keys` on behalf of `slot` (routing: [`PipelineConfig`]'s
+    /// `storage_routing`). Returns how many [`ReadReply`](super::messages::ReadReply) parts
+    /// will answer; `parts` is scratch space.
+    pub(crate) fn read_from_storage(
+        &self,
+        slot: u32,
+        keys: &[Key],
+        reply: &ReplyTo<super::messages::ReadReply>,
+        parts: &mut Vec<Vec<Key>>,
+    ) -> Result<u32, Error> {
+        let n = self.storage_queues.len();
+        if n == 1 || self.config.storage_routing == StorageRouting::RoundRobin {
+            let i = self.next_storage.fetch_add(1, Ordering::Relaxed) % n;
+            let request = StorageRequest::Read {
+                slot,
+                keys: keys.to_vec(),
+                reply: reply.clone(),
+            };
+            self.send_to_storage(i, request)?;
+            return Ok(1);
+        }
+        parts.resize_with(n, Vec::new);
+        for &key in keys {
+            parts[self.partition(key)].push(key);
+        }
+        let mut sent = 0;
+        for (i, part) in parts.iter_mut().enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            let request = StorageRequest::Read {
+                slot,
+                keys: std::mem::take(part),
+                reply: reply.clone(),
+            };
+            self.send_to_storage(i, request)?;
+            sent += 1;
+        }
+        Ok(sent)
+    }
+
+    /// Ships a committed transaction's writes, version `ts`, to the storage (same routing as
+    /// [`read_from_storage`](Self::read_from_storage)).
+    pub(crate) fn write_to_storage(&self, ts: u64, writes: Vec<(Key, Value)>) -> Result<(), Error> {
+        let n = self.storage_queues.len();
+        if n == 1 || self.config.storage_routing == StorageRouting::RoundRobin {
+            let i = self.next_storage.fetch_add(1, Ordering::Relaxed) % n;
+            return self.send_to_storage(i, StorageRequest::Write { ts, writes });
+        }
+        let mut parts: Vec<Vec<(Key, Value)>> = (0..n).map(|_| Vec::new()).collect();
+        for (key, value) in writes {
+            parts[self.partition(key)].push((key, value));
+        }
+        for (i, part) in parts.into_iter().enumerate() {
+            if !part.is_empty() {
+                self.send_to_storage(i, StorageRequest::Write { ts, writes: part })?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -479,6 +545,7 @@ impl<Rec: Recorder> Transaction for PipelineTxn<'_, '_, Rec> {
             reads: w.buffer.reads().map(|(k, v, _)| (k, v)).collect(),
             writes: w.buffer.writes().iter().map(|(k, _)| *k).collect(),
             restarts: 0,
+            snapshot_ts: 0,
             reply: w.reply.clone(),
         };
         let read_only = request.writes.is_empty();
@@ -517,5 +584,55 @@ impl<Rec: Recorder> Drop for PipelineTxn<'_, '_, Rec> {
         if !self.finished {
             self.record(Outcome::UserAborted, 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{Mode, StorageRouting};
+    use super::*;
+    use std::sync::mpsc::channel;
+    use txlab_core::TableSpec;
+
+    /// A commit's writes shipped by a processor and a read of the same keys queued right after
+    /// reach the same storage worker in that order, so the read sees the write, whichever of the
+    /// two storage workers owns each key.
+    #[test]
+    fn a_read_queued_after_a_write_sees_it_with_routing_by_key() {
+        let mut schema = Schema::new();
+        schema.add(TableSpec::dense("t", 8, 1 << 20)).unwrap();
+        let config = PipelineConfig::default()
+            .with_mode(Mode::Base)
+            .with_threads(1, 1, 2, 1)
+            .with_storage_routing(StorageRouting::ByKey);
+        let engine = Pipeline::new(&schema, config).unwrap();
+        let (tx, rx) = channel();
+        let reply: ReplyTo<super::super::messages::ReadReply> = Arc::new(tx);
+        let mut parts = Vec::new();
+        let mut expected_parts = 0;
+        for round in 0..200u64 {
+            let keys: Vec<Key> = (0..10).map(|i| (0, round * 10 + i)).collect();
+            let writes = keys
+                .iter()
+                .map(|&k| (k, Some(vec![1u8; 8].into())))
+                .collect();
+            engine.write_to_storage(round + 1, writes).unwrap();
+            expected_parts += engine
+                .read_from_storage(round as u32, &keys, &reply, &mut parts)
+                .unwrap();
+        }
+        drop(reply);
+        let mut seen_keys = 0;
+        let mut replies = 0;
+        for r in rx.iter().take(expected_parts as usize) {
+            replies += 1;
+            for (key, version, _) in r.values {
+                seen_keys += 1;
+                assert_eq!(version, u64::from(r.slot) + 1, "key {key:?} read stale");
+            }
+        }
+        assert_eq!(replies, expected_parts);
+        assert_eq!(seen_keys, 2000);
+        assert!(expected_parts > 200, "keys are spread over both workers");
     }
 }

@@ -63,6 +63,10 @@ pub struct ReadReply {
     pub slot: u32,
     /// `(key, version, value)` for every requested key.
     pub values: Vec<(Key, u64, Value)>,
+    /// The highest commit timestamp the validator had assigned before the storage served this
+    /// read (diagnostics: a key read at a version older than a write committed by then was
+    /// already stale when served, because that write had not reached the storage yet).
+    pub snapshot_ts: u64,
 }
 
 /// A validation request: the keys and versions a transaction read and the keys it wrote.
@@ -76,6 +80,9 @@ pub struct ValidationRequest {
     pub writes: Vec<Key>,
     /// How often the transaction has been restarted already (for the validator's policy).
     pub restarts: u32,
+    /// The lowest [`ReadReply::snapshot_ts`] of the transaction's prefetched reads, 0 if
+    /// unknown (diagnostics only: classifies stale reads, never decides a validation).
+    pub snapshot_ts: u64,
     /// Where the [`Decision`] goes.
     pub reply: ReplyTo<Decision>,
 }

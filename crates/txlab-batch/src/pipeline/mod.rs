@@ -41,6 +41,9 @@ pub mod validator;
 
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
-pub use config::{Mode, PipelineConfig, StorageBatching, ValidatorBatching};
+pub use config::{
+    Mode, PipelineConfig, ProcessorScheduling, ReorderPolicy, StorageBatching, StorageRouting,
+    ValidatorBatching,
+};
 pub use driver::{RunLimit, RunStats};
 pub use engine::{Pipeline, PipelineTxn, PipelineWorker};

@@ -12,14 +12,30 @@
 //! Decided(Err(cause)) -> restart: ask the storage for the declared reads again
 //! ```
 //!
+//! Ordering: a transaction aborted because another one committed is restarted when the processor
+//! handles its abort decision, which the validator sends after the commit decision (one
+//! validation worker, decisions in validation order). With storage routed by key (the default),
+//! the processor has already queued the committed writes to the storage worker owning each key
+//! when it queues the restart's reads of those keys, so the restart reads them (for commits of
+//! this processor; another processor's writes may still be in flight).
+//!
+//! Scheduling ([`ProcessorScheduling`]): by default the processor takes everything waiting in
+//! its queue and handles commit decisions first, then abort decisions, then read replies and new
+//! transactions. A commit decision waiting behind hundreds of executions would keep its writes
+//! from the storage that long, and every read of those keys served meanwhile is stale and bound
+//! to fail validation (the argument of §3.1 for applying writes before reads, applied to the
+//! processor's queue).
+//!
 //! Only commit decisions reach the client; aborted attempts are restarted here. A program whose
 //! accesses depend on what it reads ([`txlab_core::AccessSet::dependent`]) reads the undeclared
 //! keys from the storage directly during execution. A program that returns a user abort or an
 //! error finishes without validation and the client is told so.
 
+use super::config::ProcessorScheduling;
 use super::engine::{Pipeline, record_attempt};
 use super::execution::{Execution, TxnBuffer};
-use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, StorageRequest, ValidationRequest};
+use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
@@ -77,6 +93,10 @@ struct Live<P> {
     program: P,
     submitted: Instant,
     restarts: u32,
+    /// Read replies still awaited (a read split over storage partitions has several parts).
+    pending_reads: u32,
+    /// The lowest `snapshot_ts` of the replies so far (diagnostics).
+    snapshot_ts: u64,
     seq: u64,
     begin_ns: u64,
     buffer: TxnBuffer,
@@ -89,6 +109,67 @@ pub(crate) struct ProcessorCounters {
     pub(crate) restarts: u64,
     /// Most transactions live at once.
     pub(crate) peak_live: usize,
+}
+
+/// Most events taken from the queue at once under [`ProcessorScheduling::WritePhaseFirst`].
+const DRAIN_LIMIT: usize = 4096;
+
+/// The processor's view of its queue: the events already taken from it, by priority.
+struct Inbox<P> {
+    scheduling: ProcessorScheduling,
+    commits: VecDeque<Decision>,
+    aborts: VecDeque<Decision>,
+    others: VecDeque<ProcessorEvent<P>>,
+}
+
+impl<P> Inbox<P> {
+    fn new(scheduling: ProcessorScheduling) -> Self {
+        Self {
+            scheduling,
+            commits: VecDeque::new(),
+            aborts: VecDeque::new(),
+            others: VecDeque::new(),
+        }
+    }
+
+    /// The next event to handle; `None` once the queue is closed and everything taken was
+    /// handled.
+    ///
+    /// Under [`ProcessorScheduling::WritePhaseFirst`], when nothing taken is left, it waits for
+    /// one event and takes whatever else is queued (up to [`DRAIN_LIMIT`]); it then hands out
+    /// the commit decisions first (each ships its writes to the storage), then the abort
+    /// decisions (each queues its restart's reads, after those writes), then read replies and
+    /// new transactions, each class in arrival order.
+    fn next(&mut self, queue: &Receiver<ProcessorEvent<P>>) -> Option<ProcessorEvent<P>> {
+        if self.scheduling == ProcessorScheduling::ArrivalOrder {
+            return queue.recv().ok();
+        }
+        if self.commits.is_empty() && self.aborts.is_empty() && self.others.is_empty() {
+            let first = queue.recv().ok()?;
+            self.sort(first);
+            for _ in 1..DRAIN_LIMIT {
+                match queue.try_recv() {
+                    Ok(event) => self.sort(event),
+                    Err(_) => break,
+                }
+            }
+        }
+        if let Some(d) = self.commits.pop_front() {
+            return Some(ProcessorEvent::Decided(d));
+        }
+        if let Some(d) = self.aborts.pop_front() {
+            return Some(ProcessorEvent::Decided(d));
+        }
+        self.others.pop_front()
+    }
+
+    fn sort(&mut self, event: ProcessorEvent<P>) {
+        match event {
+            ProcessorEvent::Decided(d) if d.outcome.is_ok() => self.commits.push_back(d),
+            ProcessorEvent::Decided(d) => self.aborts.push_back(d),
+            other => self.others.push_back(other),
+        }
+    }
 }
 
 /// Runs one processor until [`ProcessorEvent::Stop`] (module docs).
@@ -111,6 +192,7 @@ where
     let mut spare: Vec<TxnBuffer> = Vec::new();
     let mut access = AccessSet::default();
     let mut keys: Vec<Key> = Vec::new();
+    let mut parts: Vec<Vec<Key>> = Vec::new();
     let mut seq = 0u64;
     let mut counters = ProcessorCounters::default();
     let mut in_flight = 0usize;
@@ -120,7 +202,8 @@ where
                  txn: &mut Live<P>,
                  seq: &mut u64,
                  access: &mut AccessSet,
-                 keys: &mut Vec<Key>|
+                 keys: &mut Vec<Key>,
+                 parts: &mut Vec<Vec<Key>>|
      -> Result<bool, Error> {
         *seq += 1;
         txn.seq = *seq;
@@ -130,6 +213,8 @@ where
             0
         };
         txn.buffer.clear();
+        txn.snapshot_ts = u64::MAX;
+        txn.pending_reads = 0;
         access.clear();
         txn.program.declare(access);
         keys.clear();
@@ -143,17 +228,15 @@ where
         keys.sort_unstable();
         keys.dedup();
         if keys.is_empty() {
+            txn.snapshot_ts = 0;
             return Ok(true); // nothing to fetch: execute at once
         }
-        engine.to_storage(StorageRequest::Read {
-            slot,
-            keys: keys.clone(),
-            reply: read_reply.clone(),
-        })?;
-        Ok(false)
+        txn.pending_reads = engine.read_from_storage(slot, keys, &read_reply, parts)?;
+        Ok(txn.pending_reads == 0)
     };
 
-    while let Ok(event) = queue.recv() {
+    let mut inbox = Inbox::new(engine.config.processor_scheduling);
+    while let Some(event) = inbox.next(&queue) {
         let ready: u32 = match event {
             ProcessorEvent::Stop => break,
             ProcessorEvent::New {
@@ -173,13 +256,16 @@ where
                     program,
                     submitted,
                     restarts: 0,
+                    pending_reads: 0,
+                    snapshot_ts: 0,
                     seq: 0,
                     begin_ns: 0,
                     buffer: spare.pop().unwrap_or_default(),
                 };
                 in_flight += 1;
                 counters.peak_live = counters.peak_live.max(in_flight);
-                let execute_now = start(slot, &mut txn, &mut seq, &mut access, &mut keys)?;
+                let execute_now =
+                    start(slot, &mut txn, &mut seq, &mut access, &mut keys, &mut parts)?;
                 live[slot as usize] = Some(txn);
                 if !execute_now {
                     continue;
@@ -195,6 +281,11 @@ where
                 };
                 for (key, version, value) in reply.values {
                     txn.buffer.prefetch(key, version, value);
+                }
+                txn.snapshot_ts = txn.snapshot_ts.min(reply.snapshot_ts);
+                txn.pending_reads = txn.pending_reads.saturating_sub(1);
+                if txn.pending_reads > 0 {
+                    continue;
                 }
                 reply.slot
             }
@@ -220,7 +311,7 @@ where
                             );
                         }
                         if !writes.is_empty() {
-                            engine.to_storage(StorageRequest::Write { ts, writes })?;
+                            engine.write_to_storage(ts, writes)?;
                         }
                         let txn = live[slot as usize].take().expect("checked above");
                         let _ = clients[txn.client].send(Completion {
@@ -246,7 +337,7 @@ where
                         }
                         counters.restarts += 1;
                         txn.restarts += 1;
-                        if !start(slot, txn, &mut seq, &mut access, &mut keys)? {
+                        if !start(slot, txn, &mut seq, &mut access, &mut keys, &mut parts)? {
                             continue;
                         }
                         slot
@@ -268,6 +359,7 @@ where
                     reads: txn.buffer.reads().map(|(k, v, _)| (k, v)).collect(),
                     writes: txn.buffer.writes().iter().map(|(k, _)| *k).collect(),
                     restarts: txn.restarts,
+                    snapshot_ts: txn.snapshot_ts,
                     reply: decision_reply.clone(),
                 })?;
                 continue;
@@ -299,4 +391,59 @@ where
         in_flight -= 1;
     }
     Ok(counters)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::channel;
+    use txlab_core::ConflictCause;
+
+    fn label(event: &ProcessorEvent<()>) -> String {
+        match event {
+            ProcessorEvent::Decided(d) if d.outcome.is_ok() => format!("commit{}", d.slot),
+            ProcessorEvent::Decided(d) => format!("abort{}", d.slot),
+            ProcessorEvent::Reads(r) => format!("reads{}", r.slot),
+            ProcessorEvent::New { .. } => "new".into(),
+            ProcessorEvent::Stop => "stop".into(),
+        }
+    }
+
+    fn handled(scheduling: ProcessorScheduling) -> Vec<String> {
+        let (tx, rx) = channel::<ProcessorEvent<()>>();
+        let decided = |slot, outcome| ProcessorEvent::Decided(Decision { slot, outcome });
+        tx.send(ProcessorEvent::Reads(ReadReply {
+            slot: 1,
+            values: Vec::new(),
+            snapshot_ts: 0,
+        }))
+        .unwrap();
+        tx.send(decided(2, Err(ConflictCause::ReadValidation)))
+            .unwrap();
+        tx.send(decided(3, Ok(7))).unwrap();
+        tx.send(ProcessorEvent::New {
+            client: 0,
+            program: (),
+            submitted: Instant::now(),
+        })
+        .unwrap();
+        tx.send(decided(4, Ok(8))).unwrap();
+        drop(tx);
+        let mut inbox = Inbox::new(scheduling);
+        std::iter::from_fn(|| inbox.next(&rx))
+            .map(|e| label(&e))
+            .collect()
+    }
+
+    #[test]
+    fn commit_decisions_are_handled_before_restarts_and_executions() {
+        assert_eq!(
+            handled(ProcessorScheduling::WritePhaseFirst),
+            ["commit3", "commit4", "abort2", "reads1", "new"]
+        );
+        assert_eq!(
+            handled(ProcessorScheduling::ArrivalOrder),
+            ["reads1", "abort2", "commit3", "new", "commit4"]
+        );
+    }
 }

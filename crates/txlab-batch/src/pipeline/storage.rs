@@ -14,12 +14,21 @@
 //! [`StorageBatching::ArrivalOrder`] it serves the batch in queue order; with
 //! [`StorageBatching::Off`] one request at a time.
 //!
+//! Which worker serves a request is the processor's choice ([`StorageRouting`]): by default each
+//! worker owns a hash partition of the keys, so writes and later reads of one key from one
+//! processor are served in the order they were sent. Every read reply carries the validator's
+//! latest commit timestamp at the time it was served (diagnostics; see
+//! [`ValidatorCache::staleness`]).
+//!
+//! [`StorageRouting`]: super::config::StorageRouting
+//!
 //! The key space is sharded over mutex-protected hash maps; a storage worker, a processor's
 //! fallback read and an interactive worker's read all go through [`VersionedStorage::get`], which
 //! copies the value out under the shard lock (no unsynchronised access to shared memory).
 
 use super::config::StorageBatching;
 use super::messages::{Key, ReadReply, StorageRequest, Value};
+use super::validator::ValidatorCache;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -115,6 +124,7 @@ pub struct StorageCounters {
 /// A storage worker's loop: serves its queue until every sender is gone (module docs).
 pub(crate) fn storage_worker(
     storage: &VersionedStorage,
+    clock: &ValidatorCache,
     queue: Receiver<StorageRequest>,
     batching: StorageBatching,
     batch_size: usize,
@@ -163,6 +173,7 @@ pub(crate) fn storage_worker(
         for request in batch.drain(..) {
             match request {
                 StorageRequest::Read { slot, keys, reply } => {
+                    let snapshot_ts = clock.last_commit();
                     let values = keys
                         .into_iter()
                         .map(|key| {
@@ -170,7 +181,11 @@ pub(crate) fn storage_worker(
                             (key, version, value)
                         })
                         .collect();
-                    reply.deliver(ReadReply { slot, values });
+                    reply.deliver(ReadReply {
+                        slot,
+                        values,
+                        snapshot_ts,
+                    });
                 }
                 StorageRequest::Write { ts, writes } => {
                     for (key, value) in writes {
@@ -237,7 +252,7 @@ mod tests {
             })
             .unwrap();
             drop(tx);
-            let counters = storage_worker(&storage, rx, batching, 40);
+            let counters = storage_worker(&storage, &ValidatorCache::new(), rx, batching, 40);
             let r = reply_rx.recv().unwrap();
             assert_eq!(r.values[0].1, expected, "{batching:?}");
             assert_eq!(storage.get((0, 4)).0, 7, "{batching:?}");

@@ -34,7 +34,7 @@
 //! Without validator batching ([`ValidatorBatching::Off`], modes `base` and `sr`) requests go
 //! straight to the validation worker.
 
-use super::config::ValidatorBatching;
+use super::config::{ReorderPolicy, ValidatorBatching};
 use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
 use crate::fvs::{Algorithm, Policy};
 use crate::graph::GraphBuilder;
@@ -54,6 +54,9 @@ const SHARDS: usize = 64;
 #[derive(Debug)]
 pub struct ValidatorCache {
     shards: Box<[RwLock<HashMap<Key, u64>>]>,
+    /// The highest commit timestamp assigned so far (published after the cache records the
+    /// transaction's writes).
+    last_commit: AtomicU64,
 }
 
 impl Default for ValidatorCache {
@@ -73,7 +76,31 @@ impl ValidatorCache {
     pub fn new() -> Self {
         Self {
             shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+            last_commit: AtomicU64::new(0),
         }
+    }
+
+    /// The highest commit timestamp assigned so far (0 before the first commit). Every write of
+    /// a transaction with a timestamp up to this value is already in the cache.
+    pub fn last_commit(&self) -> u64 {
+        self.last_commit.load(Ordering::Acquire)
+    }
+
+    /// Why `reads` fail validation: `None` if every read is current; otherwise whether some
+    /// stale read was already stale when the storage served it (its key's latest committed
+    /// version is at most `snapshot_ts`: storage lag) or all were overwritten afterwards.
+    pub fn staleness(&self, reads: &[(Key, u64)], snapshot_ts: u64) -> Option<Staleness> {
+        let mut found = None;
+        for &(key, version) in reads {
+            let latest = self.latest(key);
+            if latest != version {
+                if latest <= snapshot_ts {
+                    return Some(Staleness::StaleWhenRead);
+                }
+                found = Some(Staleness::OverwrittenAfterRead);
+            }
+        }
+        found
     }
 
     /// The latest committed version of `key`.
@@ -95,6 +122,22 @@ impl ValidatorCache {
     fn record(&self, key: Key, ts: u64) {
         self.shards[shard_of(key)].write().insert(key, ts);
     }
+
+    fn publish(&self, ts: u64) {
+        self.last_commit.store(ts, Ordering::Release);
+    }
+}
+
+/// Why a transaction's reads were not current (diagnostics, see [`ValidatorCache::staleness`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Staleness {
+    /// Some read returned a version older than a write committed before the read was served: the
+    /// write had not reached the storage yet (storage lag, an inter-batch abort the pipeline
+    /// itself caused).
+    StaleWhenRead,
+    /// Every stale read was current when served and overwritten by a later commit (a real
+    /// conflict with a concurrent transaction).
+    OverwrittenAfterRead,
 }
 
 /// Counters of the validator stages, shared by their threads (monotonic; a run reports the
@@ -117,6 +160,9 @@ pub struct ValidatorCounters {
     pub validation_aborts: AtomicU64,
     /// Transactions committed.
     pub commits: AtomicU64,
+    /// Transactions aborted (by pre-validation or the final validation) with a read that was
+    /// already stale when the storage served it ([`Staleness::StaleWhenRead`]).
+    pub stale_when_read_aborts: AtomicU64,
 }
 
 /// A snapshot of [`ValidatorCounters`].
@@ -138,6 +184,8 @@ pub struct ValidatorSnapshot {
     pub validation_aborts: u64,
     /// See [`ValidatorCounters::commits`].
     pub commits: u64,
+    /// See [`ValidatorCounters::stale_when_read_aborts`].
+    pub stale_when_read_aborts: u64,
 }
 
 impl ValidatorCounters {
@@ -153,6 +201,7 @@ impl ValidatorCounters {
             reordering_aborts: l(&self.reordering_aborts),
             validation_aborts: l(&self.validation_aborts),
             commits: l(&self.commits),
+            stale_when_read_aborts: l(&self.stale_when_read_aborts),
         }
     }
 }
@@ -169,6 +218,7 @@ impl ValidatorSnapshot {
             reordering_aborts: self.reordering_aborts - earlier.reordering_aborts,
             validation_aborts: self.validation_aborts - earlier.validation_aborts,
             commits: self.commits - earlier.commits,
+            stale_when_read_aborts: self.stale_when_read_aborts - earlier.stale_when_read_aborts,
         }
     }
 }
@@ -222,10 +272,12 @@ pub(crate) fn reordering_worker(
     queue: Receiver<Vec<ValidationRequest>>,
     cache: &ValidatorCache,
     algorithm: Algorithm,
+    policy: ReorderPolicy,
     seed: u64,
     validation: Sender<ValidatorInput>,
     counters: &ValidatorCounters,
 ) {
+    let mut restarts: Vec<u32> = Vec::new();
     let mut builder = GraphBuilder::<Key>::new();
     let mut scratch = ReorderScratch::new(seed);
     let mut read_keys: Vec<Key> = Vec::new();
@@ -235,13 +287,15 @@ pub(crate) fn reordering_worker(
         let started = Instant::now();
         builder.reset();
         viable.clear();
+        restarts.clear();
         verdicts.clear();
         verdicts.resize(batch.len(), None);
-        let mut prevalidation_aborts = 0;
+        let (mut prevalidation_aborts, mut stale_when_read) = (0, 0);
         for (i, request) in batch.iter().enumerate() {
-            if !cache.all_current(&request.reads) {
+            if let Some(staleness) = cache.staleness(&request.reads, request.snapshot_ts) {
                 verdicts[i] = Some(ConflictCause::ReadValidation);
                 prevalidation_aborts += 1;
+                stale_when_read += u64::from(staleness == Staleness::StaleWhenRead);
                 continue;
             }
             read_keys.clear();
@@ -252,11 +306,21 @@ pub(crate) fn reordering_worker(
                 continue;
             }
             viable.push(i);
+            restarts.push(request.restarts);
         }
         let graph = builder.build();
         let mut order: Vec<usize> = Vec::with_capacity(batch.len());
         let mut reordering_aborts = 0;
-        match reorder(graph, algorithm, Policy::ProdDegree, &mut scratch) {
+        let policy = match policy {
+            ReorderPolicy::ProdDegree => Policy::ProdDegree,
+            ReorderPolicy::Rct => Policy::Rct {
+                restarts: &restarts,
+            },
+            ReorderPolicy::Rdeg => Policy::Rdeg {
+                restarts: &restarts,
+            },
+        };
+        match reorder(graph, algorithm, policy, &mut scratch) {
             Ok(result) => {
                 for &node in &result.abort {
                     verdicts[viable[node]] = Some(ConflictCause::Reordering);
@@ -281,6 +345,9 @@ pub(crate) fn reordering_worker(
         counters
             .prevalidation_aborts
             .fetch_add(prevalidation_aborts, Ordering::Relaxed);
+        counters
+            .stale_when_read_aborts
+            .fetch_add(stale_when_read, Ordering::Relaxed);
         counters
             .reordering_aborts
             .fetch_add(reordering_aborts, Ordering::Relaxed);
@@ -313,19 +380,30 @@ pub(crate) fn validation_worker(
 ) {
     let mut next_ts = 1u64;
     let mut decide = |request: ValidationRequest, verdict: Option<ConflictCause>| {
-        let outcome = match verdict {
-            Some(cause) => Err(cause),
-            None if faults.skip_read_check || cache.all_current(&request.reads) => {
+        let staleness = match verdict {
+            Some(_) => None,
+            None if faults.skip_read_check => None,
+            None => cache.staleness(&request.reads, request.snapshot_ts),
+        };
+        let outcome = match (verdict, staleness) {
+            (Some(cause), _) => Err(cause),
+            (None, None) => {
                 let ts = next_ts;
                 next_ts += 1;
                 for &key in &request.writes {
                     cache.record(key, ts);
                 }
+                cache.publish(ts);
                 counters.commits.fetch_add(1, Ordering::Relaxed);
                 Ok(ts)
             }
-            None => {
+            (None, Some(staleness)) => {
                 counters.validation_aborts.fetch_add(1, Ordering::Relaxed);
+                if staleness == Staleness::StaleWhenRead {
+                    counters
+                        .stale_when_read_aborts
+                        .fetch_add(1, Ordering::Relaxed);
+                }
                 Err(ConflictCause::ReadValidation)
             }
         };
@@ -364,6 +442,7 @@ mod tests {
             reads: reads.iter().map(|&k| ((0, k), 0)).collect(),
             writes: writes.iter().map(|&k| (0, k)).collect(),
             restarts: 0,
+            snapshot_ts: 0,
             reply: reply.clone(),
         }
     }
@@ -386,7 +465,15 @@ mod tests {
             let (tx, rx) = channel();
             tx.send(batch).unwrap();
             drop(tx);
-            reordering_worker(rx, &cache, Algorithm::SccGreedy, 1, val_tx, &counters);
+            reordering_worker(
+                rx,
+                &cache,
+                Algorithm::SccGreedy,
+                ReorderPolicy::ProdDegree,
+                1,
+                val_tx,
+                &counters,
+            );
         } else {
             let txns = batch.into_iter().map(|r| (r, None)).collect();
             val_tx
@@ -443,6 +530,7 @@ mod tests {
             rx,
             &cache,
             Algorithm::SortGreedy { multi: 2 },
+            ReorderPolicy::ProdDegree,
             1,
             val_tx,
             &counters,
@@ -453,5 +541,68 @@ mod tests {
         assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1);
         assert!(outcomes.contains(&Err(ConflictCause::Reordering)));
         assert_eq!(counters.snapshot().reordering_aborts, 1);
+    }
+
+    /// The 2-cycle `t0: r1 w2` (restarted 5 times), `t1: r2 w1` (never restarted): one of them
+    /// must go. Returns the slot the given policy aborts.
+    fn aborted_under(policy: ReorderPolicy) -> u32 {
+        let cache = ValidatorCache::new();
+        let counters = ValidatorCounters::default();
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        let mut t0 = request(0, &[1], &[2], &reply);
+        t0.restarts = 5;
+        let t1 = request(1, &[2], &[1], &reply);
+        let (tx, rx) = channel();
+        tx.send(vec![t0, t1]).unwrap();
+        drop(tx);
+        let (val_tx, val_rx) = channel();
+        reordering_worker(
+            rx,
+            &cache,
+            Algorithm::SortGreedy { multi: 2 },
+            policy,
+            1,
+            val_tx,
+            &counters,
+        );
+        validation_worker(val_rx, &cache, &counters, ValidationFaults::default());
+        drop(reply);
+        let aborted: Vec<u32> = reply_rx
+            .iter()
+            .filter(|d| d.outcome == Err(ConflictCause::Reordering))
+            .map(|d| d.slot)
+            .collect();
+        assert_eq!(aborted.len(), 1, "{policy:?}: {aborted:?}");
+        aborted[0]
+    }
+
+    #[test]
+    fn the_configured_policy_sees_the_restart_counts() {
+        // Prod-degree ties (both 1 × 1) go to the lowest node: the often-restarted t0 loses.
+        assert_eq!(aborted_under(ReorderPolicy::ProdDegree), 0);
+        // rct protects the restarted transaction; rdeg halves its weight five times.
+        assert_eq!(aborted_under(ReorderPolicy::Rct), 1);
+        assert_eq!(aborted_under(ReorderPolicy::Rdeg), 1);
+    }
+
+    #[test]
+    fn staleness_separates_storage_lag_from_later_overwrites() {
+        let cache = ValidatorCache::new();
+        cache.record((0, 1), 3);
+        cache.record((0, 2), 8);
+        cache.publish(8);
+        // Key 1 read at version 0 although ts 3 had committed before the read (snapshot 5).
+        assert_eq!(
+            cache.staleness(&[((0, 1), 0), ((0, 2), 8)], 5),
+            Some(Staleness::StaleWhenRead)
+        );
+        // Key 2 read at version 0 with snapshot 5: ts 8 committed after the read.
+        assert_eq!(
+            cache.staleness(&[((0, 1), 3), ((0, 2), 0)], 5),
+            Some(Staleness::OverwrittenAfterRead)
+        );
+        assert_eq!(cache.staleness(&[((0, 1), 3), ((0, 2), 8)], 5), None);
+        assert_eq!(cache.last_commit(), 8);
     }
 }
