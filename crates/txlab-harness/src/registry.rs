@@ -39,6 +39,10 @@ pub enum Protocol {
     Mvto,
     /// Silo with the non-visible write rule (Nakazono et al.), txlab's sound rule.
     SiloNwr,
+    /// TicToc with the non-visible write rule (epoch-prefixed timestamps).
+    TicTocNwr,
+    /// MVTO with the non-visible write rule (Silo's overwriter check).
+    MvtoNwr,
     /// The OCC-batching pipeline (Ding et al., VLDB 2018), mode `base`: no batching.
     BatchBase,
     /// The OCC-batching pipeline, mode `batch`: storage and validator batching, no reordering.
@@ -57,11 +61,13 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Silo,
         Protocol::TicToc,
         Protocol::Mvto,
         Protocol::SiloNwr,
+        Protocol::TicTocNwr,
+        Protocol::MvtoNwr,
         Protocol::BatchBase,
         Protocol::BatchBatch,
         Protocol::BatchSr,
@@ -78,6 +84,8 @@ impl Protocol {
             Protocol::TicToc => "tictoc",
             Protocol::Mvto => "mvto",
             Protocol::SiloNwr => "silo-nwr",
+            Protocol::TicTocNwr => "tictoc-nwr",
+            Protocol::MvtoNwr => "mvto-nwr",
             Protocol::BatchBase => "batch-base",
             Protocol::BatchBatch => "batch-batch",
             Protocol::BatchSr => "batch-sr",
@@ -102,6 +110,12 @@ impl Protocol {
             }
             Protocol::SiloNwr => {
                 "Silo + non-visible write rule: blind writes omitted via a 128-bit pivot CAS (sound variant)"
+            }
+            Protocol::TicTocNwr => {
+                "TicToc + non-visible write rule: epoch-prefixed timestamps, 128-bit pivot CAS (sound variant)"
+            }
+            Protocol::MvtoNwr => {
+                "MVTO + non-visible write rule: omitted blind writes link no version (sound variant)"
             }
             Protocol::BatchBase => {
                 "OCC-batching pipeline, centralized validator, no batching (VLDB 2018 `base`)"
@@ -559,6 +573,16 @@ where
             |rec| Silo::nwr_with_recorder(&schema, silo_config(params)?, rec)?,
             Silo::new_nwr(&schema, silo_config(params)?)?
         ),
+        Protocol::TicTocNwr => interactive!(
+            check,
+            |rec| TicToc::nwr_with_recorder(&schema, tictoc_config(params)?, rec)?,
+            TicToc::new_nwr(&schema, tictoc_config(params)?)?
+        ),
+        Protocol::MvtoNwr => interactive!(
+            check,
+            |rec| Mvto::nwr_with_recorder(&schema, mvto_config(params)?, rec)?,
+            Mvto::new_nwr(&schema, mvto_config(params)?)?
+        ),
         Protocol::SiloTa => run_silo_ta(workload, params, run, check),
         Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
         Protocol::BatchBase
@@ -674,7 +698,7 @@ mod tests {
         };
         // Every visible protocol, the batching engines (their own drivers) included.
         let protocols: Vec<Protocol> = Protocol::visible().collect();
-        assert_eq!(protocols.len(), 10);
+        assert_eq!(protocols.len(), 12);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
@@ -710,9 +734,10 @@ mod tests {
             district_customers: 100,
             ..Default::default()
         };
+        // Group commit (1 ms epochs), so the NWR variants actually try their rule.
         let engine = EngineParams {
             epoch: Duration::from_millis(1),
-            ack: AckMode::AtCommit,
+            ack: AckMode::EpochStable,
             ..EngineParams::default()
         };
         let run = RunConfig {
@@ -726,6 +751,8 @@ mod tests {
             Protocol::TicToc,
             Protocol::Mvto,
             Protocol::SiloNwr,
+            Protocol::TicTocNwr,
+            Protocol::MvtoNwr,
         ] {
             for w in [WorkloadKind::Tpcc, WorkloadKind::TpccNp] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
