@@ -176,8 +176,17 @@ impl PivotCell {
     }
 
     /// Algorithm 3 (1): merges a read of version number `v` of item `slot` by a transaction of
-    /// `epoch` into mRS. Always writes (even an unchanged word) so that the read's later validation
-    /// is ordered after every omitter's update of this object. Returns the CAS retries it took.
+    /// `epoch` into mRS. Returns the CAS retries it took.
+    ///
+    /// Writes unless the object already carries this epoch's mark at least as low as `v` (the
+    /// common case for a hot item: another reader of the epoch merged first). Skipping the CAS
+    /// then is safe: marks are only lowered within an epoch, so an omitter whose CAS follows the
+    /// marking write in the object's modification order sees the mark and declines; an omitter
+    /// whose CAS precedes it heads a release sequence that the marking CAS (an RMW) continues, so
+    /// this `SeqCst` load synchronizes with the omitter, and the reader's later validation load of
+    /// the item's version word happens after the omitter's load that saw the pivot version, hence
+    /// (read-read coherence) sees the pivot too and fails. Without AVX a 128-bit load is itself a
+    /// `lock cmpxchg16b`, so the skip saves only the retry loop there (docs/architecture.md).
     pub fn merge_read(&self, epoch: u32, slot: u32, v: VersionNumber) -> u64 {
         let mut cur = self.load();
         let mut retries = 0;
@@ -190,6 +199,12 @@ impl PivotCell {
                     Err(now) => cur = now,
                 }
             } else {
+                if cur.epoch == epoch {
+                    let have = PivotWord::slot(cur.mrs, slot);
+                    if have != 0 && have <= v {
+                        return retries;
+                    }
+                }
                 let mut next = cur.in_epoch(epoch);
                 next.mrs = PivotWord::merge(next.mrs, slot, v);
                 match self.compare_exchange(cur, next) {
