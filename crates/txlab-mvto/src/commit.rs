@@ -213,7 +213,24 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         }
         let late = match write_check(version(linked.as_raw()), ts, guard) {
             Err(rts) => Some(rts),
-            Ok(true) => Some(stripe_scan_ts(engine, wr.table, wr.key)).filter(|&r| r > ts),
+            Ok(true) => {
+                if nwr_on {
+                    // Scan-miss rule (docs/protocols/nwr.md): the key was absent below our
+                    // version, and a scan of this epoch that missed it left nothing in its mRS.
+                    // Count that as a pre-epoch read, so no write of the key is omitted in this
+                    // epoch (ordered before such a scanner). Merged before Phase 3 marks our
+                    // version COMMITTED; an omitter only uses a COMMITTED version of the epoch
+                    // as its pivot (`has_epoch_version`, Acquire status loads) and reads mRS
+                    // after that, so it sees the mark.
+                    let slot = txlab_nwr::pivot::slot_of(wr.table.0, wr.key);
+                    w.nwr.cas_retries += W::pivot(&rec.pivot).merge_read(
+                        epoch_of(ts) as u32,
+                        slot,
+                        txlab_nwr::pivot::PRE_EPOCH,
+                    );
+                }
+                Some(stripe_scan_ts(engine, wr.table, wr.key)).filter(|&r| r > ts)
+            }
             Ok(false) => None,
         };
         if let Some(rts) = late {
@@ -323,7 +340,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             id: txn_id(st.id, st.seq),
             reads: std::mem::take(&mut st.h_reads),
             writes: std::mem::take(&mut st.h_writes),
-            scans: Vec::new(),
+            scans: std::mem::take(&mut st.h_scans),
             outcome: Outcome::Committed,
             begin_ns: tx.begin_ns,
             end_ns: engine.recorder.now_ns(),

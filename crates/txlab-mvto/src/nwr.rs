@@ -47,8 +47,13 @@
 //!   newer than `ts_T`, in which case no omission on `x` can concern `T`: `O` needed a committed
 //!   pivot, whose `wts` exceeds `ts_T` as argued above, and garbage collection only removes it
 //!   below a newer committed version. (`T`'s CAS reads `O`'s CAS or a later one, so everything
-//!   `O` saw, the committed pivot included, happens before `T`'s list walk.) A slot shared by
-//!   two items makes the check conservative, never unsound.
+//!   `O` saw, the committed pivot included, happens before `T`'s list walk.) The check never
+//!   misses; it may abort needlessly (never commit wrongly), not through slot collisions (each
+//!   record's object only ever holds its own key's slot) but through (a) a leftover mWS mark of
+//!   a transaction whose CAS on this item succeeded while a later item failed, so it committed
+//!   through the baseline and omitted nothing (`txlab_nwr::rule` checks every written item with
+//!   plain loads before any CAS, leaving only a race between the two passes), and (b) an object
+//!   already reset by a later epoch, whose footprint in `e` is unknown.
 //! - Strictness: with group commit `O` is acknowledged when epoch `e` is stable; every
 //!   transaction acknowledged before `O` began is of an earlier epoch, every one beginning after
 //!   `O`'s acknowledgement is of a later one.
@@ -149,7 +154,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn has_scans(&self) -> bool {
-        !self.st.nodes.is_empty()
+        !self.st.nodes.is_empty() || !self.st.h_scans.is_empty()
     }
 
     /// Silo's check on MVTO's lists: each version read is still the newest non-aborted version.
@@ -267,7 +272,7 @@ pub(crate) fn finish_omitted<Rec: Recorder, W: WriteOmission>(
             id: txlab_core::history::txn_id(st.id, st.seq),
             reads: std::mem::take(&mut st.h_reads),
             writes: std::mem::take(&mut st.h_writes),
-            scans: Vec::new(),
+            scans: std::mem::take(&mut st.h_scans),
             outcome: Outcome::Committed,
             begin_ns: tx.begin_ns,
             end_ns: engine.recorder.now_ns(),

@@ -9,7 +9,7 @@ use crate::timestamp::LocalClock;
 use crate::version::Version;
 use crate::worker_state::{NodeEntry, ReadEntry, WorkerState, WriteKind};
 use crossbeam_epoch::Guard;
-use txlab_core::history::{Outcome, ReadEvent, Recorder, TxnRecord, txn_id};
+use txlab_core::history::{Outcome, ReadEvent, Recorder, ScanEvent, TxnRecord, txn_id};
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_core::{
@@ -186,7 +186,7 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
                 id: txn_id(st.id, st.seq),
                 reads: std::mem::take(&mut st.h_reads),
                 writes: Vec::new(),
-                scans: Vec::new(),
+                scans: std::mem::take(&mut st.h_scans),
                 outcome,
                 begin_ns: self.begin_ns,
                 end_ns: self.w.engine.recorder.now_ns(),
@@ -334,24 +334,38 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
         let (st, clock) = (&mut w.state, &mut w.clock);
         let guard = &self.guard;
         let mut failure: Option<TxError> = None;
+        let mut covered = hi;
         index.scan(lo, hi, guard, &mut |key, rec| {
-            if let Some(i) = st.find_write(table, key) {
-                return match st.writes[i].kind {
+            let go_on = if let Some(i) = st.find_write(table, key) {
+                match st.writes[i].kind {
                     WriteKind::Delete => true,
                     _ => visit(key, st.write_value(i)),
-                };
-            }
-            match observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key) {
-                Ok(v) => {
-                    let v = version(v);
-                    v.tombstone || visit(key, &v.value)
                 }
-                Err(e) => {
-                    failure = Some(e);
-                    false
+            } else {
+                match observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key) {
+                    Ok(v) => {
+                        let v = version(v);
+                        v.tombstone || visit(key, &v.value)
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        false
+                    }
                 }
+            };
+            if !go_on {
+                covered = key;
             }
+            go_on
         })?;
+        if Rec::ENABLED && failure.is_none() {
+            // The predicate read: every key of lo..=covered not returned was absent at ts.
+            st.h_scans.push(ScanEvent {
+                table,
+                lo,
+                hi: covered,
+            });
+        }
         match failure {
             Some(e) => Err(e),
             None => Ok(()),

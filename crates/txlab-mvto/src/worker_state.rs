@@ -7,8 +7,8 @@
 
 use crate::record::MvtoRecord;
 use crate::version::Version;
-use txlab_core::history::ReadEvent;
 use txlab_core::history::WriteEvent;
+use txlab_core::history::{ReadEvent, ScanEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{ConflictCause, TableId};
 
@@ -83,6 +83,7 @@ pub(crate) struct WorkerState<P> {
     /// History events (only filled when the recorder is enabled).
     pub h_reads: Vec<ReadEvent>,
     pub h_writes: Vec<WriteEvent>,
+    pub h_scans: Vec<ScanEvent>,
     /// Why the open transaction failed during execution, if it did.
     pub failed: Option<ConflictCause>,
 }
@@ -99,6 +100,7 @@ impl<P> WorkerState<P> {
             wbuf: Vec::with_capacity(4096),
             h_reads: Vec::new(),
             h_writes: Vec::new(),
+            h_scans: Vec::new(),
             failed: None,
         }
     }
@@ -110,6 +112,7 @@ impl<P> WorkerState<P> {
         self.wbuf.clear();
         self.h_reads.clear();
         self.h_writes.clear();
+        self.h_scans.clear();
         self.failed = None;
     }
 

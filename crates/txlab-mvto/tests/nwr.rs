@@ -715,3 +715,60 @@ fn threaded_readers_and_blind_writers_on_shared_keys_stay_serializable() {
     }
     eprintln!("old-reader aborts in total: {old_reader_aborts}");
 }
+
+/// The scan-miss rule (`docs/protocols/nwr.md`): a scan that finds a key absent leaves nothing in
+/// that key's mRS, so the epoch's first version of a key that was absent counts as a pre-epoch
+/// read of it. Serial schedule, one epoch: T0 writes k2 and scans k0..=k1 (k1 has no record);
+/// T1 writes k1 (the pivot); T2 blind-writes k1 and k2. Without the rule both of T2's writes were
+/// omitted, placing its write of k1 before T0's scan that saw k1 missing: T2 -> T0
+/// (anti-dependency on the scan) and T0 -> T2 (k2's version order), a G-single cycle.
+#[test]
+fn scan_miss_prevents_omitting_a_write_before_the_scanner() {
+    // An ordered table: a key never written has no record for a scan to observe.
+    let mut s = Schema::new();
+    s.add(TableSpec::ordered("t", 8)).unwrap();
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = MvtoNwr::nwr_with_recorder(&s, config(), rec.clone()).unwrap();
+    db.load(T, 0, &v(0)).unwrap();
+    // k2 exists before the epoch, so T0's write of k2 is not itself a first write over an
+    // absent key: only the scan miss on k1 can stop T2's omission.
+    db.load(T, 2, &v(0)).unwrap();
+    let (mut w0, mut w1, mut w2) = (
+        db.worker().unwrap(),
+        db.worker().unwrap(),
+        db.worker().unwrap(),
+    );
+    let mut t0 = w0.begin();
+    t0.write(T, 2, &v(1000)).unwrap();
+    let mut seen = Vec::new();
+    t0.scan(T, 0, 1, &mut |k, _| {
+        seen.push(k);
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, [0], "k1 has no record when T0 scans");
+    t0.commit().unwrap();
+    assert!(
+        !blind_write(&mut w1, 1, 1100),
+        "k1's first version is installed"
+    );
+    let mut t2 = w2.begin();
+    t2.write(T, 1, &v(1200)).unwrap();
+    t2.write(T, 2, &v(1201)).unwrap();
+    t2.commit().unwrap();
+    assert_eq!(
+        counters(&mut w2)
+            .get("nwr_commits_omitted")
+            .copied()
+            .unwrap_or(0),
+        0,
+        "T2's write of k1 would be ordered before T0's scan that saw k1 missing"
+    );
+    assert_eq!(read_now(&mut w0, 1), 1200);
+    let h = rec.take();
+    let scans: Vec<_> = h.records().iter().flat_map(|r| r.scans.iter()).collect();
+    assert_eq!(scans.len(), 1, "T0's scan is in the history: {scans:?}");
+    assert_eq!((scans[0].lo, scans[0].hi), (0, 1));
+    assert_eq!(omitted(&h), 0);
+    assert_serializable(&h);
+}

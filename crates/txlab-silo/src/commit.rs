@@ -49,7 +49,7 @@
 
 use crate::record::SiloRecord;
 use crate::retire::{self, RetireEntry};
-use crate::tid::{ABSENT, LOCK, is_locked, is_retired, next_tid, tag};
+use crate::tid::{ABSENT, LOCK, is_absent, is_locked, is_retired, next_tid, tag};
 use crate::tid::{SEQ_ONE, epoch_of};
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
@@ -234,6 +234,23 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         if W::ENABLED {
             // Keep the lower half of epoch `epoch`'s tags for omitted writes (module docs).
             tid = tid.max((epoch << 32) + PIVOT_BASE as u64 + SEQ_ONE);
+        }
+        if nwr_on {
+            // Scan-miss rule: a scan of this epoch that found this key absent (or found no record
+            // at all) left nothing in the record's mRS. When we replace an absent word of an
+            // earlier epoch, our version becomes the key's first version of the epoch (the pivot),
+            // so count that possible miss as a pre-epoch read: no later write of the key can then
+            // be omitted (ordered before the pivot, hence before such a scanner) in this epoch.
+            // Ordering: the merge is a CAS done before the Release publish below, and an omitter
+            // reads the mRS only after it saw our version (`has_epoch_version`, an Acquire load),
+            // so every omitter that could use our version as its pivot also sees the mark.
+            for w in st.writes.iter() {
+                if is_absent(w.locked_word) && epoch_of(w.locked_word) < epoch {
+                    let slot = txlab_nwr::pivot::slot_of(w.table.0, w.key);
+                    tx.w.nwr.cas_retries +=
+                        W::pivot(&rec(w.rec).pivot).merge_read(epoch as u32, slot, PRE_EPOCH);
+                }
+            }
         }
         fence(Ordering::Release);
         for w in st.writes.iter() {
