@@ -102,6 +102,10 @@ impl<R: Record> Index<R> for LazyArrayIndex<R> {
     fn table(&self) -> TableId {
         self.table
     }
+
+    fn value_size(&self) -> usize {
+        self.value_size
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

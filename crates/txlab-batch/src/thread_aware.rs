@@ -45,9 +45,9 @@
 
 use crate::pipeline::RunLimit;
 use hdrhistogram::Histogram;
-use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+use txlab_core::sync::{Condvar, IgnorePoison, Mutex};
 use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, TxError, run};
 use txlab_workload::{Generator, Workload};
 
@@ -432,9 +432,9 @@ impl<E: Engine> ThreadAware<E> {
                             let outcome = self.work(me, former, ctx, retry);
                             if outcome.is_err() {
                                 // Let the others stop too instead of waiting for this one.
-                                former.lock().finished = true;
+                                former.lock().ignore_poison().finished = true;
                                 ctx.consumed.notify_all();
-                                ctx.queues[me].lock().clear();
+                                ctx.queues[me].lock().ignore_poison().clear();
                             }
                             outcome
                         })
@@ -448,7 +448,7 @@ impl<E: Engine> ThreadAware<E> {
                     })
                     .collect()
             });
-        let former = former.into_inner();
+        let former = former.into_inner().ignore_poison();
         let mut stats = ThreadAwareStats {
             elapsed: started.elapsed(),
             committed: 0,
@@ -489,7 +489,7 @@ impl<E: Engine> ThreadAware<E> {
         let mut latency = histogram()?;
         loop {
             let popped = {
-                let mut queue = ctx.queues[me].lock();
+                let mut queue = ctx.queues[me].lock().ignore_poison();
                 queue.pop_front().map(|share| (share, queue.len()))
             };
             let share = match popped {
@@ -498,24 +498,28 @@ impl<E: Engine> ThreadAware<E> {
                         // A worker may be waiting for this queue to shrink. Taking the former's
                         // lock orders this pop before or after its check, so the wake-up is
                         // not lost.
-                        drop(former.lock());
+                        drop(former.lock().ignore_poison());
                         ctx.consumed.notify_all();
                     }
                     share
                 }
                 None => {
-                    let mut f = former.lock();
+                    let mut f = former.lock().ignore_poison();
                     loop {
                         // Another worker may have filled this queue meanwhile.
-                        if !ctx.queues[me].lock().is_empty() {
+                        if !ctx.queues[me].lock().ignore_poison().is_empty() {
                             break;
                         }
                         if f.finished {
                             return Ok((result, latency));
                         }
                         // Do not run ahead of a slow thread by more than MAX_BACKLOG shares.
-                        if ctx.queues.iter().any(|q| q.lock().len() >= MAX_BACKLOG) {
-                            ctx.consumed.wait(&mut f);
+                        if ctx
+                            .queues
+                            .iter()
+                            .any(|q| q.lock().ignore_poison().len() >= MAX_BACKLOG)
+                        {
+                            f = ctx.consumed.wait(f).ignore_poison();
                             continue;
                         }
                         if !f.form(ctx) {
@@ -610,7 +614,10 @@ where
                 .iter()
                 .filter_map(|&i| self.programs[i].take())
                 .collect();
-            ctx.queues[t].lock().push_back(Share { formed, programs });
+            ctx.queues[t]
+                .lock()
+                .ignore_poison()
+                .push_back(Share { formed, programs });
         }
         true
     }

@@ -16,6 +16,9 @@
 
 use crate::history::History;
 use crossbeam_utils::CachePadded;
+// `std`'s mutex, deliberately not `txlab_core::sync`'s: the recorder is the observer, not part
+// of any protocol, and must work outside a shuttle or loom execution (a test takes the history
+// after the model checker returns).
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 use txlab_core::Error;

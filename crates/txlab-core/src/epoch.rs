@@ -261,6 +261,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_default_epoch_is_40_ms() {
+        assert_eq!(EpochConfig::DEFAULT_INTERVAL, Duration::from_millis(40));
+        assert_eq!(
+            EpochConfig::default().interval,
+            Some(Duration::from_millis(40))
+        );
+    }
+
+    #[test]
     fn an_active_worker_holds_the_epoch_back_by_at_most_one() {
         let m = EpochManager::new(EpochConfig::manual());
         let w = m.register();

@@ -100,6 +100,11 @@ pub trait Index<R: Record>: Send + Sync {
 
     /// The table this index serves (for error messages).
     fn table(&self) -> TableId;
+
+    /// The value size, in bytes, of the records this index creates (`R::absent(value_size)`).
+    /// Engines copy values of their schema's size in and out of records, so it must equal the
+    /// table's `TableSpec::value_size`; `Tables::with_custom` checks that.
+    fn value_size(&self) -> usize;
 }
 
 /// Version counters over stripes of the key space, for phantom detection in range scans.

@@ -17,6 +17,7 @@ mod imp {
     pub use portable_atomic::AtomicU128;
     pub use std::hint::spin_loop;
     pub use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+    pub use std::sync::mpsc;
     pub use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
     pub use std::thread;
 }
@@ -28,6 +29,7 @@ mod imp {
     pub use shuttle::sync::atomic::{
         AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence,
     };
+    pub use shuttle::sync::mpsc;
     pub use shuttle::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
     pub use shuttle::thread;
 }
@@ -36,6 +38,7 @@ mod imp {
 mod imp {
     pub use loom::hint::spin_loop;
     pub use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence};
+    pub use loom::sync::mpsc;
     pub use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
     pub use loom::thread;
 
@@ -75,6 +78,24 @@ mod imp {
 }
 
 pub use imp::*;
+
+/// Takes the guard out of a lock result whether or not the lock is poisoned.
+///
+/// A lock is poisoned when a thread panicked while holding it; that panic already fails the
+/// run or test that thread belongs to. The locks this is used on guard data that is consistent
+/// at every unlock (maps, queues), so the next holder may go on. Works for `std`, shuttle and
+/// loom, which all return `std::sync::LockResult`.
+pub trait IgnorePoison<G> {
+    /// The guard, poisoned or not.
+    fn ignore_poison(self) -> G;
+}
+
+impl<G> IgnorePoison<G> for std::sync::LockResult<G> {
+    #[inline]
+    fn ignore_poison(self) -> G {
+        self.unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 /// Bounded exponential spinning for wait loops (a lock bit, a seqlock version).
 ///

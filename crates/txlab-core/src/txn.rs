@@ -131,6 +131,17 @@ pub trait Worker {
 }
 
 /// An open transaction. Dropping it without [`commit`](Self::commit) aborts it.
+///
+/// [`commit`](Self::commit) and [`abort`](Self::abort) take the transaction by value, so a
+/// finished transaction cannot be used again; the compiler rejects it:
+///
+/// ```compile_fail,E0382
+/// use txlab_core::{Transaction, TxOps, TableId};
+/// fn finish_twice<T: Transaction>(mut tx: T) {
+///     tx.commit().ok();
+///     tx.write(TableId(0), 1, &[0u8; 8]).ok(); // use after commit: does not compile
+/// }
+/// ```
 pub trait Transaction: TxOps {
     /// Validates and commits. On `Err` the transaction is aborted.
     fn commit(self) -> TxResult<CommitInfo>;

@@ -96,13 +96,7 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
         if W::ENABLED {
             txlab_nwr::require_lock_free_pivot()?;
         }
-        if tables.len() != schema.len() {
-            return Err(Error::invalid(
-                "tables",
-                tables.len(),
-                format!("one index per table of the schema ({})", schema.len()),
-            ));
-        }
+        tables.check_schema(schema)?;
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         Ok(Self {
             schema: schema.clone(),

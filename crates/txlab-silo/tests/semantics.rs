@@ -328,6 +328,28 @@ fn run_retries_conflicts_and_stops_on_user_abort() {
 }
 
 #[test]
+fn run_gives_up_after_max_attempts_with_the_last_conflict() {
+    let db = db();
+    let mut w = db.worker().unwrap();
+    let mut other = db.worker().unwrap();
+    let mut calls = 0u32;
+    // Every attempt's read is overwritten before it commits: each one conflicts.
+    let r = run(&mut w, RetryPolicy::attempts(3).unwrap(), |tx| {
+        calls += 1;
+        let x = num(tx.read(T, 12)?.unwrap());
+        let mut t = other.begin();
+        t.write(T, 12, &v(x + 1))?;
+        t.commit()?;
+        tx.write(T, 13, &v(x))?;
+        Ok(())
+    });
+    assert_eq!(cause(r.unwrap_err()), ConflictCause::ReadValidation);
+    assert_eq!(calls, 3, "three attempts, then the conflict is returned");
+    let e = RetryPolicy::attempts(0).unwrap_err();
+    assert!(e.to_string().contains("max_attempts = 0"), "{e}");
+}
+
+#[test]
 fn group_commit_acknowledges_only_once_the_epoch_is_stable() {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();

@@ -93,6 +93,11 @@ impl<R: Record> Index<R> for AnyIndex<R> {
     fn table(&self) -> TableId {
         dispatch!(self, i => Index::table(i.as_ref_index()))
     }
+
+    #[inline]
+    fn value_size(&self) -> usize {
+        dispatch!(self, i => Index::value_size(i.as_ref_index()))
+    }
 }
 
 /// Views a variant's payload as the concrete (or boxed) index, so `dispatch!` can name one method

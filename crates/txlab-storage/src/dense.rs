@@ -179,6 +179,11 @@ impl<R: Record> Index<R> for DenseIndex<R> {
     fn table(&self) -> TableId {
         self.table
     }
+
+    #[inline]
+    fn value_size(&self) -> usize {
+        self.value_size
+    }
 }
 
 impl<R> fmt::Debug for DenseIndex<R> {

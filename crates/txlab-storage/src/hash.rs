@@ -1,6 +1,6 @@
 //! [`HashIndex`]: a concurrent hash index over arbitrary keys, built from sharded locked maps.
 //!
-//! Design: `2^k` shards, each a [`parking_lot::RwLock`] around a `std` [`HashMap`] from key to a
+//! Design: `2^k` shards, each a `std` `RwLock` (imported through `txlab_core::sync`, so shuttle and loom can schedule it) around a `std` [`HashMap`] from key to a
 //! raw pointer to a heap-allocated record. A key's shard is picked from the top bits of its hash,
 //! so shards stay balanced while the inner map uses the low bits. Lookups take the shard's read
 //! lock, inserts and unlinks its write lock; the locks are held only for the map operation, never
@@ -29,7 +29,6 @@
 
 use crate::guard_check::check_default_collector;
 use crossbeam_epoch::Guard;
-use parking_lot::RwLock;
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -37,6 +36,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::ptr::NonNull;
 use txlab_core::storage::{Entry, Index, Record, StripeBump};
+use txlab_core::sync::{IgnorePoison, RwLock};
 use txlab_core::{Error, IndexKind, TableId};
 
 /// Default number of shards (a power of two; enough to keep 2–64 threads off each other's locks).
@@ -152,7 +152,7 @@ where
         Q: Hash + Eq + ?Sized,
     {
         check_default_collector(guard)?;
-        let found = self.shard_of(key).read().get(key).copied();
+        let found = self.shard_of(key).read().ignore_poison().get(key).copied();
         // SAFETY: the pointer was mapped while we held the read lock, so the record had not been
         // unlinked before this point; an unlink from now on defers its destruction until `guard`
         // (pinned on the default collector, checked above) is dropped, and dropping the index
@@ -167,11 +167,11 @@ where
     pub fn get_or_insert<'g>(&'g self, key: K, guard: &'g Guard) -> Result<(&'g R, bool), Error> {
         check_default_collector(guard)?;
         let shard = self.shard_of(&key);
-        let existing = shard.read().get(&key).copied();
+        let existing = shard.read().ignore_poison().get(&key).copied();
         let (ptr, created) = match existing {
             Some(p) => (p, false),
             None => {
-                let mut map = shard.write();
+                let mut map = shard.write().ignore_poison();
                 match map.get(&key) {
                     Some(p) => (*p, false),
                     None => {
@@ -201,7 +201,7 @@ where
     {
         check_default_collector(guard)?;
         let removed = {
-            let mut map = self.shard_of(key).write();
+            let mut map = self.shard_of(key).write().ignore_poison();
             match map.get(key) {
                 Some(p) if std::ptr::eq(p.0.as_ptr(), record) => map.remove(key),
                 _ => None,
@@ -222,12 +222,17 @@ where
     /// Number of keys mapped (sums the shards one at a time, so only approximate under
     /// concurrent inserts and unlinks).
     pub fn len(&self) -> usize {
-        self.shards.iter().map(|s| s.read().len()).sum()
+        self.shards
+            .iter()
+            .map(|s| s.read().ignore_poison().len())
+            .sum()
     }
 
     /// Whether no key is mapped (approximate under concurrency, like [`HashIndex::len`]).
     pub fn is_empty(&self) -> bool {
-        self.shards.iter().all(|s| s.read().is_empty())
+        self.shards
+            .iter()
+            .all(|s| s.read().ignore_poison().is_empty())
     }
 
     /// Number of shards.
@@ -306,12 +311,17 @@ where
     fn table(&self) -> TableId {
         self.table
     }
+
+    #[inline]
+    fn value_size(&self) -> usize {
+        self.value_size
+    }
 }
 
 impl<K, R, S> Drop for HashIndex<K, R, S> {
     fn drop(&mut self) {
         for shard in self.shards.iter_mut() {
-            for (_, ptr) in shard.get_mut().drain() {
+            for (_, ptr) in shard.get_mut().ignore_poison().drain() {
                 // SAFETY: every pointer still mapped came from `Box::into_raw` and is owned by the
                 // map (unlinked ones were removed before their destruction was deferred). `&mut self`
                 // means no reference handed out by the index is alive any more, and draining
@@ -330,7 +340,11 @@ impl<K, R, S> fmt::Debug for HashIndex<K, R, S> {
             .field("shards", &self.shards.len())
             .field(
                 "len",
-                &self.shards.iter().map(|s| s.read().len()).sum::<usize>(),
+                &self
+                    .shards
+                    .iter()
+                    .map(|s| s.read().ignore_poison().len())
+                    .sum::<usize>(),
             )
             .finish()
     }

@@ -21,7 +21,7 @@
 //!   resizing, no reclamation. Presence is a protocol concern (the record's version word), which
 //!   is also why dense needs no phantom stripes: scans visit every record in range, absent ones
 //!   included, and the protocol validates them like any read.
-//! - **Hash: sharded `parking_lot::RwLock<HashMap<K, *const R>>`** rather than a lock-free map.
+//! - **Hash: sharded `RwLock<HashMap<K, *const R>>` (std's, through `txlab_core::sync`)** rather than a lock-free map.
 //!   Records are boxed once and never move, so stable addresses come for free; unlinked records
 //!   are reclaimed through the same crossbeam-epoch guard the protocols already hold; and the
 //!   read path is one uncontended read-lock acquisition per lookup on a shard picked by the hash's

@@ -307,6 +307,11 @@ impl<R: Record> Index<R> for OrderedIndex<u64, R> {
     fn table(&self) -> TableId {
         self.table
     }
+
+    #[inline]
+    fn value_size(&self) -> usize {
+        self.value_size
+    }
 }
 
 impl<K, R> fmt::Debug for OrderedIndex<K, R> {

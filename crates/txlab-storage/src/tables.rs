@@ -32,7 +32,8 @@ impl<R: Record> Tables<R> {
     /// built-in one (the built-in one is not constructed).
     ///
     /// Errors: [`Error::UnknownTable`] for an id not in `schema`; [`Error::InvalidConfig`] for a
-    /// table listed twice or an index whose [`Index::table`] differs from the id it is given for.
+    /// table listed twice, an index whose [`Index::table`] differs from the id it is given for, or
+    /// one whose [`Index::value_size`] differs from the table's.
     pub fn with_custom(
         schema: &Schema,
         custom: Vec<(TableId, Box<dyn Index<R>>)>,
@@ -47,6 +48,18 @@ impl<R: Record> Tables<R> {
                     format!(
                         "the index given for table {} must report table {}",
                         id.0, id.0
+                    ),
+                ));
+            }
+            let expected = schema.table(id)?.value_size;
+            if index.value_size() != expected {
+                return Err(Error::invalid(
+                    "custom index value size",
+                    index.value_size(),
+                    format!(
+                        "the index given for table {} must create records of the table's value \
+                         size, {expected} bytes",
+                        id.0
                     ),
                 ));
             }
@@ -92,6 +105,41 @@ impl<R: Record> Tables<R> {
             indexes: indexes.into_boxed_slice(),
             value_sizes,
         })
+    }
+
+    /// Checks that these tables fit `schema`, the one an engine will copy values by: one index
+    /// per table, each creating records of its table's value size (a mismatch would make every
+    /// value copy index out of bounds).
+    ///
+    /// Errors: [`Error::InvalidConfig`] naming the table count or the table and its value size.
+    pub fn check_schema(&self, schema: &Schema) -> Result<(), Error> {
+        if self.len() != schema.len() {
+            return Err(Error::invalid(
+                "tables",
+                self.len(),
+                format!("one index per table of the schema ({})", schema.len()),
+            ));
+        }
+        for ((index, spec), size) in self
+            .indexes
+            .iter()
+            .zip(schema.tables())
+            .zip(&*self.value_sizes)
+        {
+            let made = index.value_size();
+            if made != spec.value_size || *size != spec.value_size {
+                return Err(Error::invalid(
+                    "table value size",
+                    made,
+                    format!(
+                        "table '{}' holds {}-byte values in the schema; its index must create \
+                         records of that size",
+                        spec.name, spec.value_size
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The index of table `id`, or [`Error::UnknownTable`].
@@ -256,14 +304,43 @@ mod tests {
     #[test]
     fn bad_custom_lists_are_rejected() {
         let schema = schema();
-        let hash =
-            |t| -> Box<dyn Index<Rec>> { Box::new(HashIndex::<u64, Rec>::new(TableId(t), 8)) };
-        let e = Tables::with_custom(&schema, vec![(TableId(7), hash(7))]).unwrap_err();
+        let hash = |t, size| -> Box<dyn Index<Rec>> {
+            Box::new(HashIndex::<u64, Rec>::new(TableId(t), size))
+        };
+        let e = Tables::with_custom(&schema, vec![(TableId(7), hash(7, 32))]).unwrap_err();
         assert_eq!(e, Error::UnknownTable { id: 7, count: 3 });
-        let e = Tables::with_custom(&schema, vec![(TableId(1), hash(1)), (TableId(1), hash(1))])
-            .unwrap_err();
+        let e = Tables::with_custom(
+            &schema,
+            vec![(TableId(1), hash(1, 32)), (TableId(1), hash(1, 32))],
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("custom index table = 1"), "{e}");
-        let e = Tables::with_custom(&schema, vec![(TableId(1), hash(2))]).unwrap_err();
+        let e = Tables::with_custom(&schema, vec![(TableId(1), hash(2, 32))]).unwrap_err();
         assert!(e.to_string().contains("custom index table = 2"), "{e}");
+        // Table 1 holds 32-byte values: an index making 8-byte records would make every value
+        // copy of an engine index out of bounds.
+        let e = Tables::with_custom(&schema, vec![(TableId(1), hash(1, 8))]).unwrap_err();
+        assert!(e.to_string().contains("custom index value size = 8"), "{e}");
+        assert!(e.to_string().contains("32 bytes"), "{e}");
+    }
+
+    #[test]
+    fn tables_of_another_schema_do_not_fit() {
+        let tables = Tables::<Rec>::new(&schema()).unwrap();
+        tables.check_schema(&schema()).unwrap();
+        let mut fewer = Schema::new();
+        fewer.add(TableSpec::dense("accounts", 16, 100)).unwrap();
+        let e = tables.check_schema(&fewer).unwrap_err();
+        assert!(e.to_string().contains("tables = 3"), "{e}");
+        let mut wider = Schema::new();
+        wider.add(TableSpec::dense("accounts", 16, 100)).unwrap();
+        wider.add(TableSpec::hash("sessions", 48)).unwrap();
+        wider.add(TableSpec::ordered("orders", 64)).unwrap();
+        let e = tables.check_schema(&wider).unwrap_err();
+        assert!(e.to_string().contains("table value size = 32"), "{e}");
+        assert!(
+            e.to_string().contains("'sessions' holds 48-byte values"),
+            "{e}"
+        );
     }
 }

@@ -97,13 +97,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         if Omit::ENABLED {
             txlab_nwr::require_lock_free_pivot()?;
         }
-        if tables.len() != schema.len() {
-            return Err(Error::invalid(
-                "tables",
-                tables.len(),
-                format!("one index per table of the schema ({})", schema.len()),
-            ));
-        }
+        tables.check_schema(schema)?;
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         let stripe_clocks = tables
             .iter()

@@ -13,11 +13,11 @@ use super::engine::Pipeline;
 use super::processor::{Completion, Finished, ProcessorCounters, ProcessorEvent, processor};
 use super::validator::ValidatorSnapshot;
 use hdrhistogram::Histogram;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 use txlab_core::Error;
 use txlab_core::history::Recorder;
+use txlab_core::sync::mpsc::channel;
+use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_workload::{Generator, Workload};
 
 /// When a run stops submitting transactions.

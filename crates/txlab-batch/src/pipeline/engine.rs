@@ -29,13 +29,12 @@ use super::validator::{
     ValidationFaults, ValidatorCache, ValidatorCounters, ValidatorInput, batch_preparation,
     reordering_worker, validation_worker,
 };
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 use txlab_core::history::{
     NoRecorder, Outcome, ReadEvent, Recorder, TxnRecord, WriteEvent, WriteKind, txn_id,
 };
+use txlab_core::sync::mpsc::{Receiver, Sender, channel};
+use txlab_core::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
 use txlab_core::{
     CommitInfo, Conflict, Engine, Error, Schema, TableId, Transaction, TxError, TxOps, TxResult,
     Worker,

@@ -4,9 +4,9 @@
 //! answer processors (whose queue also carries transaction requests of their workload's program
 //! type) and interactive workers (which wait on a queue of their own) without knowing which.
 
-use std::sync::Arc;
-use std::sync::mpsc::Sender;
 use txlab_core::ConflictCause;
+use txlab_core::sync::Arc;
+use txlab_core::sync::mpsc::Sender;
 
 /// A key: `(table id, key)`.
 pub type Key = (u16, u64);

@@ -36,10 +36,10 @@ use super::engine::{Pipeline, record_attempt};
 use super::execution::{Execution, TxnBuffer};
 use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 use txlab_core::history::{Outcome, Recorder, txn_id};
+use txlab_core::sync::Arc;
+use txlab_core::sync::mpsc::{Receiver, Sender};
 use txlab_core::{AccessSet, Error, Program, TxError};
 
 /// What a processor's queue carries.

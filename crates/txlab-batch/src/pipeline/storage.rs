@@ -29,10 +29,10 @@
 use super::config::StorageBatching;
 use super::messages::{Key, ReadReply, StorageRequest, Value};
 use super::validator::ValidatorCache;
-use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::sync::mpsc::Receiver;
+use txlab_core::sync::mpsc::Receiver;
+use txlab_core::sync::{IgnorePoison, Mutex};
 
 const SHARDS: usize = 64;
 
@@ -71,7 +71,7 @@ impl VersionedStorage {
 
     /// The version and value of `key` (`(0, None)` if never written).
     pub fn get(&self, key: Key) -> (u64, Value) {
-        let shard = self.shards[shard_of(key)].lock();
+        let shard = self.shards[shard_of(key)].lock().ignore_poison();
         match shard.get(&key) {
             Some(slot) => (slot.version, slot.value.clone()),
             None => (0, None),
@@ -81,7 +81,7 @@ impl VersionedStorage {
     /// Installs `value` as version `version` of `key` unless the stored version is at least as
     /// high. Returns whether it was installed.
     pub fn put(&self, key: Key, version: u64, value: Value) -> bool {
-        let mut shard = self.shards[shard_of(key)].lock();
+        let mut shard = self.shards[shard_of(key)].lock().ignore_poison();
         match shard.entry(key) {
             Entry::Occupied(mut e) => {
                 if e.get().version >= version {
@@ -99,7 +99,7 @@ impl VersionedStorage {
 
     /// Sets the initial (version 0) value of `key`, before any transaction runs.
     pub fn load(&self, key: Key, value: &[u8]) {
-        let mut shard = self.shards[shard_of(key)].lock();
+        let mut shard = self.shards[shard_of(key)].lock().ignore_poison();
         shard.insert(
             key,
             Slot {

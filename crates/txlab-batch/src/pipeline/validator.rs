@@ -39,12 +39,12 @@ use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
 use crate::fvs::{Algorithm, Policy};
 use crate::graph::GraphBuilder;
 use crate::reorder::{ReorderScratch, reorder};
-use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender};
 use std::time::Instant;
 use txlab_core::ConflictCause;
+use txlab_core::sync::mpsc::{Receiver, Sender};
+use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::sync::{IgnorePoison, RwLock};
 
 const SHARDS: usize = 64;
 
@@ -107,6 +107,7 @@ impl ValidatorCache {
     pub fn latest(&self, key: Key) -> u64 {
         self.shards[shard_of(key)]
             .read()
+            .ignore_poison()
             .get(&key)
             .copied()
             .unwrap_or(0)
@@ -120,7 +121,10 @@ impl ValidatorCache {
     }
 
     fn record(&self, key: Key, ts: u64) {
-        self.shards[shard_of(key)].write().insert(key, ts);
+        self.shards[shard_of(key)]
+            .write()
+            .ignore_poison()
+            .insert(key, ts);
     }
 
     fn publish(&self, ts: u64) {
