@@ -5,11 +5,13 @@
 //! 5.2.3, the standard (unscaled) schema. Smaller sizes are accepted for tests; they change the
 //! population proportionally (see `load`) and are reported by `Workload::parameters`.
 //!
-//! The *scaled* variant follows ROCOCO (Mu, Cui, Zhang, Lloyd, Li, OSDI 2014, §5.3 "Scaled
-//! TPC-C"): many districts per warehouse (they use 1000 with 3000 customers each,
-//! [`TpccConfig::rococo_scaled`]), and `W_YTD` is removed: Payment no longer updates the
-//! warehouse row, and the warehouse's year-to-date total is the read-only sum of its districts'
-//! `D_YTD` (see `consistency`).
+//! The *scaled* variant follows ROCOCO (Mu, Cui, Zhang, Lloyd, Li, OSDI 2014, §5 Evaluation,
+//! subsection "Scaled TPC-C", paragraph "Partition Strategy"): many districts per warehouse
+//! (customer:district:warehouse = 3M:1K:1, [`TpccConfig::rococo_scaled`]), and `W_YTD` is
+//! removed: the WAREHOUSE row has no such column, Payment only reads the warehouse's name and
+//! address, and the warehouse's year-to-date total is the read-only sum of its districts'
+//! `D_YTD` ([`warehouse_ytd`](super::warehouse_ytd), not part of the mix; consistency condition 1
+//! is checked in a scaled form, see [`consistency`](super::consistency)).
 
 use super::keys::{MAX_CUSTOMERS_PER_DISTRICT, MAX_DISTRICTS_TOTAL, MAX_ITEMS};
 use txlab_core::Error;
@@ -59,7 +61,8 @@ pub struct TpccConfig {
     pub items: u32,
     /// The transaction mix (default [`TpccMix::Full`]).
     pub mix: TpccMix,
-    /// ROCOCO's scaled variant: no `W_YTD` updates (module docs). Default `false`.
+    /// ROCOCO's scaled variant: no `W_YTD` column, its total read as `sum(D_YTD)` (module
+    /// docs). Default `false`.
     pub scaled: bool,
     /// Seed of the population and of the load-time NURand constants (default 0x7bcc).
     pub load_seed: u64,
@@ -83,7 +86,7 @@ impl Default for TpccConfig {
 }
 
 impl TpccConfig {
-    /// ROCOCO's scaled configuration (OSDI 2014 §5.3): 1 warehouse of 1000 districts with 3000
+    /// ROCOCO's scaled configuration (OSDI 2014, §5 "Scaled TPC-C"): 1 warehouse of 1000 districts with 3000
     /// customers each (3M customers), no `W_YTD`.
     pub fn rococo_scaled() -> Self {
         TpccConfig {

@@ -3,9 +3,18 @@
 //!
 //! For every warehouse `w` and district `d`:
 //!
-//! 1. `W_YTD = sum(D_YTD)` over the warehouse's districts (3.3.2.1). In the scaled variant `W_YTD`
-//!    does not exist (ROCOCO §5.3: it is *defined* as that sum, read by a read-only transaction),
-//!    so the condition holds by definition and is skipped.
+//! 1. `W_YTD = sum(D_YTD)` over the warehouse's districts (3.3.2.1). In the scaled variant there
+//!    is no `W_YTD` column (ROCOCO, OSDI 2014, §5 "Scaled TPC-C": the warehouse total *is* the
+//!    read-only sum, [`warehouse_ytd`](super::warehouse_ytd)), so 3.3.2.1 as written would hold
+//!    by definition. It is replaced by the check that gives it meaning: the read-only sum equals
+//!    what the warehouse was paid, i.e. clause 3.3.2.8's `W_YTD = sum(H_AMOUNT)` over the HISTORY
+//!    rows with `H_W_ID = w`, with `W_YTD := sum(D_YTD)`. Every Payment adds `H_AMOUNT` to one
+//!    `D_YTD` of its home warehouse and inserts one HISTORY row with that amount and `H_W_ID`, so
+//!    this catches a lost `D_YTD` update or a Payment applied in part. With fewer than 3000
+//!    customers per district the population's HISTORY (`C` rows of 10.00 per district) no longer
+//!    adds up to the initial `D_YTD` (30 000.00), so the expected value is
+//!    `sum(H_AMOUNT) + D * (30 000.00 - C * 10.00)` (the correction is 0 at the standard scale).
+//!    It scans the whole HISTORY table once per warehouse.
 //! 2. `D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)` over the district's ORDER and NEW-ORDER rows
 //!    (3.3.2.2); the NEW-ORDER part only when the district has NEW-ORDER rows (all of them may
 //!    have been delivered).
@@ -17,8 +26,10 @@
 //! numbers that disagree. Run it while no other transaction runs.
 
 use super::Tpcc;
-use super::schema::{DistrictRow, OrderRow, WarehouseRow};
+use super::load::{DISTRICT_INITIAL_YTD, HISTORY_INITIAL_AMOUNT};
+use super::schema::{DistrictRow, HistoryRow, OrderRow, WarehouseRow};
 use super::txn::{TpccContext, read_row};
+use super::warehouse_ytd::{self, WarehouseYtdInput};
 use txlab_core::{Engine, Error, RetryPolicy, TxError, TxOps, TxResult, run};
 
 /// What one district's rows say, as read by [`district_facts`].
@@ -125,7 +136,35 @@ pub fn check_district(w: u32, d: u32, f: &DistrictFacts) -> Result<(), Error> {
     Ok(())
 }
 
-/// Checks conditions 1–4 for warehouse `w` inside `tx`.
+/// `sum(H_AMOUNT)` in cents over the HISTORY rows with `H_W_ID = w` (a scan of the whole table:
+/// HISTORY keys are per generator, not per warehouse).
+pub fn history_total<T: TxOps + ?Sized>(ctx: &TpccContext, tx: &mut T, w: u32) -> TxResult<i64> {
+    let mut total = 0i64;
+    let mut bad = None;
+    tx.scan(ctx.tables.history, 0, u64::MAX, &mut |_, value| {
+        match HistoryRow::decode(value) {
+            Ok(h) if h.h_w_id == w => total += h.h_amount,
+            Ok(_) => {}
+            Err(e) => bad = Some(e),
+        }
+        bad.is_none()
+    })?;
+    match bad {
+        Some(e) => Err(e.into()),
+        None => Ok(total),
+    }
+}
+
+/// What `sum(D_YTD)` of a warehouse must be, given `sum(H_AMOUNT)` of its HISTORY rows: the
+/// population gives each district `D_YTD = 30 000.00` but only `C` history rows of 10.00.
+pub fn expected_warehouse_ytd(ctx: &TpccContext, history_total: i64) -> i64 {
+    let k = ctx.keys;
+    let per_district = DISTRICT_INITIAL_YTD - i64::from(k.customers) * HISTORY_INITIAL_AMOUNT;
+    history_total + i64::from(k.districts) * per_district
+}
+
+/// Checks conditions 1–4 for warehouse `w` inside `tx` (condition 1 in its scaled form when
+/// `ctx.scaled`, module docs).
 pub fn check_warehouse<T: TxOps + ?Sized>(ctx: &TpccContext, tx: &mut T, w: u32) -> TxResult<()> {
     let mut sum_d_ytd = 0i64;
     for d in 1..=ctx.keys.districts {
@@ -133,7 +172,19 @@ pub fn check_warehouse<T: TxOps + ?Sized>(ctx: &TpccContext, tx: &mut T, w: u32)
         check_district(w, d, &facts)?;
         sum_d_ytd += facts.d_ytd;
     }
-    if !ctx.scaled {
+    if ctx.scaled {
+        let ytd = warehouse_ytd::run(ctx, &WarehouseYtdInput { w }, tx)?;
+        let paid = history_total(ctx, tx, w)?;
+        let expected = expected_warehouse_ytd(ctx, paid);
+        if ytd != expected {
+            return Err(TxError::Error(Error::Invariant(format!(
+                "tpcc consistency condition 1, scaled variant (W_YTD := sum(D_YTD), checked as \
+                 clause 3.3.2.8 W_YTD = sum(H_AMOUNT)): warehouse {w}: the read-only \
+                 sum(D_YTD) = {ytd} cents but the population's total plus the warehouse's \
+                 payments = {expected} cents (sum(H_AMOUNT) = {paid} cents)"
+            ))));
+        }
+    } else {
         let t = ctx.tables;
         let wh = read_row(
             tx,

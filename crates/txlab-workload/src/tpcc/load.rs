@@ -6,7 +6,7 @@
 //! | table | rows | notes |
 //! |---|---|---|
 //! | item | `I` | 10 % of `I_DATA` contain "ORIGINAL" |
-//! | warehouse | `W` | `W_YTD = D * 30 000.00` (0 in the scaled variant, where it is unused) |
+//! | warehouse | `W` | `W_YTD = D * 30 000.00`; the scaled variant's rows have no `W_YTD` ([`ScaledWarehouseRow`]) |
 //! | stock | `W * I` | `S_QUANTITY` in 10..=100, 10 % of `S_DATA` contain "ORIGINAL" |
 //! | district | `W * D` | `D_YTD = 30 000.00`, `D_NEXT_O_ID = C + 1` |
 //! | customer | `W * D * C` | `C_LAST` of customer `c <= 1000` is name number `c - 1`, others `NURand(255, 0, 999)` with the load constant; 10 % `BC` credit |
@@ -31,7 +31,7 @@ use super::random::{
 };
 use super::schema::{
     CustomerNameRow, CustomerOrderRow, CustomerRow, DistrictRow, HistoryRow, ItemRow, NewOrderRow,
-    OrderLineRow, OrderRow, StockRow, TpccTables, WarehouseRow,
+    OrderLineRow, OrderRow, ScaledWarehouseRow, StockRow, TpccTables, WarehouseRow,
 };
 use super::{LOAD_DATE, Tpcc};
 use crate::rng::{WorkloadRng, worker_rng};
@@ -115,7 +115,7 @@ fn load_warehouse(
     let (s1, s2, city, state) = address(rng);
     let mut name = [0u8; 10];
     a_string(rng, &mut name, 6, 10);
-    let wh = WarehouseRow {
+    let wh = ScaledWarehouseRow {
         w_id: w,
         w_name: name,
         w_street_1: s1,
@@ -124,15 +124,27 @@ fn load_warehouse(
         w_state: state,
         w_zip: zip(rng),
         w_tax: uniform(rng, 0, 2000) as i32,
-        w_ytd: if cfg.scaled {
-            0
-        } else {
-            i64::from(cfg.districts_per_warehouse) * DISTRICT_INITIAL_YTD
-        },
     };
-    let mut buf = [0u8; WarehouseRow::SIZE];
-    wh.encode(&mut buf);
-    sink(t.warehouse, k.warehouse(w), &buf)?;
+    if cfg.scaled {
+        let mut buf = [0u8; ScaledWarehouseRow::SIZE];
+        wh.encode(&mut buf);
+        sink(t.warehouse, k.warehouse(w), &buf)?;
+    } else {
+        let wh = WarehouseRow {
+            w_id: wh.w_id,
+            w_name: wh.w_name,
+            w_street_1: wh.w_street_1,
+            w_street_2: wh.w_street_2,
+            w_city: wh.w_city,
+            w_state: wh.w_state,
+            w_zip: wh.w_zip,
+            w_tax: wh.w_tax,
+            w_ytd: i64::from(cfg.districts_per_warehouse) * DISTRICT_INITIAL_YTD,
+        };
+        let mut buf = [0u8; WarehouseRow::SIZE];
+        wh.encode(&mut buf);
+        sink(t.warehouse, k.warehouse(w), &buf)?;
+    }
 
     let mut buf = [0u8; StockRow::SIZE];
     for i in 1..=cfg.items {

@@ -10,13 +10,27 @@
 //! | [`random`] | NURand, the C-delta rule, last names, random strings | 2.1.6, 4.3.2 |
 //! | [`load`] | population | 4.3.3.1 |
 //! | [`new_order`], [`payment`], [`order_status`], [`delivery`], [`stock_level`] | the five transactions | 2.4–2.8 |
+//! | [`warehouse_ytd`] | the scaled variant's read-only `sum(D_YTD)` replacing `W_YTD` | ROCOCO §5 "Scaled TPC-C" |
 //! | [`generator`] | inputs and the mix | 2.x.1, 5.2.3 |
-//! | [`consistency`] | consistency conditions 1–4 | 3.3.2.1–3.3.2.4 |
+//! | [`consistency`] | consistency conditions 1–4 | 3.3.2.1–3.3.2.4 (and 3.3.2.8 for the scaled condition 1) |
 //!
 //! Workload names: `tpcc` ([`TpccMix::Full`]: NewOrder 45 %, Payment 43 %, OrderStatus,
 //! Delivery, StockLevel 4 % each) and `tpcc-np` ([`TpccMix::NewOrderPayment`], 50/50).
 //! Defaults: 1 warehouse, 10 districts, 3000 customers per district, 100 000 items; smaller
 //! sizes are accepted (reported by [`Workload::parameters`]).
+//!
+//! # The scaled variant
+//!
+//! [`TpccConfig::scaled`] follows ROCOCO (Mu et al., OSDI 2014, §5 Evaluation, subsection
+//! "Scaled TPC-C", paragraph "Partition Strategy"): many districts per warehouse
+//! ([`TpccConfig::rococo_scaled`]: customer:district:warehouse = 3M:1K:1), and `W_YTD` removed —
+//! the WAREHOUSE row has no such column ([`schema::ScaledWarehouseRow`]), Payment reads the
+//! warehouse's name and address only and never writes it, and the warehouse total is the
+//! read-only transaction [`warehouse_ytd`] (`sum(D_YTD)`). That query is **not** part of the mix:
+//! the paper runs "a mixture of TPC-C transactions according to the specification" and its
+//! Table 1 lists only the five TPC-C types (reasoning in [`warehouse_ytd`]). Consistency
+//! condition 1 becomes "the read-only sum equals the payments recorded in HISTORY"
+//! ([`consistency`]).
 //!
 //! # Key layouts
 //!
@@ -35,11 +49,12 @@
 //! | transaction | keys known from inputs | keys depending on values read |
 //! |---|---|---|
 //! | NewOrder | warehouse (R), district (RW), customer (R), items (R), stocks (RW) | order, new-order, order-by-customer, order-lines (inserted under `D_NEXT_O_ID`) |
-//! | Payment by id | warehouse (RW; R when scaled), district (RW), customer (RW), history (blind W) | – (`dependent = false`) |
+//! | Payment by id | warehouse (RW; R when scaled: name and address only, no `W_YTD`), district (RW), customer (RW), history (blind W) | – (`dependent = false`) |
 //! | Payment by last name | warehouse, district, history | customer (from the name-index scan) |
 //! | OrderStatus | customer (R) if by id | customer by name; latest order (order-by-customer scan); its order-lines |
 //! | Delivery | – | per district: oldest new-order (scan), order, order-lines, customer (`O_C_ID`) |
 //! | StockLevel | district (R) | order-lines of the last 20 orders (`D_NEXT_O_ID`), their stocks |
+//! | WarehouseYtd (scaled variant's query, not in the mix) | every district of the warehouse (R) | – (`dependent = false`) |
 //!
 //! Range scans (name index, order-by-customer, new-order, order-line) cannot be written in an
 //! [`AccessSet`](txlab_core::AccessSet); they are covered by `dependent`.
@@ -67,6 +82,7 @@ pub mod random;
 pub mod schema;
 pub mod stock_level;
 pub mod txn;
+pub mod warehouse_ytd;
 
 #[cfg(test)]
 mod tests;
@@ -79,7 +95,8 @@ pub use txn::{CustomerSelector, TpccContext, TpccInput, TpccKind, TpccTxn};
 use crate::Workload;
 use crate::rng::worker_rng;
 use random::NuRandConstants;
-use txlab_core::{Engine, Error, Schema};
+use txlab_core::{Engine, Error, RetryPolicy, Schema, TxError, run};
+use warehouse_ytd::WarehouseYtdInput;
 
 /// The `O_ENTRY_D` / `C_SINCE` / `H_DATE` of loaded rows (run dates are larger).
 pub const LOAD_DATE: u64 = 1;
@@ -150,6 +167,49 @@ impl Tpcc {
             keys: self.keys,
             warehouses: self.cfg.warehouses,
             scaled: self.cfg.scaled,
+        }
+    }
+
+    /// The read-only transaction computing warehouse `w`'s year-to-date total, `sum(D_YTD)`
+    /// ([`warehouse_ytd`]), as a program any engine runs. `w` outside `1..=warehouses` is an
+    /// [`Error::InvalidConfig`] naming it.
+    pub fn warehouse_ytd_txn(&self, w: u32) -> Result<TpccTxn, Error> {
+        self.check_warehouse_id(w)?;
+        Ok(TpccTxn::new(
+            self.context(),
+            TpccInput::WarehouseYtd(WarehouseYtdInput { w }),
+        ))
+    }
+
+    /// Runs [`warehouse_ytd`] for warehouse `w` on `engine` (retried on conflicts, at most 16
+    /// attempts) and returns `sum(D_YTD)` in cents. In the scaled variant this is the
+    /// warehouse's `W_YTD`; in the standard one it equals `W_YTD` (condition 1).
+    pub fn warehouse_ytd<E: Engine>(&self, engine: &E, w: u32) -> Result<i64, Error> {
+        self.check_warehouse_id(w)?;
+        let ctx = self.context();
+        let inp = WarehouseYtdInput { w };
+        let mut worker = engine.worker()?;
+        run(&mut worker, RetryPolicy::attempts(16)?, |tx| {
+            warehouse_ytd::run(&ctx, &inp, tx)
+        })
+        .map(|c| c.value)
+        .map_err(|e| match e {
+            TxError::Error(e) => e,
+            other => Error::Internal(format!(
+                "tpcc warehouse_ytd: the read-only transaction of warehouse {w} failed: {other}"
+            )),
+        })
+    }
+
+    fn check_warehouse_id(&self, w: u32) -> Result<(), Error> {
+        if (1..=self.cfg.warehouses).contains(&w) {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                "warehouse",
+                w,
+                format!("in 1..={}", self.cfg.warehouses),
+            ))
         }
     }
 

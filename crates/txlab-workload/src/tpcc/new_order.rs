@@ -22,9 +22,9 @@ use super::keys::MAX_ORDER_ID;
 use super::random::contains_original;
 use super::schema::{
     CustomerOrderRow, CustomerRow, DistrictRow, ItemRow, NewOrderRow, OrderLineRow, OrderRow,
-    StockRow, WarehouseRow,
+    StockRow,
 };
-use super::txn::{TpccContext, inconsistent, read_row, read_row_for_update};
+use super::txn::{TpccContext, inconsistent, read_row, read_row_for_update, read_warehouse};
 use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
 
 /// One order line's inputs (clause 2.4.1.5).
@@ -94,13 +94,7 @@ fn insert_row<T: TxOps + ?Sized, const N: usize>(
 pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T) -> TxResult<i64> {
     let (t, k) = (ctx.tables, ctx.keys);
     let (w, d, c) = (inp.w, inp.d, inp.c);
-    let warehouse = read_row(
-        tx,
-        t.warehouse,
-        k.warehouse(w),
-        "warehouse",
-        WarehouseRow::decode,
-    )?;
+    let warehouse = read_warehouse(ctx, tx, w)?;
     let mut district = read_row_for_update(
         tx,
         t.district,

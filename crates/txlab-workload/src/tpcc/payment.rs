@@ -2,8 +2,14 @@
 //!
 //! Steps (clause 2.5.2.2):
 //!
-//! 1. WAREHOUSE `w`: read for update and add `H_AMOUNT` to `W_YTD`; in the scaled variant read
-//!    only (`W_YTD` removed, ROCOCO §5.3), so Payments of different districts do not conflict;
+//! 1. WAREHOUSE `w`: read `W_NAME` and the address (`W_STREET_1` .. `W_ZIP`), read for update
+//!    and add `H_AMOUNT` to `W_YTD`. In the scaled variant (ROCOCO, OSDI 2014, §5 "Scaled
+//!    TPC-C") the WAREHOUSE row has no `W_YTD` column
+//!    ([`ScaledWarehouseRow`](super::schema::ScaledWarehouseRow)): Payment only reads what the
+//!    specification retrieves (name and address, for `H_DATA` and the terminal output) and never
+//!    writes the row, so Payments of different districts do not conflict on it. The
+//!    warehouse's year-to-date total is then [`warehouse_ytd`](super::warehouse_ytd), the
+//!    read-only sum of `D_YTD`;
 //! 2. DISTRICT `(w, d)`: read for update, add `H_AMOUNT` to `D_YTD`;
 //! 3. CUSTOMER `(c_w, c_d, c)`: selected by id, or by last name through CUSTOMER-BY-LAST-NAME
 //!    (scan, sort by `C_FIRST`, take position `ceil(n / 2)`); read for update, `C_BALANCE -=
@@ -16,8 +22,10 @@
 //! scan (a range, which an [`AccessSet`] cannot express): [`declare`] then omits the customer and
 //! sets `dependent`. With selection by id every key is known from the inputs.
 
-use super::schema::{CustomerRow, DistrictRow, HistoryRow, WarehouseRow};
-use super::txn::{CustomerSelector, TpccContext, read_row, read_row_for_update, select_customer};
+use super::schema::{CustomerRow, DistrictRow, HistoryRow, ScaledWarehouseRow, WarehouseRow};
+use super::txn::{
+    CustomerSelector, TpccContext, read_row_for_update, read_warehouse, select_customer,
+};
 use std::io::Write;
 use txlab_core::{Access, AccessSet, TxOps, TxResult};
 
@@ -56,14 +64,14 @@ pub fn run_for_customer<T: TxOps + ?Sized>(
     let (t, k) = (ctx.tables, ctx.keys);
     let wkey = k.warehouse(inp.w);
     let warehouse = if ctx.scaled {
-        read_row(tx, t.warehouse, wkey, "warehouse", WarehouseRow::decode)?
+        read_warehouse(ctx, tx, inp.w)?
     } else {
         let mut wh = read_row_for_update(tx, t.warehouse, wkey, "warehouse", WarehouseRow::decode)?;
         wh.w_ytd += inp.amount;
         let mut buf = [0u8; WarehouseRow::SIZE];
         wh.encode(&mut buf);
         tx.write(t.warehouse, wkey, &buf)?;
-        wh
+        ScaledWarehouseRow::from(wh)
     };
     let dkey = k.district(inp.w, inp.d);
     let mut district = read_row_for_update(tx, t.district, dkey, "district", DistrictRow::decode)?;

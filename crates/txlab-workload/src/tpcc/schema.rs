@@ -26,7 +26,8 @@ use super::keys::Keys;
 use txlab_core::{Error, Schema, TableId, TableSpec};
 
 tpcc_row! {
-    /// WAREHOUSE (clause 1.3.1). In the scaled variant `w_ytd` stays 0 and is never updated.
+    /// WAREHOUSE (clause 1.3.1) of the standard schema. The scaled variant stores
+    /// [`ScaledWarehouseRow`] instead (no `W_YTD` column).
     pub struct WarehouseRow {
         pub w_id: u32,
         pub w_name: [u8; 10],
@@ -39,6 +40,52 @@ tpcc_row! {
         pub w_tax: i32,
         /// Cents.
         pub w_ytd: i64,
+    }
+}
+
+tpcc_row! {
+    /// WAREHOUSE of ROCOCO's scaled variant (OSDI 2014, §5 "Scaled TPC-C": "We remove the w_ytd
+    /// field"): the columns of [`WarehouseRow`] without `W_YTD`. The warehouse's year-to-date
+    /// total is the read-only sum of its districts' `D_YTD` ([`warehouse_ytd`](super::warehouse_ytd)).
+    ///
+    /// It is also what [`read_warehouse`](super::txn::read_warehouse) returns in both variants:
+    /// the columns NewOrder (`W_TAX`) and Payment (`W_NAME` and the address) read.
+    pub struct ScaledWarehouseRow {
+        pub w_id: u32,
+        pub w_name: [u8; 10],
+        pub w_street_1: [u8; 20],
+        pub w_street_2: [u8; 20],
+        pub w_city: [u8; 20],
+        pub w_state: [u8; 2],
+        pub w_zip: [u8; 9],
+        /// Ten-thousandths, 0..=2000.
+        pub w_tax: i32,
+    }
+}
+
+impl From<WarehouseRow> for ScaledWarehouseRow {
+    /// Drops `W_YTD`.
+    fn from(w: WarehouseRow) -> Self {
+        ScaledWarehouseRow {
+            w_id: w.w_id,
+            w_name: w.w_name,
+            w_street_1: w.w_street_1,
+            w_street_2: w.w_street_2,
+            w_city: w.w_city,
+            w_state: w.w_state,
+            w_zip: w.w_zip,
+            w_tax: w.w_tax,
+        }
+    }
+}
+
+/// The value size of the WAREHOUSE table: [`ScaledWarehouseRow::SIZE`] in the scaled variant,
+/// [`WarehouseRow::SIZE`] otherwise.
+pub fn warehouse_row_size(scaled: bool) -> usize {
+    if scaled {
+        ScaledWarehouseRow::SIZE
+    } else {
+        WarehouseRow::SIZE
     }
 }
 
@@ -261,7 +308,11 @@ pub fn build(cfg: &TpccConfig) -> Result<(Schema, TpccTables), Error> {
     let districts = w * u64::from(cfg.districts_per_warehouse);
     let mut s = Schema::new();
     let tables = TpccTables {
-        warehouse: s.add(TableSpec::dense("warehouse", WarehouseRow::SIZE, w))?,
+        warehouse: s.add(TableSpec::dense(
+            "warehouse",
+            warehouse_row_size(cfg.scaled),
+            w,
+        ))?,
         district: s.add(TableSpec::dense("district", DistrictRow::SIZE, districts))?,
         customer: s.add(TableSpec::dense(
             "customer",
@@ -409,6 +460,33 @@ mod tests {
             DistrictRow::encode,
             DistrictRow::decode,
         );
+        let w = WarehouseRow {
+            w_id: 7,
+            w_name: text(b"wname"),
+            w_street_1: text(b"a"),
+            w_street_2: text(b"b"),
+            w_city: text(b"c"),
+            w_state: *b"CA",
+            w_zip: *b"123411111",
+            w_tax: 1234,
+            w_ytd: 30_000_000,
+        };
+        round_trip(
+            &w,
+            WarehouseRow::SIZE,
+            WarehouseRow::encode,
+            WarehouseRow::decode,
+        );
+        let sw = ScaledWarehouseRow::from(w.clone());
+        assert_eq!((sw.w_id, sw.w_name, sw.w_tax), (7, w.w_name, 1234));
+        round_trip(
+            &sw,
+            ScaledWarehouseRow::SIZE,
+            ScaledWarehouseRow::encode,
+            ScaledWarehouseRow::decode,
+        );
+        // The scaled row is the standard one without the 8-byte W_YTD.
+        assert_eq!(ScaledWarehouseRow::SIZE + 8, WarehouseRow::SIZE);
     }
 
     #[test]
@@ -432,5 +510,16 @@ mod tests {
             txlab_core::IndexKind::Ordered
         );
         assert_eq!(s.table(t.stock).unwrap().value_size, StockRow::SIZE);
+        assert_eq!(s.table(t.warehouse).unwrap().value_size, WarehouseRow::SIZE);
+        let (s, t) = build(&TpccConfig {
+            scaled: true,
+            ..cfg
+        })
+        .unwrap();
+        assert_eq!(
+            s.table(t.warehouse).unwrap().value_size,
+            ScaledWarehouseRow::SIZE,
+            "the scaled WAREHOUSE has no W_YTD column"
+        );
     }
 }

@@ -16,6 +16,8 @@ struct MemoryTx<'a> {
     rows: &'a mut BTreeMap<(u16, u64), Vec<u8>>,
     /// Every `(table, key)` touched by a point operation, for declare-vs-run checks.
     touched: Vec<(TableId, u64)>,
+    /// Every `(table, key)` written, inserted, updated or deleted.
+    written: Vec<(TableId, u64)>,
 }
 
 impl TxOps for MemoryTx<'_> {
@@ -25,15 +27,18 @@ impl TxOps for MemoryTx<'_> {
     }
     fn write(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<()> {
         self.touched.push((table, key));
+        self.written.push((table, key));
         self.rows.insert((table.0, key), value.to_vec());
         Ok(())
     }
     fn update(&mut self, table: TableId, key: u64, f: &mut dyn FnMut(&mut [u8])) -> TxResult<bool> {
         self.touched.push((table, key));
+        self.written.push((table, key));
         Ok(self.rows.get_mut(&(table.0, key)).map(|v| f(v)).is_some())
     }
     fn insert(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<bool> {
         self.touched.push((table, key));
+        self.written.push((table, key));
         if self.rows.contains_key(&(table.0, key)) {
             return Ok(false);
         }
@@ -42,6 +47,7 @@ impl TxOps for MemoryTx<'_> {
     }
     fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
         self.touched.push((table, key));
+        self.written.push((table, key));
         Ok(self.rows.remove(&(table.0, key)).is_some())
     }
     fn scan(
@@ -79,17 +85,28 @@ impl MemoryDb {
         &mut self,
         f: impl FnOnce(&mut MemoryTx<'_>) -> TxResult<T>,
     ) -> (TxResult<T>, Vec<(TableId, u64)>) {
+        let (r, touched, _) = self.transact_logged(f);
+        (r, touched)
+    }
+
+    /// Like [`MemoryDb::transact`], also returning the written keys.
+    #[allow(clippy::type_complexity)]
+    fn transact_logged<T>(
+        &mut self,
+        f: impl FnOnce(&mut MemoryTx<'_>) -> TxResult<T>,
+    ) -> (TxResult<T>, Vec<(TableId, u64)>, Vec<(TableId, u64)>) {
         let mut copy = self.rows.clone();
         let mut tx = MemoryTx {
             rows: &mut copy,
             touched: Vec::new(),
+            written: Vec::new(),
         };
         let r = f(&mut tx);
-        let touched = tx.touched;
+        let (touched, written) = (tx.touched, tx.written);
         if r.is_ok() {
             self.rows = copy;
         }
-        (r, touched)
+        (r, touched, written)
     }
 
     fn count(&self, table: TableId) -> usize {
@@ -452,4 +469,319 @@ fn delivery_delivers_the_oldest_new_order_of_every_district() {
     };
     let low = db.transact(|tx| stock_level::run(&ctx, &sl, tx)).0.unwrap();
     assert!((1..=300).contains(&low), "{low}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scaled variant: no W_YTD column, Payment reads the warehouse only, the read-only total.
+
+use txlab_core::Access;
+
+fn scaled_tiny() -> TpccConfig {
+    TpccConfig {
+        scaled: true,
+        districts_per_warehouse: 5,
+        ..tiny()
+    }
+}
+
+fn payment_input(w: u32, d: u32, c_w: u32, amount: i64, seq: u64) -> payment::PaymentInput {
+    payment::PaymentInput {
+        w,
+        d,
+        c_w,
+        c_d: 1,
+        customer: CustomerSelector::Id(3),
+        amount,
+        date: seq + 2,
+        history_key: keys::history(0, 0, seq),
+    }
+}
+
+fn declared_keys(txn: &TpccTxn) -> AccessSet {
+    let mut set = AccessSet::default();
+    txn.declare(&mut set);
+    set
+}
+
+#[test]
+fn scaled_payment_only_reads_the_warehouse_row_which_has_no_w_ytd() {
+    let tpcc = Tpcc::new(scaled_tiny()).unwrap();
+    let t = tpcc.tables();
+    let k = tpcc.keys();
+    let mut db = MemoryDb::loaded(&tpcc);
+    let wkey = (t.warehouse, k.warehouse(1));
+    let before = db.rows[&(t.warehouse.0, wkey.1)].clone();
+    assert_eq!(
+        before.len(),
+        schema::ScaledWarehouseRow::SIZE,
+        "no W_YTD column"
+    );
+    assert!(schema::WarehouseRow::decode(&before).is_err());
+    let txn = TpccTxn::new(
+        tpcc.context(),
+        TpccInput::Payment(payment_input(1, 2, 1, 4_321, 1)),
+    );
+    let (r, touched, written) = db.transact_logged(|tx| txn.run(tx));
+    r.unwrap();
+    // The warehouse is read (name and address for H_DATA), never written.
+    assert_eq!(touched.iter().filter(|&&x| x == wkey).count(), 1);
+    assert!(!written.contains(&wkey), "{written:?}");
+    assert_eq!(db.rows[&(t.warehouse.0, wkey.1)], before);
+    assert!(
+        declared_keys(&txn)
+            .accesses
+            .contains(&(wkey.0, wkey.1, Access::Read))
+    );
+    // H_DATA starts with W_NAME.
+    let h = schema::HistoryRow::decode(&db.rows[&(t.history.0, keys::history(0, 0, 1))]).unwrap();
+    let w_name = schema::ScaledWarehouseRow::decode(&before).unwrap().w_name;
+    assert!(h.h_data.starts_with(codec::trimmed(&w_name)));
+
+    // The standard variant still read-modify-writes W_YTD.
+    let tpcc = Tpcc::new(tiny()).unwrap();
+    let mut db = MemoryDb::loaded(&tpcc);
+    let txn = TpccTxn::new(
+        tpcc.context(),
+        TpccInput::Payment(payment_input(1, 2, 1, 4_321, 1)),
+    );
+    let (r, _, written) = db.transact_logged(|tx| txn.run(tx));
+    r.unwrap();
+    assert!(written.contains(&wkey));
+    assert!(
+        declared_keys(&txn)
+            .accesses
+            .contains(&(wkey.0, wkey.1, Access::ReadWrite))
+    );
+    let wh = schema::WarehouseRow::decode(&db.rows[&(t.warehouse.0, wkey.1)]).unwrap();
+    assert_eq!(wh.w_ytd, 3 * load::DISTRICT_INITIAL_YTD + 4_321);
+}
+
+#[test]
+fn warehouse_ytd_is_a_read_only_sum_of_d_ytd() {
+    let tpcc = Tpcc::new(scaled_tiny()).unwrap();
+    let ctx = tpcc.context();
+    let mut db = MemoryDb::loaded(&tpcc);
+    let ytd = |db: &mut MemoryDb, w| {
+        let txn = tpcc.warehouse_ytd_txn(w).unwrap();
+        let (r, touched, written) = db.transact_logged(|tx| txn.run(tx));
+        r.unwrap();
+        assert!(written.is_empty(), "read only: {written:?}");
+        // Reads every district of the warehouse, exactly what it declares.
+        let set = declared_keys(&txn);
+        assert!(!set.dependent);
+        let declared: Vec<_> = set.accesses.iter().map(|&(t, k, _)| (t, k)).collect();
+        assert!(set.accesses.iter().all(|a| a.2 == Access::Read));
+        assert_eq!(touched, declared);
+        assert_eq!(touched.len(), 5);
+        let inp = warehouse_ytd::WarehouseYtdInput { w };
+        db.transact(|tx| warehouse_ytd::run(&ctx, &inp, tx))
+            .0
+            .unwrap()
+    };
+    let initial = 5 * load::DISTRICT_INITIAL_YTD;
+    assert_eq!(ytd(&mut db, 1), initial);
+    assert_eq!(ytd(&mut db, 2), initial);
+    // Payments to districts 2 and 5 of warehouse 1 (one with a customer of warehouse 2).
+    for (seq, (d, c_w, amount)) in [(2, 1, 100), (5, 2, 250_000), (2, 1, 7)]
+        .into_iter()
+        .enumerate()
+    {
+        let txn = TpccTxn::new(
+            ctx,
+            TpccInput::Payment(payment_input(1, d, c_w, amount, seq as u64)),
+        );
+        db.transact(|tx| txn.run(tx)).0.unwrap();
+    }
+    assert_eq!(ytd(&mut db, 1), initial + 100 + 250_000 + 7);
+    assert_eq!(ytd(&mut db, 2), initial);
+    let txn = tpcc.warehouse_ytd_txn(1).unwrap();
+    assert_eq!(txn.txn_kind(), TpccKind::WarehouseYtd);
+    assert_eq!(txn.kind(), "warehouse_ytd");
+    // Bad warehouse ids name the value and the range.
+    for w in [0, 3] {
+        let e = tpcc.warehouse_ytd_txn(w).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("warehouse = {w}")) && e.contains("1..=2"),
+            "{e}"
+        );
+    }
+    // The mix never issues it.
+    let mut g = tpcc.generator(0, 5);
+    assert!((0..5000).all(|_| g.next().txn_kind() != TpccKind::WarehouseYtd));
+}
+
+#[test]
+fn scaled_condition_1_compares_the_read_only_sum_with_history() {
+    let tpcc = Tpcc::new(scaled_tiny()).unwrap();
+    let ctx = tpcc.context();
+    let t = tpcc.tables();
+    let check = |db: &mut MemoryDb, w| {
+        db.transact(|tx| consistency::check_warehouse(&ctx, tx, w))
+            .0
+    };
+    // Holds after load and after a run of the full mix (with remote payments).
+    let mut db = MemoryDb::loaded(&tpcc);
+    check(&mut db, 1).unwrap();
+    check(&mut db, 2).unwrap();
+    let counts = run_mix(&tpcc, &mut db, 1500, 9);
+    assert!(counts["payment"] > 500, "{counts:?}");
+    check(&mut db, 1).unwrap();
+    check(&mut db, 2).unwrap();
+    let (paid, _) = db.transact(|tx| consistency::history_total(&ctx, tx, 1));
+    let (ytd, _) =
+        db.transact(|tx| warehouse_ytd::run(&ctx, &warehouse_ytd::WarehouseYtdInput { w: 1 }, tx));
+    assert_eq!(
+        ytd.unwrap(),
+        consistency::expected_warehouse_ytd(&ctx, paid.unwrap())
+    );
+
+    // A lost D_YTD update (the district's total short by one payment) is caught and named.
+    let key = (t.district.0, tpcc.keys().district(2, 4));
+    let mut row = schema::DistrictRow::decode(&db.rows[&key]).unwrap();
+    row.d_ytd -= 1;
+    row.encode(db.rows.get_mut(&key).unwrap());
+    let e = check(&mut db, 2).unwrap_err().to_string();
+    assert!(
+        e.contains("condition 1") && e.contains("scaled") && e.contains("warehouse 2"),
+        "{e}"
+    );
+    check(&mut db, 1).unwrap();
+
+    // So is a Payment whose HISTORY row is missing.
+    let mut db = MemoryDb::loaded(&tpcc);
+    let txn = TpccTxn::new(ctx, TpccInput::Payment(payment_input(1, 3, 1, 999, 4)));
+    db.transact(|tx| txn.run(tx)).0.unwrap();
+    check(&mut db, 1).unwrap();
+    db.rows
+        .remove(&(t.history.0, keys::history(0, 0, 4)))
+        .unwrap();
+    let e = check(&mut db, 1).unwrap_err().to_string();
+    assert!(
+        e.contains("condition 1") && e.contains("warehouse 1"),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Input fractions of the generator (fixed seed), within five binomial standard deviations.
+
+/// Asserts `hits / n` is within five standard deviations of `p` (binomial): about 1 in 1.7M
+/// for a correct generator, while e.g. 2 % for 1 % or 10 % for 15 % lies far outside.
+fn assert_fraction(what: &str, hits: u64, n: u64, p: f64) {
+    assert!(n > 0, "{what}: no samples");
+    let observed = hits as f64 / n as f64;
+    let tolerance = 5.0 * (p * (1.0 - p) / n as f64).sqrt();
+    assert!(
+        (observed - p).abs() <= tolerance,
+        "{what}: {hits} of {n} = {observed:.4}, expected {p} +- {tolerance:.4}"
+    );
+}
+
+#[derive(Debug, Default)]
+struct Fractions {
+    lines: u64,
+    remote_lines: u64,
+    payments: u64,
+    remote_payments: u64,
+    payments_by_name: u64,
+    order_statuses: u64,
+    order_statuses_by_name: u64,
+}
+
+fn fractions(tpcc: &Tpcc, thread: usize, seed: u64, txns: usize) -> Fractions {
+    let warehouses = tpcc.config().warehouses;
+    let home = (thread % warehouses as usize) as u32 + 1;
+    let mut f = Fractions::default();
+    let mut g = tpcc.generator(thread, seed);
+    for _ in 0..txns {
+        match g.next().input() {
+            TpccInput::NewOrder(i) => {
+                assert_eq!(i.w, home);
+                for line in &i.lines[..usize::from(i.ol_cnt)] {
+                    assert!((1..=warehouses).contains(&line.supply_w));
+                    f.lines += 1;
+                    f.remote_lines += u64::from(line.supply_w != i.w);
+                }
+            }
+            TpccInput::Payment(i) => {
+                assert_eq!(i.w, home);
+                assert!((1..=warehouses).contains(&i.c_w));
+                f.payments += 1;
+                if i.c_w == i.w {
+                    assert_eq!(i.c_d, i.d, "a home customer is of the paying district");
+                } else {
+                    f.remote_payments += 1;
+                }
+                f.payments_by_name +=
+                    u64::from(matches!(i.customer, CustomerSelector::LastName(_)));
+            }
+            TpccInput::OrderStatus(i) => {
+                f.order_statuses += 1;
+                f.order_statuses_by_name +=
+                    u64::from(matches!(i.customer, CustomerSelector::LastName(_)));
+            }
+            _ => {}
+        }
+    }
+    f
+}
+
+#[test]
+fn remote_and_by_last_name_fractions_match_clauses_2_4_1_5_2_5_1_2_and_2_6_1_2() {
+    let tpcc = Tpcc::new(TpccConfig::tiny(4)).unwrap();
+    let f = fractions(&tpcc, 1, 2024, 200_000);
+    // Clause 2.4.1.5: each order line is supplied by a remote warehouse with probability 1 %.
+    assert!(f.lines > 800_000, "{f:?}");
+    assert_fraction("remote order lines", f.remote_lines, f.lines, 0.01);
+    // Clause 2.5.1.2: 15 % of payments are for a customer of a remote warehouse.
+    assert!(f.payments > 80_000, "{f:?}");
+    assert_fraction("remote payments", f.remote_payments, f.payments, 0.15);
+    // Clauses 2.5.1.2 and 2.6.1.2: 60 % of customers are selected by last name.
+    assert_fraction(
+        "payments by last name",
+        f.payments_by_name,
+        f.payments,
+        0.60,
+    );
+    assert!(f.order_statuses > 7_000, "{f:?}");
+    assert_fraction(
+        "order-status by last name",
+        f.order_statuses_by_name,
+        f.order_statuses,
+        0.60,
+    );
+    assert_fraction(
+        "customer lookups by last name (Payment + OrderStatus)",
+        f.payments_by_name + f.order_statuses_by_name,
+        f.payments + f.order_statuses,
+        0.60,
+    );
+
+    // The NewOrder + Payment mix draws the same fractions.
+    let np = Tpcc::new(TpccConfig {
+        mix: TpccMix::NewOrderPayment,
+        ..TpccConfig::tiny(4)
+    })
+    .unwrap();
+    let f = fractions(&np, 3, 77, 100_000);
+    assert_eq!(f.order_statuses, 0);
+    assert_fraction("np: remote order lines", f.remote_lines, f.lines, 0.01);
+    assert_fraction("np: remote payments", f.remote_payments, f.payments, 0.15);
+    assert_fraction(
+        "np: payments by last name",
+        f.payments_by_name,
+        f.payments,
+        0.60,
+    );
+
+    // With one warehouse nothing is remote; last names keep their 60 %.
+    let one = Tpcc::new(TpccConfig::tiny(1)).unwrap();
+    let f = fractions(&one, 0, 2024, 50_000);
+    assert_eq!((f.remote_lines, f.remote_payments), (0, 0), "{f:?}");
+    assert_fraction(
+        "1 warehouse: payments by last name",
+        f.payments_by_name,
+        f.payments,
+        0.60,
+    );
 }

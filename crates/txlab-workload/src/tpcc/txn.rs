@@ -1,5 +1,6 @@
-//! The TPC-C transaction program ([`TpccTxn`]): one of the five transaction types with its
-//! inputs, run against any [`TxOps`], plus the row-access helpers the five share.
+//! The TPC-C transaction program ([`TpccTxn`]): one of the five transaction types (or the scaled
+//! variant's read-only [`WarehouseYtd`](TpccKind::WarehouseYtd) query) with its inputs, run
+//! against any [`TxOps`], plus the row-access helpers they share.
 //!
 //! Missing rows are handled in two ways:
 //!
@@ -20,8 +21,9 @@ use super::keys::Keys;
 use super::new_order::{self, NewOrderInput};
 use super::order_status::{self, OrderStatusInput};
 use super::payment::{self, PaymentInput};
-use super::schema::TpccTables;
+use super::schema::{ScaledWarehouseRow, TpccTables, WarehouseRow};
 use super::stock_level::{self, StockLevelInput};
+use super::warehouse_ytd::{self, WarehouseYtdInput};
 use txlab_core::{
     AccessSet, Conflict, ConflictCause, Error, Program, TableId, TxError, TxOps, TxResult,
 };
@@ -35,11 +37,11 @@ pub struct TpccContext {
     pub keys: Keys,
     /// Number of warehouses.
     pub warehouses: u32,
-    /// ROCOCO's scaled variant (no `W_YTD` updates).
+    /// ROCOCO's scaled variant (no `W_YTD` column; see [`warehouse_ytd`]).
     pub scaled: bool,
 }
 
-/// The five transaction types.
+/// The five transaction types, and the scaled variant's read-only warehouse total.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TpccKind {
@@ -53,10 +55,14 @@ pub enum TpccKind {
     Delivery,
     /// Clause 2.8.
     StockLevel,
+    /// The read-only sum of a warehouse's `D_YTD` that replaces `W_YTD` in ROCOCO's scaled
+    /// variant ([`warehouse_ytd`]). Not part of any mix (no generator issues it).
+    WarehouseYtd,
 }
 
 impl TpccKind {
-    /// All kinds in the order of [`TpccMix::weights`](super::TpccMix::weights).
+    /// The five kinds of the mix, in the order of [`TpccMix::weights`](super::TpccMix::weights)
+    /// ([`TpccKind::WarehouseYtd`] is not among them).
     pub const ALL: [TpccKind; 5] = [
         TpccKind::NewOrder,
         TpccKind::Payment,
@@ -73,6 +79,7 @@ impl TpccKind {
             TpccKind::OrderStatus => "order_status",
             TpccKind::Delivery => "delivery",
             TpccKind::StockLevel => "stock_level",
+            TpccKind::WarehouseYtd => "warehouse_ytd",
         }
     }
 }
@@ -90,6 +97,8 @@ pub enum TpccInput {
     Delivery(DeliveryInput),
     /// StockLevel.
     StockLevel(StockLevelInput),
+    /// The read-only warehouse total (scaled variant's replacement for reading `W_YTD`).
+    WarehouseYtd(WarehouseYtdInput),
 }
 
 /// How Payment and OrderStatus select their customer (clause 2.5.1.2, 2.6.1.2).
@@ -123,6 +132,7 @@ impl TpccTxn {
             TpccInput::OrderStatus(_) => TpccKind::OrderStatus,
             TpccInput::Delivery(_) => TpccKind::Delivery,
             TpccInput::StockLevel(_) => TpccKind::StockLevel,
+            TpccInput::WarehouseYtd(_) => TpccKind::WarehouseYtd,
         }
     }
 
@@ -142,6 +152,7 @@ impl Program for TpccTxn {
             TpccInput::OrderStatus(i) => order_status::run(&self.ctx, i, tx).map(|_| ()),
             TpccInput::Delivery(i) => delivery::run(&self.ctx, i, tx).map(|_| ()),
             TpccInput::StockLevel(i) => stock_level::run(&self.ctx, i, tx).map(|_| ()),
+            TpccInput::WarehouseYtd(i) => warehouse_ytd::run(&self.ctx, i, tx).map(|_| ()),
         }
     }
 
@@ -152,6 +163,7 @@ impl Program for TpccTxn {
             TpccInput::OrderStatus(i) => order_status::declare(&self.ctx, i, out),
             TpccInput::Delivery(i) => delivery::declare(&self.ctx, i, out),
             TpccInput::StockLevel(i) => stock_level::declare(&self.ctx, i, out),
+            TpccInput::WarehouseYtd(i) => warehouse_ytd::declare(&self.ctx, i, out),
         }
     }
 
@@ -227,6 +239,28 @@ where
         Some(bytes) => Ok(decode(bytes)?),
         None => Err(missing(table, what, key)),
     }
+}
+
+/// Reads WAREHOUSE `w` (read only) and returns the columns both layouts share: the scaled
+/// variant stores [`ScaledWarehouseRow`], the standard one [`WarehouseRow`], whose `W_YTD` is
+/// dropped here. NewOrder (`W_TAX`) and the scaled Payment (`W_NAME`, address) use it.
+pub fn read_warehouse<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    tx: &mut T,
+    w: u32,
+) -> TxResult<ScaledWarehouseRow> {
+    let decode: fn(&[u8]) -> Result<ScaledWarehouseRow, Error> = if ctx.scaled {
+        ScaledWarehouseRow::decode
+    } else {
+        |bytes| WarehouseRow::decode(bytes).map(ScaledWarehouseRow::from)
+    };
+    read_row(
+        tx,
+        ctx.tables.warehouse,
+        ctx.keys.warehouse(w),
+        "warehouse",
+        decode,
+    )
 }
 
 /// Finds the customer selected by last name (clause 2.5.2.2): scans the district's entries for
