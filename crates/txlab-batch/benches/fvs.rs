@@ -9,7 +9,10 @@
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
-use txlab_batch::{Algorithm, DependencyGraph, GraphBuilder, Policy, ReorderScratch, reorder};
+use txlab_batch::{
+    Algorithm, DependencyGraph, GraphBuilder, Policy, Refinement, ReorderScratch, reorder,
+    reorder_refined,
+};
 use txlab_core::{AccessSet, Program};
 use txlab_workload::{Generator, Micro, MicroConfig, Workload};
 
@@ -65,28 +68,59 @@ fn graphs(batches: &[Batch]) -> Vec<DependencyGraph> {
 }
 
 fn bench_fvs(c: &mut Criterion) {
-    let algorithms: Vec<(&str, Algorithm, Policy<'static>)> = vec![
-        ("greedy_max", Algorithm::SccGreedy, Policy::MaxDegree),
-        ("greedy_sum", Algorithm::SccGreedy, Policy::SumDegree),
-        ("greedy_prod", Algorithm::SccGreedy, Policy::ProdDegree),
-        ("random", Algorithm::SccGreedy, Policy::Random),
+    use Refinement::{Minimal, None as Plain};
+    let algorithms: Vec<(&str, Algorithm, Policy<'static>, Refinement)> = vec![
+        ("greedy_max", Algorithm::SccGreedy, Policy::MaxDegree, Plain),
+        ("greedy_sum", Algorithm::SccGreedy, Policy::SumDegree, Plain),
+        (
+            "greedy_prod",
+            Algorithm::SccGreedy,
+            Policy::ProdDegree,
+            Plain,
+        ),
+        ("random", Algorithm::SccGreedy, Policy::Random, Plain),
         (
             "random_3",
             Algorithm::RandomBest { runs: 3 },
             Policy::Random,
+            Plain,
         ),
         (
             "greedy_sort_1",
             Algorithm::SortGreedy { multi: 1 },
             Policy::ProdDegree,
+            Plain,
         ),
         (
             "greedy_sort_2",
             Algorithm::SortGreedy { multi: 2 },
             Policy::ProdDegree,
+            Plain,
         ),
-        ("hybrid_10", Algorithm::hybrid(10), Policy::ProdDegree),
-        ("hybrid_20", Algorithm::hybrid(20), Policy::ProdDegree),
+        (
+            "hybrid_10",
+            Algorithm::hybrid(10),
+            Policy::ProdDegree,
+            Plain,
+        ),
+        (
+            "hybrid_20",
+            Algorithm::hybrid(20),
+            Policy::ProdDegree,
+            Plain,
+        ),
+        (
+            "greedy_prod+min",
+            Algorithm::SccGreedy,
+            Policy::ProdDegree,
+            Minimal,
+        ),
+        (
+            "greedy_sort_2+min",
+            Algorithm::SortGreedy { multi: 2 },
+            Policy::ProdDegree,
+            Minimal,
+        ),
     ];
     for size in [40usize, 160] {
         for theta in [0.5, 0.9, 0.99] {
@@ -111,15 +145,21 @@ fn bench_fvs(c: &mut Criterion) {
                 })
             });
             let mut scratch = ReorderScratch::new(1);
-            for (name, algorithm, policy) in &algorithms {
+            for (name, algorithm, policy, refinement) in &algorithms {
                 group.bench_with_input(BenchmarkId::from_parameter(name), &graphs, |b, graphs| {
                     b.iter(|| {
                         let mut aborted = 0;
                         for graph in graphs {
-                            aborted += reorder(graph, *algorithm, *policy, &mut scratch)
-                                .expect("greedy algorithms do not fail")
-                                .abort
-                                .len();
+                            aborted += reorder_refined(
+                                graph,
+                                *algorithm,
+                                *policy,
+                                *refinement,
+                                &mut scratch,
+                            )
+                            .expect("greedy algorithms do not fail")
+                            .abort
+                            .len();
                         }
                         black_box(aborted)
                     })

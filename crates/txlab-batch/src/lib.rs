@@ -34,10 +34,10 @@ pub mod residual;
 pub mod thread_aware;
 pub mod trim;
 
-pub use fvs::{Algorithm, Policy};
+pub use fvs::{Algorithm, Policy, Refinement};
 pub use graph::{DependencyGraph, GraphBuilder};
 pub use pipeline::{Mode, Pipeline, PipelineConfig, ReorderPolicy, RunLimit, RunStats};
-pub use reorder::{ReorderScratch, Reordering, reorder};
+pub use reorder::{ReorderScratch, Reordering, reorder, reorder_refined};
 pub use thread_aware::{
     Assignment, ThreadAssigner, ThreadAware, ThreadAwareConfig, ThreadAwareStats,
 };

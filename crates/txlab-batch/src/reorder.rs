@@ -15,7 +15,7 @@
 //! All buffers live in [`ReorderScratch`]; reusing one scratch across batches of similar size
 //! allocates nothing after the first batches.
 
-use crate::fvs::{Algorithm, FvsScratch, Policy, feedback_vertex_set};
+use crate::fvs::{Algorithm, FvsScratch, Policy, Refinement, feedback_vertex_set};
 use crate::graph::DependencyGraph;
 use txlab_core::Error;
 
@@ -86,6 +86,18 @@ pub fn reorder<'s>(
     policy: Policy<'_>,
     scratch: &'s mut ReorderScratch,
 ) -> Result<&'s Reordering, Error> {
+    reorder_refined(graph, algorithm, policy, Refinement::None, scratch)
+}
+
+/// [`reorder`] with a [`Refinement`] of the algorithm's abort set before the order is computed
+/// (e.g. [`Refinement::Minimal`]: no aborted transaction could be kept alone).
+pub fn reorder_refined<'s>(
+    graph: &DependencyGraph,
+    algorithm: Algorithm,
+    policy: Policy<'_>,
+    refinement: Refinement,
+    scratch: &'s mut ReorderScratch,
+) -> Result<&'s Reordering, Error> {
     algorithm.validate()?;
     policy.validate(graph.node_count())?;
     let ReorderScratch {
@@ -96,7 +108,7 @@ pub fn reorder<'s>(
         result,
     } = scratch;
     abort_nodes.clear();
-    feedback_vertex_set(graph, algorithm, &policy, fvs, abort_nodes)?;
+    feedback_vertex_set(graph, algorithm, &policy, refinement, fvs, abort_nodes)?;
     let n = graph.node_count();
     aborted.clear();
     aborted.resize(n, false);

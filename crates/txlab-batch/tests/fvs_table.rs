@@ -5,7 +5,7 @@
 //! `CARGO_TARGET_DIR=/work/target-batch cargo test -p txlab-batch --release --test fvs_table -- --ignored --nocapture`.
 
 use std::time::Instant;
-use txlab_batch::{Algorithm, GraphBuilder, Policy, ReorderScratch, reorder};
+use txlab_batch::{Algorithm, GraphBuilder, Policy, Refinement, ReorderScratch, reorder_refined};
 use txlab_core::{AccessSet, Program};
 use txlab_workload::{Generator, Micro, MicroConfig, Workload};
 
@@ -49,25 +49,73 @@ fn micro_batches(theta: f64) -> Vec<Vec<(Vec<u64>, Vec<u64>)>> {
 #[test]
 #[ignore = "prints the FVS-size table of the report; run explicitly (module docs)"]
 fn fvs_size_and_time_per_algorithm_against_skew() {
-    let algorithms: Vec<(&str, Algorithm, Policy<'static>)> = vec![
-        ("greedy_max", Algorithm::SccGreedy, Policy::MaxDegree),
-        ("greedy_sum", Algorithm::SccGreedy, Policy::SumDegree),
-        ("greedy_prod", Algorithm::SccGreedy, Policy::ProdDegree),
-        ("random", Algorithm::SccGreedy, Policy::Random),
+    use Refinement::{Minimal, None as Plain};
+    let algorithms: Vec<(&str, Algorithm, Policy<'static>, Refinement)> = vec![
+        ("greedy_max", Algorithm::SccGreedy, Policy::MaxDegree, Plain),
+        ("greedy_sum", Algorithm::SccGreedy, Policy::SumDegree, Plain),
+        (
+            "greedy_prod",
+            Algorithm::SccGreedy,
+            Policy::ProdDegree,
+            Plain,
+        ),
+        ("random", Algorithm::SccGreedy, Policy::Random, Plain),
         (
             "random_3",
             Algorithm::RandomBest { runs: 3 },
             Policy::Random,
+            Plain,
         ),
         (
             "greedy_sort",
             Algorithm::SortGreedy { multi: 2 },
             Policy::ProdDegree,
+            Plain,
         ),
-        ("hybrid_10", Algorithm::hybrid(10), Policy::ProdDegree),
-        ("hybrid_15", Algorithm::hybrid(15), Policy::ProdDegree),
-        ("hybrid_20", Algorithm::hybrid(20), Policy::ProdDegree),
-        ("search", Algorithm::exact(), Policy::ProdDegree),
+        (
+            "hybrid_10",
+            Algorithm::hybrid(10),
+            Policy::ProdDegree,
+            Plain,
+        ),
+        (
+            "hybrid_15",
+            Algorithm::hybrid(15),
+            Policy::ProdDegree,
+            Plain,
+        ),
+        (
+            "hybrid_20",
+            Algorithm::hybrid(20),
+            Policy::ProdDegree,
+            Plain,
+        ),
+        ("search", Algorithm::exact(), Policy::ProdDegree, Plain),
+        // txlab's refinement (fvs::Refinement::Minimal) after the greedy algorithms.
+        (
+            "greedy_max+min",
+            Algorithm::SccGreedy,
+            Policy::MaxDegree,
+            Minimal,
+        ),
+        (
+            "greedy_sum+min",
+            Algorithm::SccGreedy,
+            Policy::SumDegree,
+            Minimal,
+        ),
+        (
+            "greedy_prod+min",
+            Algorithm::SccGreedy,
+            Policy::ProdDegree,
+            Minimal,
+        ),
+        (
+            "greedy_sort+min",
+            Algorithm::SortGreedy { multi: 2 },
+            Policy::ProdDegree,
+            Minimal,
+        ),
     ];
     let thetas = [0.5, 0.6, 0.7, 0.8, 0.9, 0.99];
     let mut builder = GraphBuilder::new();
@@ -84,7 +132,7 @@ fn fvs_size_and_time_per_algorithm_against_skew() {
     let mut sizes = vec![vec![String::new(); thetas.len()]; algorithms.len()];
     for (ti, theta_batches) in batches.iter().enumerate() {
         let mut total_edges = 0;
-        for (ai, (_, algorithm, policy)) in algorithms.iter().enumerate() {
+        for (ai, (_, algorithm, policy, refinement)) in algorithms.iter().enumerate() {
             let mut total = 0usize;
             let mut failed = 0usize;
             let mut elapsed = 0.0;
@@ -98,7 +146,7 @@ fn fvs_size_and_time_per_algorithm_against_skew() {
                     total_edges += graph.edge_count();
                 }
                 let start = Instant::now();
-                match reorder(graph, *algorithm, *policy, &mut scratch) {
+                match reorder_refined(graph, *algorithm, *policy, *refinement, &mut scratch) {
                     Ok(r) => total += r.abort.len(),
                     Err(_) => failed += 1,
                 }
@@ -118,7 +166,7 @@ fn fvs_size_and_time_per_algorithm_against_skew() {
         print!(" {e:.1} |");
     }
     println!();
-    for (ai, (name, _, _)) in algorithms.iter().enumerate() {
+    for (ai, (name, ..)) in algorithms.iter().enumerate() {
         print!("| {name} |");
         for s in &sizes[ai] {
             print!(" {s} |");
@@ -134,7 +182,7 @@ fn fvs_size_and_time_per_algorithm_against_skew() {
     }
     println!();
     println!("|---|{}", "---|".repeat(thetas.len()));
-    for (ai, (name, _, _)) in algorithms.iter().enumerate() {
+    for (ai, (name, ..)) in algorithms.iter().enumerate() {
         print!("| {name} |");
         for t in &times[ai] {
             print!(" {t:.1} |");

@@ -6,7 +6,8 @@ use proptest::prelude::*;
 use std::collections::HashSet;
 use txlab_batch::fvs::DEFAULT_EXACT_BUDGET;
 use txlab_batch::{
-    Algorithm, DependencyGraph, GraphBuilder, Policy, ReorderScratch, Reordering, reorder,
+    Algorithm, DependencyGraph, GraphBuilder, Policy, Refinement, ReorderScratch, Reordering,
+    reorder, reorder_refined,
 };
 
 /// Every algorithm with the degree policies, as the paper evaluates them.
@@ -407,6 +408,36 @@ fn kept_transactions_pass_backward_validation_in_the_returned_order() {
     );
 }
 
+/// Whether `graph` without the nodes in `removed` still has a cycle (Kahn's algorithm).
+fn has_cycle_without(graph: &DependencyGraph, removed: &[usize]) -> bool {
+    let n = graph.node_count();
+    let alive: Vec<bool> = (0..n).map(|v| !removed.contains(&v)).collect();
+    let mut indegree: Vec<usize> = (0..n)
+        .map(|v| {
+            graph
+                .predecessors(v)
+                .iter()
+                .filter(|&&u| alive[u as usize])
+                .count()
+        })
+        .collect();
+    let mut queue: Vec<usize> = (0..n).filter(|&v| alive[v] && indegree[v] == 0).collect();
+    let mut seen = 0;
+    while let Some(v) = queue.pop() {
+        seen += 1;
+        for &w in graph.successors(v) {
+            let w = w as usize;
+            if alive[w] {
+                indegree[w] -= 1;
+                if indegree[w] == 0 {
+                    queue.push(w);
+                }
+            }
+        }
+    }
+    seen < alive.iter().filter(|&&a| a).count()
+}
+
 fn arbitrary_graph(max_nodes: usize) -> impl Strategy<Value = DependencyGraph> {
     (1..=max_nodes).prop_flat_map(|n| {
         proptest::collection::vec((0..n, 0..n), 0..=n * 3).prop_map(move |pairs| {
@@ -443,6 +474,29 @@ proptest! {
                 let r = reorder(&graph, a, p, &mut scratch).unwrap();
                 prop_assert!(check_reordering(&graph, r).is_ok());
                 prop_assert!(r.abort.len() >= minimum);
+            }
+        }
+    }
+
+    /// `Refinement::Minimal` returns a feedback vertex set no larger than the algorithm's own,
+    /// contained in it, and minimal: putting back any one aborted transaction leaves a cycle.
+    #[test]
+    fn the_minimal_refinement_shrinks_to_a_minimal_fvs(
+        graph in arbitrary_graph(12),
+        seed in any::<u64>(),
+    ) {
+        let minimum = brute_force_minimum(&graph);
+        let mut plain_scratch = ReorderScratch::new(seed);
+        let mut refined_scratch = ReorderScratch::new(seed);
+        for (a, p) in all_algorithms() {
+            let plain = reorder(&graph, a, p, &mut plain_scratch).unwrap().abort.clone();
+            let r = reorder_refined(&graph, a, p, Refinement::Minimal, &mut refined_scratch).unwrap();
+            prop_assert!(check_reordering(&graph, r).is_ok(), "{a}: {:?}", check_reordering(&graph, r));
+            prop_assert!(r.abort.len() >= minimum, "{} beat the minimum", a);
+            prop_assert!(r.abort.iter().all(|v| plain.contains(v)), "{a}: {:?} not within {plain:?}", r.abort);
+            for &v in &r.abort {
+                let kept: Vec<usize> = r.abort.iter().copied().filter(|&u| u != v).collect();
+                prop_assert!(has_cycle_without(&graph, &kept), "{a}: {v} could be kept too, abort {:?}", r.abort);
             }
         }
     }
