@@ -349,6 +349,36 @@ fn run_gives_up_after_max_attempts_with_the_last_conflict() {
     assert!(e.to_string().contains("max_attempts = 0"), "{e}");
 }
 
+/// An application keyed by byte strings: names are interned once in a `KeyDictionary` and the
+/// ids are the table keys (docs/architecture.md, "Storage").
+#[test]
+fn byte_string_keys_work_through_a_key_dictionary() {
+    let mut s = Schema::new();
+    let users = s.add(TableSpec::hash("users", 8)).unwrap();
+    let db = Silo::new(&s, SiloConfig::manual()).unwrap();
+    let names = txlab_storage::KeyDictionary::new(u64::MAX).unwrap();
+    let mut w = db.worker().unwrap();
+    let mut tx = w.begin();
+    for (name, credit) in [
+        (&b"alice"[..], 10u64),
+        (b"bob", 20),
+        (b"carol@example.org", 30),
+    ] {
+        tx.insert(users, names.intern(name).unwrap(), &v(credit))
+            .unwrap();
+    }
+    tx.commit().unwrap();
+    let mut tx = w.begin();
+    let bob = names.get(b"bob").expect("interned");
+    assert_eq!(tx.read(users, bob).unwrap().map(num), Some(20));
+    let id = names.intern(b"carol@example.org").unwrap();
+    assert_eq!(tx.read(users, id).unwrap().map(num), Some(30));
+    // A name interned but never inserted has no record: reads see it absent.
+    let dave = names.intern(b"dave").unwrap();
+    assert_eq!(tx.read(users, dave).unwrap(), None);
+    tx.commit().unwrap();
+}
+
 #[test]
 fn group_commit_acknowledges_only_once_the_epoch_is_stable() {
     let mut s = Schema::new();

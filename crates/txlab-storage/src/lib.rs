@@ -15,6 +15,11 @@
 //! [`AnyIndex`] wraps the three (plus a user-supplied `Box<dyn Index<R>>`) with static dispatch
 //! for the built-ins, and [`Tables`] holds one per table of a [`Schema`](txlab_core::Schema).
 //!
+//! **Byte-string keys.** Engines address records by `u64`. An application with byte-string keys
+//! interns them in a [`KeyDictionary`] (atomic insert-if-absent, one dense id per key for the
+//! dictionary's lifetime) and uses the ids with any engine and index; the hash and ordered indexes
+//! also take byte-string keys directly through their inherent methods.
+//!
 //! ## Design choices
 //!
 //! - **Dense: one `Box<[R]>`.** No per-key indirection beyond what `R` itself holds, no
@@ -41,6 +46,7 @@ mod any;
 mod dense;
 mod guard_check;
 mod hash;
+mod key_dictionary;
 mod ordered;
 mod stripe_key;
 mod tables;
@@ -51,6 +57,7 @@ mod test_support;
 pub use any::AnyIndex;
 pub use dense::{DenseIndex, MAX_DENSE_CAPACITY};
 pub use hash::{DEFAULT_HASH_SHARDS, HashIndex, MAX_HASH_SHARDS};
+pub use key_dictionary::{KeyDictionary, MAX_KEY_BYTES};
 pub use ordered::{DEFAULT_STRIPE_SHIFT, MAX_STRIPE_SHIFT, OrderedIndex};
 pub use stripe_key::StripeKey;
 pub use tables::Tables;
