@@ -1,16 +1,19 @@
-//! Silo's commit path under shuttle (see `txlab_testkit::shuttle_check`), and the
+//! Silo's and Silo+NWR's commit paths under shuttle (see `txlab_testkit::shuttle_check`), and the
 //! skipped-write-lock mutant, which only a precise interleaving of two commits exposes.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg txlab_shuttle -C target-cpu=x86-64-v2" cargo test -p txlab-silo --test shuttle --target-dir target/shuttle
 //! ```
 //! (`RUSTFLAGS` replaces `.cargo/config.toml`'s flags, hence the repeated target CPU.)
+//!
+//! Under shuttle the pivot object's 128-bit atomic is `portable_atomic`'s (not instrumented), so
+//! shuttle interleaves Silo+NWR's TID-word, lock and epoch accesses, not its pivot-object CASes.
 #![cfg(txlab_shuttle)]
 
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
-use txlab_core::{Error, Schema};
-use txlab_silo::{Mutation, Silo, SiloConfig};
+use txlab_core::{AckMode, Error, Schema};
+use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
 use txlab_testkit::{Protocol, shuttle_check};
 
 struct SiloShuttle;
@@ -47,4 +50,29 @@ fn silo_commit_path_is_serializable_under_random_schedules() {
 #[test]
 fn shuttle_finds_the_race_when_write_locks_are_skipped() {
     assert!(shuttle_check::finds_violation::<SiloSkipWriteLock>(20, 500));
+}
+
+struct SiloNwrShuttle;
+
+impl Protocol for SiloNwrShuttle {
+    type Engine = SiloNwr<MemoryRecorder>;
+    const NAME: &'static str = "silo-nwr";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = SiloConfig::manual().with_ack(AckMode::EpochStable);
+        SiloNwr::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// The generic scenario, then same-epoch blind writes: asserts some schedules omit writes.
+#[test]
+fn silo_nwr_commit_path_is_serializable_under_random_schedules() {
+    shuttle_check::run_nwr::<SiloNwrShuttle>(2_000);
+}
+
+/// The NWR floor can fail: plain Silo never omits a write.
+#[test]
+#[should_panic(expected = "barely exercised")]
+fn run_nwr_fails_on_a_protocol_that_never_omits() {
+    shuttle_check::run_nwr::<SiloShuttle>(50);
 }
