@@ -64,3 +64,19 @@ fn silo_nwr_schedule_corpus() {
         txlab_fuzz::schedule::<txlab_fuzz::SiloNwrTarget>,
     );
 }
+
+#[test]
+fn tictoc_nwr_schedule_corpus() {
+    replay(
+        "tictoc_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::TicTocNwrTarget>,
+    );
+}
+
+#[test]
+fn mvto_nwr_schedule_corpus() {
+    replay(
+        "mvto_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::MvtoNwrTarget>,
+    );
+}
