@@ -44,7 +44,6 @@ use clap::ValueEnum;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
 use txlab_batch::{
@@ -53,6 +52,7 @@ use txlab_batch::{
 };
 use txlab_check::MemoryRecorder;
 use txlab_core::history::Recorder;
+use txlab_core::sync::Arc;
 use txlab_core::{Engine, Error};
 use txlab_silo::Silo;
 use txlab_workload::Workload;

@@ -13,13 +13,13 @@ use crate::machine::MachineInfo;
 use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
 use crate::report::{RunRecord, summary_table, write_results};
 use crate::sweep::{SweepSpec, run_sweep};
-use crate::topology::Topology;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use txlab_core::table::MAX_VALUE_SIZE;
 use txlab_core::{AckMode, Error};
+use txlab_workload::TpccConfig;
 
 /// Exit code for bad input.
 pub const EXIT_USAGE: u8 = 2;
@@ -47,7 +47,7 @@ pub enum Command {
     /// List the protocols and workloads, one per line.
     List,
     /// Every interactive protocol (not batch-*/silo-ta) on YCSB-A and SmallBank (theta 0.99) at 1
-    /// thread and all physical cores.
+    /// thread and all physical cores; writes results and their plots.
     Compare(CompareArgs),
     /// Plot a results directory (SVG and PNG next to results.json).
     Plot(PlotArgs),
@@ -59,14 +59,15 @@ pub struct RunArgs {
     /// Protocols, comma-separated (`txlab list` shows them).
     #[arg(long, value_delimiter = ',', default_value = "silo", value_parser = parse_protocol)]
     pub protocol: Vec<Protocol>,
-    /// Workloads, comma-separated: ycsb-a, ycsb-b, ycsb-c, ycsb-f, micro, smallbank.
+    /// Workloads, comma-separated: ycsb-a, ycsb-b, ycsb-c, ycsb-f, micro, smallbank, tpcc (the
+    /// full TPC-C mix), tpcc-np (TPC-C NewOrder + Payment).
     #[arg(long, value_delimiter = ',', default_value = "ycsb-a", value_parser = parse_workload)]
     pub workload: Vec<WorkloadKind>,
     /// Worker thread counts, comma-separated, each 1..=1024.
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = parse_threads)]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = ranged(1usize, crate::runner::MAX_THREADS), allow_negative_numbers = true)]
     pub threads: Vec<usize>,
     /// Zipf skews, comma-separated, each 0..=10 (0 is uniform; YCSB's standard skew is 0.99).
-    #[arg(long, value_delimiter = ',', default_value = "0", value_parser = parse_theta, allow_negative_numbers = true)]
+    #[arg(long, value_delimiter = ',', default_value = "0", value_parser = ranged(0.0f64, 10.0), allow_negative_numbers = true)]
     pub theta: Vec<f64>,
     /// Measured interval per run, e.g. 500ms, 5s, 2m (greater than 0, at most 24h).
     #[arg(long, default_value = "5s", value_parser = parse_run_duration)]
@@ -79,7 +80,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "100ms", value_parser = parse_cooldown)]
     pub cooldown: Duration,
     /// Repeats of every point, 1..=1000 (the table shows their median and range).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = 1, value_parser = ranged(1u32, 1000), allow_negative_numbers = true)]
     pub repeat: u32,
     /// Output directory [default: results/run-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
@@ -97,58 +98,63 @@ pub struct RunArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ParamArgs {
     /// YCSB records / micro keys, 1..=2^40.
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..=MAX_KEYS))]
+    #[arg(long, default_value_t = 100_000, value_parser = ranged(1u64, MAX_KEYS), allow_negative_numbers = true)]
     pub records: u64,
     /// YCSB operations per transaction, 1..=1000 (and at most --records).
-    #[arg(long, default_value_t = 10, value_parser = parse_ops)]
+    #[arg(long, default_value_t = 10, value_parser = ranged(1usize, 1000), allow_negative_numbers = true)]
     pub ops_per_txn: usize,
     /// YCSB payload / micro value size in bytes, 1..=1048576.
-    #[arg(long, default_value_t = 100, value_parser = parse_payload)]
+    #[arg(long, default_value_t = 100, value_parser = ranged(1usize, MAX_VALUE_SIZE), allow_negative_numbers = true)]
     pub payload: usize,
     /// SmallBank customers, 2..=2^40.
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(2..=MAX_KEYS))]
+    #[arg(long, default_value_t = 100_000, value_parser = ranged(2u64, MAX_KEYS), allow_negative_numbers = true)]
     pub customers: u64,
     /// Micro: keys read per transaction (shared key included), 1..=1000.
-    #[arg(long, default_value_t = 5, value_parser = parse_ops)]
+    #[arg(long, default_value_t = 5, value_parser = ranged(1usize, 1000), allow_negative_numbers = true)]
     pub reads: usize,
     /// Micro: keys written per transaction (shared key included), 1..=1000.
-    #[arg(long, default_value_t = 5, value_parser = parse_ops)]
+    #[arg(long, default_value_t = 5, value_parser = ranged(1usize, 1000), allow_negative_numbers = true)]
     pub writes: usize,
     /// TPC-C warehouses, 1..=65535.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=65_535))]
+    #[arg(long, default_value_t = 1, value_parser = ranged(1u32, 65_535), allow_negative_numbers = true)]
     pub warehouses: u32,
-    /// TPC-C districts per warehouse, 1..=100000 (10 in the standard; more for ROCOCO's scaled
-    /// variant; warehouses x districts at most 2^20).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub districts: u32,
+    /// TPC-C districts per warehouse, 1..=100000 (warehouses x districts at most 2^20)
+    /// [default: 10, the standard; 1000 with --tpcc-scaled, ROCOCO's].
+    #[arg(long, value_parser = ranged(1u32, 100_000), allow_negative_numbers = true)]
+    pub districts: Option<u32>,
     /// TPC-C customers per district, 1..=100000 (3000 in the standard).
-    #[arg(long, default_value_t = 3_000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, default_value_t = 3_000, value_parser = ranged(1u32, 100_000), allow_negative_numbers = true)]
     pub district_customers: u32,
+    /// TPC-C: ROCOCO's scaled variant (Mu et al., OSDI 2014, §5.3): Payment does not update the
+    /// warehouse's W_YTD (it is the sum of its districts' D_YTD), and --districts defaults to 1000.
+    /// Only with --workload tpcc or tpcc-np.
+    #[arg(long)]
+    pub tpcc_scaled: bool,
     /// TPC-C items, 15..=1000000 (100000 in the standard; smaller is stated in every report).
-    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u32).range(15..=1_000_000))]
+    #[arg(long, default_value_t = 100_000, value_parser = ranged(15u32, 1_000_000), allow_negative_numbers = true)]
     pub items: u32,
     /// Epoch length in milliseconds (Silo's global epoch), 1..=10000.
-    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    #[arg(long, default_value_t = 40, value_parser = ranged(1u64, 10_000), allow_negative_numbers = true)]
     pub epoch_ms: u64,
     /// When a commit is acknowledged: at commit, or once its epoch is stable (group commit).
     #[arg(long, value_enum, default_value_t = AckArg::Epoch)]
     pub ack: AckArg,
-    /// Seed of the workload generators.
-    #[arg(long, default_value_t = 42, allow_negative_numbers = true)]
+    /// Seed of the workload generators, 0..=18446744073709551615.
+    #[arg(long, default_value_t = 42, value_parser = ranged(0u64, u64::MAX), allow_negative_numbers = true)]
     pub seed: u64,
     /// Place workers on every logical CPU (hyperthreads) instead of one per physical core.
     #[arg(long)]
     pub hyperthreads: bool,
     /// batch-*: transactions per validator batch and requests per storage batch, 1..=65536 (the
     /// paper's 40). silo-ta always batches 4 transactions per thread (the paper's).
-    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = parse_batch_size)]
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_BATCH_SIZE), allow_negative_numbers = true)]
     pub batch_size: usize,
     /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 (the
     /// paper's 300).
-    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_CONCURRENCY), allow_negative_numbers = true)]
     pub concurrency: usize,
     /// batch-vc, batch-srvc: transaction reordering worker threads, 1..=256.
-    #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = parse_reorder_workers)]
+    #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_COMPONENT_THREADS), allow_negative_numbers = true)]
     pub reorder_workers: usize,
     /// batch-vc, batch-srvc: feedback vertex set algorithm: sort (sort-based greedy, multi
     /// factor 2, the paper's default), scc (SCC-based greedy), hybrid (SCC greedy, exact on
@@ -260,51 +266,25 @@ fn parse_workload(s: &str) -> Result<WorkloadKind, String> {
     WorkloadKind::from_name(s.trim()).map_err(|e| e.to_string())
 }
 
-fn parse_in_range<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
-    s: &str,
-    lo: T,
-    hi: T,
-) -> Result<T, String> {
-    let v: T = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number (accepted: {lo}..={hi})"))?;
-    if v < lo || v > hi {
-        return Err(format!("{s} is out of range (accepted: {lo}..={hi})"));
+/// The value parser of every numeric flag: `ranged(lo, hi)` accepts a number in `lo..=hi`.
+/// Both a non-number and a number out of range are rejected with the accepted range, which clap
+/// prints after the flag and the value (`invalid value 'x' for '--records <RECORDS>': 'x' is not
+/// a number (accepted: 1..=1099511627776)`), exit code 2. NaN is out of every range.
+pub fn ranged<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| {
+        let v: T = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a number (accepted: {lo}..={hi})"))?;
+        // Written so that an unordered value (NaN) is rejected too.
+        if !(lo <= v && v <= hi) {
+            return Err(format!("{s} is out of range (accepted: {lo}..={hi})"));
+        }
+        Ok(v)
     }
-    Ok(v)
-}
-
-fn parse_threads(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, crate::runner::MAX_THREADS)
-}
-
-fn parse_theta(s: &str) -> Result<f64, String> {
-    let v: f64 = parse_in_range(s, 0.0, 10.0)?;
-    if v.is_nan() {
-        return Err(format!("{s} is not a number (accepted: 0..=10)"));
-    }
-    Ok(v)
-}
-
-fn parse_ops(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, 1000)
-}
-
-fn parse_payload(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, MAX_VALUE_SIZE)
-}
-
-fn parse_batch_size(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_BATCH_SIZE)
-}
-
-fn parse_concurrency(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_CONCURRENCY)
-}
-
-fn parse_reorder_workers(s: &str) -> Result<usize, String> {
-    parse_in_range(s, 1, txlab_batch::pipeline::config::MAX_COMPONENT_THREADS)
 }
 
 impl ParamArgs {
@@ -319,9 +299,14 @@ impl ParamArgs {
             theta: 0.0,
             audit: check,
             warehouses: self.warehouses,
-            districts: self.districts,
+            districts: self.districts.unwrap_or(if self.tpcc_scaled {
+                TpccConfig::rococo_scaled().districts_per_warehouse
+            } else {
+                TpccConfig::default().districts_per_warehouse
+            }),
             district_customers: self.district_customers,
             items: self.items,
+            tpcc_scaled: self.tpcc_scaled,
         }
     }
 
@@ -470,7 +455,7 @@ pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, 
     print!("{}", summary_table(&records));
     if records.iter().any(|r| r.result.oversubscribed) {
         println!(
-            "note: oversubscribed runs have more workers than cores; do not read them as scaling"
+            "note: oversubscribed runs have more workers than physical cores; do not read them as scaling"
         );
     }
     if !machine.release_build {
@@ -524,9 +509,19 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Compare(args) => {
-            let cores = Topology::detect().map_or(1, |t| t.physical_count());
+            let cores = crate::topology::physical_cores_of_this_machine();
             let out = args.out.clone().unwrap_or_else(|| default_out("compare"));
-            sweep_and_report(&args.spec(cores), &out).map(|_| ())
+            sweep_and_report(&args.spec(cores), &out)?;
+            let files = crate::plot::plot_dir(&out).map_err(|e| {
+                Failure::Run(format!(
+                    "the results are in {}, but plotting them failed: {e} (fix that and run \
+                     `txlab plot {}`)",
+                    out.display(),
+                    out.display()
+                ))
+            })?;
+            println!("plots written to {} ({} files)", out.display(), files.len());
+            Ok(())
         }
         Command::Plot(args) => {
             let files = crate::plot::plot_dir(&args.dir).map_err(|e| match e {

@@ -8,8 +8,8 @@
 //! The engine accepts any schema and stores nothing: reads see every key absent, writes and
 //! inserts succeed and are forgotten, scans visit nothing.
 
-use std::sync::atomic::{AtomicU32, Ordering};
 use txlab_core::program::AccessSet;
+use txlab_core::sync::{AtomicU32, Ordering};
 use txlab_core::{CommitInfo, Engine, Error, Program, Schema, TableId, Transaction, TxOps};
 use txlab_core::{TxResult, Worker};
 use txlab_workload::{Generator, Workload};

@@ -16,6 +16,12 @@
 //!   histogram sampled at `runner::cdf_percentiles`); over repeats, the median latency at each
 //!   percentile. Runs without a stored CDF (files from older versions) are left out.
 //!
+//! Every chart has its legend in a column right of the plot (so it never covers data). Runs
+//! marked `oversubscribed` (more workers than physical cores) are flagged in every chart: a
+//! series whose label names a thread count gets the suffix "(oversubscribed)", charts against
+//! threads draw those points as hollow markers, and a note under the legend lists the
+//! oversubscribed thread counts.
+//!
 //! Fonts: plotters renders text through `ab_glyph`, which needs a TrueType font registered at run
 //! time. The first readable one of `$TXLAB_FONT`, common DejaVu/Liberation/Noto paths and any
 //! `.ttf` under `/usr/share/fonts` is used; without one, plotting fails with a message saying
@@ -24,6 +30,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -102,6 +109,8 @@ struct Point {
     p999: f64,
     /// (percentile, latency µs), ascending; empty if the file has none.
     cdf: Vec<(f64, f64)>,
+    /// More workers than physical cores (`result.oversubscribed`; false if absent).
+    oversubscribed: bool,
 }
 
 fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
@@ -141,6 +150,7 @@ fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
                 .unwrap_or_default(),
             p99: num(&r["result"]["latency"]["p99_us"]),
             p999: num(&r["result"]["latency"]["p999_us"]),
+            oversubscribed: r["result"]["oversubscribed"].as_bool().unwrap_or(false),
         })
         .collect())
 }
@@ -176,41 +186,147 @@ fn series(
         .collect()
 }
 
-/// Draws each series as a coloured line (with point markers if `markers`) and its legend entry.
+/// Ten well-separated colours that read on white (matplotlib's "tab10").
+const PALETTE: [(u8, u8, u8); 10] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+];
+
+/// The colour of series `i` (the legend uses the same).
+fn series_color(i: usize) -> RGBAColor {
+    match PALETTE.get(i) {
+        Some(&(r, g, b)) => RGBColor(r, g, b).to_rgba(),
+        None => Palette99::pick(i).to_rgba(),
+    }
+}
+
+/// Draws each series as a coloured line, with point markers if `markers`: filled, or hollow and
+/// larger at an x in `hollow_x` (oversubscribed thread counts).
 fn draw_lines<'a, DB: DrawingBackend + 'a, X, Y>(
     chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
     data: &Series,
     markers: bool,
-    legend: SeriesLabelPosition,
+    hollow_x: &[f64],
 ) -> Result<(), String>
 where
     X: Ranged<ValueType = f64>,
     Y: Ranged<ValueType = f64>,
 {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    for (i, (name, pts)) in data.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
+    for (i, (_, pts)) in data.iter().enumerate() {
+        let color = series_color(i);
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(e)?
-            .label(name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+            .map_err(e)?;
         if markers {
             chart
-                .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+                .draw_series(pts.iter().map(|&p| {
+                    if hollow_x.contains(&p.0) {
+                        Circle::new(p, 5, color.stroke_width(2))
+                    } else {
+                        Circle::new(p, 3, color.filled())
+                    }
+                }))
                 .map_err(e)?;
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(legend)
-        .draw()
-        .map_err(e)?;
     Ok(())
+}
+
+/// Width of the legend column right of the plot, in pixels.
+const LEGEND_WIDTH: u32 = 270;
+
+/// Breaks `text` into lines no wider than `width` pixels in `style`: at each newline, and at
+/// spaces where a line would be too wide.
+fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    style: &TextStyle,
+    width: u32,
+) -> Vec<String> {
+    let fits = |line: &str| {
+        area.estimate_text_size(line, style)
+            .is_ok_and(|(w, _)| w <= width)
+    };
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split(' ') {
+            if line.is_empty() {
+                line = word.to_string();
+            } else if fits(&format!("{line} {word}")) {
+                line = format!("{line} {word}");
+            } else {
+                lines.push(std::mem::replace(&mut line, word.to_string()));
+            }
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// Fills `root`, draws the title, and the legend (one entry per series, in the series'
+/// colours, then `note` in dark red) in a column at the right. Returns the area left for the
+/// plot.
+fn frame<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    data: &Series,
+    markers: bool,
+    note: Option<&str>,
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    root.fill(&WHITE).map_err(e)?;
+    let body = root.titled(title, ("sans-serif", 22)).map_err(e)?;
+    let (w, h) = body.dim_in_pixel();
+    let (plot, legend) = body.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    // Entries 20 px apart, closer (and smaller) if there are many.
+    let n = data.len().max(1) as u32;
+    let step = (h.saturating_sub(120) / n).clamp(10, 20) as i32;
+    let font = (step - 5).clamp(9, 15);
+    let text = TextStyle::from(("sans-serif", font).into_font())
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let mut y = 30;
+    for (i, (name, _)) in data.iter().enumerate() {
+        let color = series_color(i);
+        legend
+            .draw(&PathElement::new(
+                vec![(8, y), (32, y)],
+                color.stroke_width(2),
+            ))
+            .map_err(e)?;
+        if markers {
+            legend
+                .draw(&Circle::new((20, y), 3, color.filled()))
+                .map_err(e)?;
+        }
+        legend
+            .draw(&Text::new(name.clone(), (38, y), text.clone()))
+            .map_err(e)?;
+        y += step;
+    }
+    if let Some(note) = note {
+        let style = TextStyle::from(("sans-serif", 13).into_font())
+            .color(&RGBColor(150, 0, 0))
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        y += 10;
+        for line in wrap(&legend, note, &style, LEGEND_WIDTH - 16) {
+            legend
+                .draw(&Text::new(line, (8, y), style.clone()))
+                .map_err(e)?;
+            y += 16;
+        }
+    }
+    Ok(plot)
 }
 
 /// A latency CDF chart: x latency in µs on a log scale, y the fraction of transactions at or
@@ -219,12 +335,12 @@ fn draw_cdf<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     data: &Series,
+    note: Option<&str>,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
+    let plot = frame(root.clone(), title, data, false, note)?;
     let (x0, x1) = log_bounds(data.iter().flat_map(|s| s.1.iter().map(|p| p.0)));
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -237,7 +353,7 @@ fn draw_cdf<DB: DrawingBackend>(
         .x_label_formatter(&|x| format_latency(*x))
         .draw()
         .map_err(e)?;
-    draw_lines(&mut chart, data, false, SeriesLabelPosition::LowerRight)?;
+    draw_lines(&mut chart, data, false, &[])?;
     root.present().map_err(e)?;
     Ok(())
 }
@@ -256,12 +372,13 @@ fn format_latency(us: f64) -> String {
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
-    x_desc: &str,
-    y_desc: &str,
+    (x_desc, y_desc): (&str, &str),
     data: &Series,
+    hollow_x: &[f64],
+    note: Option<&str>,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
+    let plot = frame(root.clone(), title, data, true, note)?;
     let xs = data.iter().flat_map(|s| s.1.iter().map(|p| p.0));
     let (mut x0, mut x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -278,8 +395,7 @@ fn draw<DB: DrawingBackend>(
         .filter(|y| y.is_finite())
         .fold(0.0, f64::max);
     let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -310,18 +426,23 @@ fn draw<DB: DrawingBackend>(
         .y_desc(y_desc)
         .draw()
         .map_err(e)?;
-    draw_lines(&mut chart, data, true, SeriesLabelPosition::UpperRight)?;
+    draw_lines(&mut chart, data, true, hollow_x)?;
     root.present().map_err(e)?;
     Ok(())
 }
 
-const CHART_SIZE: (u32, u32) = (900, 560);
+const CHART_SIZE: (u32, u32) = (1100, 560);
 
 /// What kind of chart to draw from a [`Series`].
 #[derive(Debug, Clone, Copy)]
 enum Chart<'a> {
-    /// Linear axes with these descriptions, point markers on the lines.
-    Linear { x: &'a str, y: &'a str },
+    /// Linear axes with these descriptions, point markers on the lines (hollow at an x in
+    /// `hollow_x`).
+    Linear {
+        x: &'a str,
+        y: &'a str,
+        hollow_x: &'a [f64],
+    },
     /// x: index into [`PERCENTILES`]; y: latency in µs on a log scale.
     Percentiles,
     /// x: latency in µs on a log scale; y: fraction of transactions.
@@ -336,20 +457,23 @@ fn draw_chart<DB: DrawingBackend>(
     title: &str,
     chart: Chart<'_>,
     data: &Series,
+    note: Option<&str>,
 ) -> Result<(), String> {
     match chart {
-        Chart::Linear { x, y } => draw(root, title, x, y, data),
-        Chart::Percentiles => draw_percentiles(root, title, data),
-        Chart::Cdf => draw_cdf(root, title, data),
+        Chart::Linear { x, y, hollow_x } => draw(root, title, (x, y), data, hollow_x, note),
+        Chart::Percentiles => draw_percentiles(root, title, data, note),
+        Chart::Cdf => draw_cdf(root, title, data, note),
     }
 }
 
+/// Draws one chart as `<stem>.svg` and `<stem>.png`; `note` goes under the legend.
 fn render(
     dir: &Path,
     stem: &str,
     title: &str,
     chart: Chart<'_>,
     data: &Series,
+    note: Option<&str>,
 ) -> Result<Vec<PathBuf>, Error> {
     let svg = dir.join(format!("{stem}.svg"));
     let png = dir.join(format!("{stem}.png"));
@@ -358,6 +482,7 @@ fn render(
         title,
         chart,
         data,
+        note,
     )
     .map_err(|e| Error::Internal(format!("drawing {}: {e}", svg.display())))?;
     draw_chart(
@@ -365,6 +490,7 @@ fn render(
         title,
         chart,
         data,
+        note,
     )
     .map_err(|e| Error::Internal(format!("drawing {}: {e}", png.display())))?;
     Ok(vec![svg, png])
@@ -389,13 +515,13 @@ fn draw_percentiles<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     title: &str,
     data: &Series,
+    note: Option<&str>,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    root.fill(&WHITE).map_err(e)?;
+    let plot = frame(root.clone(), title, data, true, note)?;
     let (y0, y1) = log_bounds(data.iter().flat_map(|s| s.1.iter().map(|p| p.1)));
     let last = (PERCENTILES.len() - 1) as f64;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 22))
+    let mut chart = ChartBuilder::on(&plot)
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(70)
@@ -419,7 +545,7 @@ fn draw_percentiles<DB: DrawingBackend>(
         .y_desc("latency (µs, log scale)")
         .draw()
         .map_err(e)?;
-    draw_lines(&mut chart, data, true, SeriesLabelPosition::UpperLeft)?;
+    draw_lines(&mut chart, data, true, &[])?;
     root.present().map_err(e)?;
     Ok(())
 }
@@ -454,6 +580,54 @@ fn theta_label(t: Option<f64>) -> String {
     t.map_or_else(String::new, |t| format!(" theta={t}"))
 }
 
+/// The suffix of a series label naming a thread count whose runs were oversubscribed.
+const OVERSUBSCRIBED: &str = " (oversubscribed)";
+
+/// `"{protocol} {threads}t"`, with [`OVERSUBSCRIBED`] if the run was.
+fn protocol_threads_label(p: &Point) -> String {
+    format!(
+        "{} {}t{}",
+        p.protocol,
+        p.threads,
+        if p.oversubscribed { OVERSUBSCRIBED } else { "" }
+    )
+}
+
+/// The thread counts (ascending) at which some run of `pts` was oversubscribed.
+fn oversubscribed_threads(pts: &[&Point]) -> Vec<f64> {
+    let mut t: Vec<f64> = pts
+        .iter()
+        .filter(|p| p.oversubscribed)
+        .map(|p| p.threads)
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t.dedup();
+    t
+}
+
+/// The note under the legend of a chart whose runs include oversubscribed ones; `markers` adds
+/// that those points are hollow (charts against threads).
+fn oversubscribed_note(threads: &[f64], markers: bool) -> Option<String> {
+    if threads.is_empty() {
+        return None;
+    }
+    let list = threads
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(format!(
+        "Oversubscribed runs{}:\n{list} thread{}\n(more workers than physical cores: not a \
+         scaling result)",
+        if markers { " (hollow markers)" } else { "" },
+        if threads.len() == 1 && threads[0] == 1.0 {
+            ""
+        } else {
+            "s"
+        },
+    ))
+}
+
 /// Draws every chart for the results in `dir`; returns the files written.
 pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let points = read_points(dir)?;
@@ -471,6 +645,9 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for w in workloads {
         let pts: Vec<&Point> = points.iter().filter(|p| p.workload == w).collect();
+        let over = oversubscribed_threads(&pts);
+        let note_hollow = oversubscribed_note(&over, true);
+        let note = oversubscribed_note(&over, false);
         let mut thetas: Vec<u64> = pts
             .iter()
             .map(|p| p.theta.unwrap_or(0.0).to_bits())
@@ -494,13 +671,15 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             Chart::Linear {
                 x: "worker threads",
                 y: "throughput (M txn/s)",
+                hollow_x: &over,
             },
             &data,
+            note_hollow.as_deref(),
         )?);
         if theta_varies {
             let data = series(
                 &pts,
-                |p| format!("{} {}t", p.protocol, p.threads),
+                protocol_threads_label,
                 |p| p.theta.unwrap_or(0.0),
                 tps,
             );
@@ -511,12 +690,14 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 Chart::Linear {
                     x: "Zipf theta",
                     y: "throughput (M txn/s)",
+                    hollow_x: &[],
                 },
                 &data,
+                note.as_deref(),
             )?);
             let data = series(
                 &pts,
-                |p| format!("{} {}t", p.protocol, p.threads),
+                protocol_threads_label,
                 |p| p.theta.unwrap_or(0.0),
                 |p| 100.0 * p.abort_rate,
             );
@@ -527,8 +708,10 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 Chart::Linear {
                     x: "Zipf theta",
                     y: "conflict aborts (% of attempts)",
+                    hollow_x: &[],
                 },
                 &data,
+                note.as_deref(),
             )?);
         } else {
             let data = series(
@@ -544,11 +727,13 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 Chart::Linear {
                     x: "worker threads",
                     y: "conflict aborts (% of attempts)",
+                    hollow_x: &over,
                 },
                 &data,
+                note_hollow.as_deref(),
             )?);
         }
-        files.extend(latency_charts(dir, w, &pts, &thetas)?);
+        files.extend(latency_charts(dir, w, &pts, &thetas, note.as_deref())?);
     }
     Ok(files)
 }
@@ -560,13 +745,14 @@ fn latency_charts(
     workload: &str,
     pts: &[&Point],
     theta_bits: &[u64],
+    note: Option<&str>,
 ) -> Result<Vec<PathBuf>, Error> {
     let mut threads: Vec<u64> = pts.iter().map(|p| p.threads.to_bits()).collect();
     threads.sort();
     threads.dedup();
     let label = |p: &Point| {
-        if threads.len() > 1 {
-            format!("{} {}t", p.protocol, p.threads)
+        if threads.len() > 1 || p.oversubscribed {
+            protocol_threads_label(p)
         } else {
             p.protocol.clone()
         }
@@ -600,6 +786,7 @@ fn latency_charts(
             &format!("{workload}: latency percentiles{title_suffix}"),
             Chart::Percentiles,
             &data,
+            note,
         )?);
         let data = cdf_series(&of_theta, label);
         if !data.is_empty() {
@@ -609,6 +796,7 @@ fn latency_charts(
                 &format!("{workload}: latency CDF{title_suffix}"),
                 Chart::Cdf,
                 &data,
+                note,
             )?);
         }
     }
@@ -619,7 +807,9 @@ fn latency_charts(
 mod tests {
     use super::*;
 
-    fn fake_results(dir: &Path) {
+    /// Two protocols × theta {0, 0.99} × threads {1, 2} × 2 repeats; runs with at least
+    /// `over_from` threads are marked oversubscribed.
+    fn fake_results(dir: &Path, over_from: usize) {
         let mut runs = Vec::new();
         for (protocol, scale) in [("silo", 1.0), ("other", 0.5)] {
             for theta in [0.0, 0.99] {
@@ -629,6 +819,7 @@ mod tests {
                             "protocol": protocol, "workload": "ycsb-a", "threads": threads,
                             "theta": theta, "repeat": repeat,
                             "result": {
+                                "oversubscribed": threads >= over_from,
                                 "throughput_tps": scale * 1e6 * threads as f64 * (1.0 - theta / 2.0),
                                 "abort_rate": theta / 10.0,
                                 "latency": {"p50_us": 1.0, "p90_us": 3.0, "p99_us": 5.0,
@@ -667,6 +858,7 @@ mod tests {
             p99: 0.0,
             p999: 0.0,
             cdf: vec![],
+            oversubscribed: false,
         };
         let pts = [p(2.0, 5.0), p(1.0, 1.0), p(1.0, 3.0), p(1.0, 2.0)];
         let refs: Vec<&Point> = pts.iter().collect();
@@ -677,7 +869,7 @@ mod tests {
     #[test]
     fn plots_every_chart_as_svg_and_png_with_axis_labels() {
         let dir = std::env::temp_dir().join(format!("txlab-plot-{}", std::process::id()));
-        fake_results(&dir);
+        fake_results(&dir, usize::MAX);
         match plot_dir(&dir) {
             Ok(files) => {
                 // 3 throughput/abort charts plus a percentile and a CDF chart per theta, each as
@@ -711,11 +903,82 @@ mod tests {
                 assert!(cdf.contains("silo 2t") && cdf.contains("other 1t"));
                 let png = std::fs::read(dir.join("ycsb-a-latency-cdf-theta0.png")).unwrap();
                 assert_eq!(&png[1..4], b"PNG");
+                for f in files
+                    .iter()
+                    .filter(|f| f.extension().is_some_and(|x| x == "svg"))
+                {
+                    let svg = std::fs::read_to_string(f).unwrap();
+                    assert!(
+                        !svg.to_lowercase().contains("oversubscribed"),
+                        "{}: no run is oversubscribed",
+                        f.display()
+                    );
+                }
             }
             // Machines without any TrueType font: the failure must say how to fix it.
             Err(e) => assert!(e.to_string().contains("TXLAB_FONT"), "{e}"),
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn oversubscribed_runs_are_marked_in_every_chart() {
+        let dir = std::env::temp_dir().join(format!("txlab-plot-over-{}", std::process::id()));
+        // The 2-thread runs are oversubscribed, the 1-thread runs are not.
+        fake_results(&dir, 2);
+        match plot_dir(&dir) {
+            Ok(files) => {
+                let svgs: Vec<&PathBuf> = files
+                    .iter()
+                    .filter(|f| f.extension().is_some_and(|x| x == "svg"))
+                    .collect();
+                assert_eq!(svgs.len(), 7);
+                for f in svgs {
+                    let svg = std::fs::read_to_string(f).unwrap();
+                    assert!(
+                        svg.contains("Oversubscribed") && svg.contains("2 threads"),
+                        "{}: the note names the oversubscribed thread count",
+                        f.display()
+                    );
+                    assert!(
+                        !svg.contains("1 thread"),
+                        "{}: 1 thread is not oversubscribed",
+                        f.display()
+                    );
+                }
+                // Labels that name the thread count carry the mark; 1-thread ones do not.
+                for stem in [
+                    "ycsb-a-throughput-vs-theta",
+                    "ycsb-a-abort-rate",
+                    "ycsb-a-latency-theta0.99",
+                    "ycsb-a-latency-cdf-theta0",
+                ] {
+                    let svg = std::fs::read_to_string(dir.join(format!("{stem}.svg"))).unwrap();
+                    assert!(svg.contains("silo 2t (oversubscribed)"), "{stem}");
+                    assert!(
+                        svg.contains("silo 1t") && !svg.contains("silo 1t ("),
+                        "{stem}"
+                    );
+                }
+                let svg =
+                    std::fs::read_to_string(dir.join("ycsb-a-throughput-vs-threads.svg")).unwrap();
+                assert!(svg.contains("hollow markers"));
+            }
+            Err(e) => assert!(e.to_string().contains("TXLAB_FONT"), "{e}"),
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_oversubscription_note_lists_thread_counts() {
+        assert_eq!(oversubscribed_note(&[], true), None);
+        let n = oversubscribed_note(&[4.0, 8.0], true).unwrap();
+        assert!(
+            n.contains("4, 8 threads") && n.contains("hollow markers"),
+            "{n}"
+        );
+        let n = oversubscribed_note(&[3.0], false).unwrap();
+        assert!(n.contains("3 threads") && !n.contains("hollow"), "{n}");
     }
 
     #[test]
@@ -732,6 +995,7 @@ mod tests {
             p99: 0.0,
             p999: 0.0,
             cdf,
+            oversubscribed: false,
         };
         let pts = [
             p(vec![(0.0, 1.0), (50.0, 4.0), (100.0, 9.0)]),

@@ -10,15 +10,21 @@
 //!
 //! Hidden entries (`noop`) exist for measuring the harness itself; `txlab list` does not show
 //! them, but `--protocol noop --workload noop` runs them.
+//!
+//! With the test-only cargo feature `mutants` (off by default; it turns on `txlab-silo`'s
+//! `mutation` fault injection, which normal builds compile out), the hidden protocol
+//! `silo-mutant-skip-read-validation` (Silo committing without validating its read set) also
+//! exists, so tests can show that `txlab run --check` fails on a really broken engine:
+//! `cargo test -p txlab-harness --features mutants --test check_mutant`.
 
 use crate::batch::{BatchParams, pipeline_mode, run_pipeline, run_silo_ta};
 use crate::noop::{NoopEngine, NoopWorkload};
 use crate::runner::{RunConfig, RunResult, run_workload};
 use serde::Serialize;
-use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
+use txlab_core::sync::Arc;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_mvto::{Mvto, MvtoConfig};
 use txlab_silo::{Silo, SiloConfig};
@@ -57,6 +63,10 @@ pub enum Protocol {
     SiloTa,
     /// Transactions that do nothing (hidden; measures the harness).
     Noop,
+    /// Silo without read validation (hidden, feature `mutants` only: a broken engine for testing
+    /// `--check`).
+    #[cfg(feature = "mutants")]
+    SiloMutantSkipReadValidation,
 }
 
 impl Protocol {
@@ -77,9 +87,18 @@ impl Protocol {
         Protocol::Noop,
     ];
 
+    /// The test-only broken engines (feature `mutants`; none without it). Hidden.
+    #[cfg(feature = "mutants")]
+    pub const MUTANTS: &'static [Protocol] = &[Protocol::SiloMutantSkipReadValidation];
+    /// The test-only broken engines (feature `mutants`; none without it). Hidden.
+    #[cfg(not(feature = "mutants"))]
+    pub const MUTANTS: &'static [Protocol] = &[];
+
     /// The CLI name.
     pub fn name(self) -> &'static str {
         match self {
+            #[cfg(feature = "mutants")]
+            Protocol::SiloMutantSkipReadValidation => "silo-mutant-skip-read-validation",
             Protocol::Silo => "silo",
             Protocol::TicToc => "tictoc",
             Protocol::Mvto => "mvto",
@@ -136,12 +155,16 @@ impl Protocol {
                 "Silo with thread-aware batching: conflicting transactions run on one thread (VLDB 2018 §4.2)"
             }
             Protocol::Noop => "transactions that do nothing; measures the harness's own overhead",
+            #[cfg(feature = "mutants")]
+            Protocol::SiloMutantSkipReadValidation => {
+                "BROKEN on purpose (tests only): Silo committing without read validation"
+            }
         }
     }
 
     /// Whether `txlab list` and `txlab compare` leave it out.
     pub fn hidden(self) -> bool {
-        matches!(self, Protocol::Noop)
+        matches!(self, Protocol::Noop) || Self::MUTANTS.contains(&self)
     }
 
     /// Whether the generic interactive runner ([`crate::runner`]) drives it. `txlab compare`
@@ -161,6 +184,7 @@ impl Protocol {
     pub fn from_name(name: &str) -> Result<Protocol, Error> {
         Self::ALL
             .into_iter()
+            .chain(Self::MUTANTS.iter().copied())
             .find(|p| p.name() == name)
             .ok_or_else(|| {
                 Error::invalid(
@@ -264,6 +288,16 @@ impl WorkloadKind {
         Self::ALL.into_iter().filter(|w| !w.hidden())
     }
 
+    /// Whether it is TPC-C (either mix).
+    pub fn is_tpcc(self) -> bool {
+        matches!(self, WorkloadKind::Tpcc | WorkloadKind::TpccNp)
+    }
+
+    /// Whether its transactions use range scans (which the OCC-batching pipeline lacks).
+    pub fn scans(self) -> bool {
+        self.is_tpcc()
+    }
+
     /// Whether the workload has a Zipf skew parameter.
     pub fn has_theta(self) -> bool {
         !matches!(
@@ -330,6 +364,8 @@ pub struct WorkloadParams {
     pub district_customers: u32,
     /// TPC-C items.
     pub items: u32,
+    /// TPC-C: ROCOCO's scaled variant (no `W_YTD` updates; `TpccConfig::scaled`).
+    pub tpcc_scaled: bool,
 }
 
 impl Default for WorkloadParams {
@@ -347,6 +383,7 @@ impl Default for WorkloadParams {
             districts: 10,
             district_customers: 3_000,
             items: 100_000,
+            tpcc_scaled: false,
         }
     }
 }
@@ -442,6 +479,7 @@ fn tpcc_config(kind: WorkloadKind, p: &WorkloadParams) -> TpccConfig {
         districts_per_warehouse: p.districts,
         customers_per_district: p.district_customers,
         items: p.items,
+        scaled: p.tpcc_scaled,
         mix: if kind == WorkloadKind::TpccNp {
             TpccMix::NewOrderPayment
         } else {
@@ -583,6 +621,16 @@ where
             |rec| Mvto::nwr_with_recorder(&schema, mvto_config(params)?, rec)?,
             Mvto::new_nwr(&schema, mvto_config(params)?)?
         ),
+        #[cfg(feature = "mutants")]
+        Protocol::SiloMutantSkipReadValidation => {
+            let config =
+                silo_config(params)?.with_mutation(txlab_silo::Mutation::SkipReadValidation);
+            interactive!(
+                check,
+                |rec| Silo::with_recorder(&schema, config, rec)?,
+                Silo::new(&schema, config)?
+            )
+        }
         Protocol::SiloTa => run_silo_ta(workload, params, run, check),
         Protocol::Noop => measure(&NoopEngine::new(&schema), workload, run, check),
         Protocol::BatchBase

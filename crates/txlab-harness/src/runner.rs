@@ -46,18 +46,18 @@ use crate::topology::{Placement, pin_current_thread, plan_for_this_machine};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::mpsc;
-use std::sync::{Barrier, Mutex};
+// `txlab_core::sync` has no barrier; the start barrier is the one primitive taken from std.
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use txlab_core::retry::Backoff;
+use txlab_core::sync::{AtomicU32, Condvar, Mutex, Ordering};
 use txlab_core::{AckMode, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
 use txlab_workload::{Generator, Workload};
 
-const WARMUP: u8 = 0;
-const MEASURE: u8 = 1;
-const COOLDOWN: u8 = 2;
-const STOP: u8 = 3;
+const WARMUP: u32 = 0;
+const MEASURE: u32 = 1;
+const COOLDOWN: u32 = 2;
+const STOP: u32 = 3;
 
 /// Largest accepted thread count.
 pub const MAX_THREADS: usize = 1024;
@@ -302,10 +302,30 @@ struct ThreadStats {
 
 struct Shared<'a, E> {
     engine: &'a E,
-    phase: AtomicU8,
+    phase: AtomicU32,
     barrier: Barrier,
-    failed: Mutex<mpsc::Sender<()>>,
+    /// Set (and `failed_cv` notified) by a worker whose loop returned an error.
+    failed: Mutex<bool>,
+    failed_cv: Condvar,
     cfg: &'a RunConfig,
+}
+
+impl<E> Shared<'_, E> {
+    /// Records that a worker failed and wakes the coordinator.
+    fn report_failure(&self) {
+        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.failed_cv.notify_all();
+    }
+
+    /// Sleeps for `timeout` unless a worker fails first; returns whether one has failed.
+    fn failed_within(&self, timeout: Duration) -> bool {
+        let guard = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = self
+            .failed_cv
+            .wait_timeout_while(guard, timeout, |failed| !*failed)
+            .unwrap_or_else(|p| p.into_inner());
+        *guard
+    }
 }
 
 /// Runs `workload` on `engine` as `cfg` says (see the module docs). The database must already
@@ -317,12 +337,12 @@ pub fn run_workload<E: Engine, W: Workload>(
 ) -> Result<RunResult, Error> {
     cfg.validate()?;
     let plan = plan_for_this_machine(cfg.placement, cfg.threads);
-    let (fail_tx, fail_rx) = mpsc::channel();
     let shared = Shared {
         engine,
-        phase: AtomicU8::new(WARMUP),
+        phase: AtomicU32::new(WARMUP),
         barrier: Barrier::new(cfg.threads + 1),
-        failed: Mutex::new(fail_tx),
+        failed: Mutex::new(false),
+        failed_cv: Condvar::new(),
         cfg,
     };
     let shared = &shared;
@@ -338,9 +358,7 @@ pub fn run_workload<E: Engine, W: Workload>(
                     let r = worker_loop(shared, workload, i);
                     if r.is_err() {
                         shared.phase.store(STOP, Ordering::Relaxed);
-                        if let Ok(tx) = shared.failed.lock() {
-                            let _ = tx.send(());
-                        }
+                        shared.report_failure();
                     }
                     (r, pinned)
                 })
@@ -350,7 +368,7 @@ pub fn run_workload<E: Engine, W: Workload>(
         // Timing, not synchronization: the coordinator sleeps through each phase unless a worker
         // reports an error first.
         // A worker that fails sets STOP itself, which the compare-exchange never overwrites.
-        let failed_in_warmup = fail_rx.recv_timeout(cfg.warmup).is_ok();
+        let failed_in_warmup = shared.failed_within(cfg.warmup);
         let usage0 = process_usage();
         let m0 = Instant::now();
         let measuring = !failed_in_warmup
@@ -358,7 +376,7 @@ pub fn run_workload<E: Engine, W: Workload>(
                 .phase
                 .compare_exchange(WARMUP, MEASURE, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok();
-        let failed_in_measure = measuring && fail_rx.recv_timeout(cfg.duration).is_ok();
+        let failed_in_measure = measuring && shared.failed_within(cfg.duration);
         let cooling = measuring
             && !failed_in_measure
             && shared
@@ -368,7 +386,7 @@ pub fn run_workload<E: Engine, W: Workload>(
         let measured = m0.elapsed();
         let usage1 = process_usage();
         if cooling {
-            let _ = fail_rx.recv_timeout(cfg.cooldown);
+            shared.failed_within(cfg.cooldown);
         }
         shared.phase.store(STOP, Ordering::Relaxed);
         let outcomes: Vec<_> = handles

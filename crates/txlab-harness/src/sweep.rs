@@ -92,8 +92,45 @@ impl SweepSpec {
         out
     }
 
-    /// Checks every workload can be built with every theta (before anything runs).
+    /// Checks every workload can be built with every theta, every protocol can run every
+    /// workload, and flags that only apply to some workloads have one to apply to (before
+    /// anything runs).
     pub fn validate(&self) -> Result<(), Error> {
+        // The OCC-batching pipeline has no range scans (`TxOps::scan` fails with
+        // `ScanUnsupported`), so a scanning workload would fail at its first scan: refuse it here.
+        for &p in &self.protocols {
+            if crate::batch::pipeline_mode(p).is_none() {
+                continue;
+            }
+            if let Some(w) = self.workloads.iter().find(|w| w.scans()) {
+                return Err(Error::invalid(
+                    "--protocol with --workload",
+                    format!("{} with {}", p.name(), w.name()),
+                    format!(
+                        "a workload without range scans for the batch-* protocols: {} scans \
+                         (TPC-C's Delivery, OrderStatus, StockLevel, Payment by name) and the \
+                         OCC-batching pipeline has no range scans; run {} with silo, tictoc, \
+                         mvto, their -nwr variants or silo-ta",
+                        w.name(),
+                        w.name()
+                    ),
+                ));
+            }
+        }
+        if self.params.tpcc_scaled && !self.workloads.iter().any(|w| w.is_tpcc()) {
+            return Err(Error::invalid(
+                "--tpcc-scaled",
+                "true",
+                format!(
+                    "only with a TPC-C workload (--workload tpcc or tpcc-np); this sweep runs {}",
+                    self.workloads
+                        .iter()
+                        .map(|w| w.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         for &w in &self.workloads {
             for &theta in &self.thetas {
                 crate::registry::validate_workload(
@@ -109,7 +146,8 @@ impl SweepSpec {
                         format!("{} with theta {theta}", w.name()),
                         format!(
                             "{e} (set by --records, --ops-per-txn, --payload, --customers, \
-                                 --reads, --writes, --theta)"
+                             --reads, --writes, --theta, --warehouses, --districts, \
+                             --district-customers, --items)"
                         ),
                     )
                 })?;

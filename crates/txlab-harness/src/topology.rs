@@ -10,11 +10,16 @@
 //! socket 0, then the second threads of socket 0, then socket 1, and so on.
 //!
 //! Invariants:
-//! - Asking for more threads than CPUs is allowed: CPUs are reused round-robin and the plan is
-//!   marked `oversubscribed`, which every report carries so such numbers are not mistaken for
+//! - Asking for more threads than CPUs is allowed: CPUs are reused round-robin.
+//! - A plan is marked `oversubscribed` whenever it has more workers than *physical cores*, with
+//!   every placement: with hyperthreads, two workers on sibling hyperthreads share one core, so
+//!   a 16-thread run on 8 cores is not a 16-core scaling point even though every worker has a
+//!   logical CPU of its own. Every report carries the mark so such numbers are not mistaken for
 //!   scaling results.
 //! - A CPU whose topology files are missing (containers, exotic kernels) is treated as its own
-//!   core on package 0; a machine where the affinity mask cannot be read runs unpinned.
+//!   core on package 0. A machine where the affinity mask cannot be read runs unpinned, and its
+//!   physical cores are counted over the online CPUs (`/sys/devices/system/cpu/online`) when
+//!   sysfs is readable, else taken to be `std::thread::available_parallelism`.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -55,10 +60,12 @@ pub enum Placement {
 pub struct CpuPlan {
     /// Worker `i` is pinned to `cpus[i]` (`None`: not pinned).
     pub cpus: Vec<Option<usize>>,
-    /// More workers than distinct CPUs (or cores) of the chosen placement.
+    /// More workers than physical cores (whatever the placement; see the module docs).
     pub oversubscribed: bool,
-    /// How many distinct CPUs the placement offers.
+    /// How many distinct CPUs the placement offers (logical CPUs with hyperthreads).
     pub available: usize,
+    /// How many physical cores the process may run on.
+    pub physical_cores: usize,
 }
 
 fn read_u32(path: &Path) -> Option<u32> {
@@ -89,6 +96,14 @@ impl Topology {
         cpus.sort_by_key(|c| c.id);
         cpus.dedup_by_key(|c| c.id);
         Self { cpus }
+    }
+
+    /// The topology of every online CPU of a sysfs CPU directory (read from its `online` list,
+    /// e.g. `0-3,6`), whatever this process's affinity mask; `None` if the list is unreadable.
+    pub fn online_from_sysfs(cpu_dir: &Path) -> Option<Self> {
+        let list = fs::read_to_string(cpu_dir.join("online")).ok()?;
+        let ids = parse_cpu_list(&list)?;
+        (!ids.is_empty()).then(|| Self::from_sysfs(cpu_dir, &ids))
     }
 
     /// The topology of this machine as this process sees it, or `None` if the affinity mask
@@ -153,52 +168,82 @@ impl Topology {
         order.into_iter().map(|(_, _, id)| id).collect()
     }
 
-    /// Assigns CPUs to `threads` workers (see the module docs).
+    /// Assigns CPUs to `threads` workers (see the module docs): round-robin over the
+    /// placement's CPUs, oversubscribed beyond the physical cores whatever the placement.
     pub fn plan(&self, placement: Placement, threads: usize) -> CpuPlan {
+        let physical_cores = self.physical_count();
         let pool = match placement {
             Placement::PhysicalCores => self.physical_cores(),
             Placement::Hyperthreads => self.hyperthreads(),
-            Placement::Unpinned => {
-                let available = self.physical_count();
-                return CpuPlan {
-                    cpus: vec![None; threads],
-                    oversubscribed: threads > available,
-                    available,
-                };
+            Placement::Unpinned => Vec::new(),
+        };
+        let cpus = if pool.is_empty() {
+            vec![None; threads]
+        } else {
+            (0..threads).map(|i| Some(pool[i % pool.len()])).collect()
+        };
+        CpuPlan {
+            cpus,
+            // An empty topology knows no cores: nothing to judge against.
+            oversubscribed: physical_cores > 0 && threads > physical_cores,
+            available: if placement == Placement::Unpinned {
+                physical_cores
+            } else {
+                pool.len()
+            },
+            physical_cores,
+        }
+    }
+}
+
+/// Parses a kernel CPU list such as `0-3,6,8-9` (trailing newline allowed).
+fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let mut ids = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                if b < a || b - a > 1 << 16 {
+                    return None;
+                }
+                ids.extend(a..=b);
             }
-        };
-        plan_from_pool(&pool, threads)
+            None => ids.push(part.parse().ok()?),
+        }
     }
+    Some(ids)
 }
 
-fn plan_from_pool(pool: &[usize], threads: usize) -> CpuPlan {
-    if pool.is_empty() {
-        return CpuPlan {
-            cpus: vec![None; threads],
-            oversubscribed: false,
-            available: 0,
-        };
-    }
+/// The plan when the affinity mask cannot be read: nothing is pinned, and oversubscription is
+/// judged against the physical cores of `online` (the online CPUs' topology) if known, else
+/// against `logical` CPUs.
+fn unpinned_plan(online: Option<&Topology>, logical: usize, threads: usize) -> CpuPlan {
+    let physical_cores = online.map_or(logical, Topology::physical_count).max(1);
     CpuPlan {
-        cpus: (0..threads).map(|i| Some(pool[i % pool.len()])).collect(),
-        oversubscribed: threads > pool.len(),
-        available: pool.len(),
+        cpus: vec![None; threads],
+        oversubscribed: threads > physical_cores,
+        available: physical_cores,
+        physical_cores,
     }
 }
 
-/// Plans placement on this machine; without a readable affinity mask, workers run unpinned and
-/// oversubscription is judged against `std::thread::available_parallelism`.
+/// The physical cores this process may run on: those of its affinity mask, else of the online
+/// CPUs, else `std::thread::available_parallelism` (at least 1).
+pub fn physical_cores_of_this_machine() -> usize {
+    plan_for_this_machine(Placement::Unpinned, 1).physical_cores
+}
+
+/// Plans placement on this machine. Without a readable affinity mask, workers run unpinned and
+/// oversubscription is judged against the physical cores of the online CPUs where sysfs tells
+/// them, else against `std::thread::available_parallelism`.
 pub fn plan_for_this_machine(placement: Placement, threads: usize) -> CpuPlan {
     match Topology::detect() {
         Some(t) => t.plan(placement, threads),
-        None => {
-            let available = std::thread::available_parallelism().map_or(1, |n| n.get());
-            CpuPlan {
-                cpus: vec![None; threads],
-                oversubscribed: threads > available,
-                available,
-            }
-        }
+        None => unpinned_plan(
+            Topology::online_from_sysfs(Path::new("/sys/devices/system/cpu")).as_ref(),
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads,
+        ),
     }
 }
 
@@ -250,9 +295,50 @@ mod tests {
         let root = fake_sysfs("ht");
         let t = Topology::from_sysfs(&root, &(0..8).collect::<Vec<_>>());
         assert_eq!(t.hyperthreads(), vec![0, 1, 4, 5, 2, 3, 6, 7]);
+        // Up to the physical cores, not oversubscribed. (Socket 0's siblings come first, so
+        // these 4 workers share socket 0's 2 cores: that is what --hyperthreads asks for.)
+        let p = t.plan(Placement::Hyperthreads, 4);
+        assert_eq!(p.cpus, vec![Some(0), Some(1), Some(4), Some(5)]);
+        assert!(!p.oversubscribed, "4 threads on 4 physical cores");
+        // Every logical CPU used: 8 workers on 4 cores share them, so the result is marked.
         let p = t.plan(Placement::Hyperthreads, 8);
         assert_eq!(p.available, 8);
-        assert!(!p.oversubscribed);
+        assert_eq!(p.physical_cores, 4);
+        assert_eq!(
+            p.cpus,
+            [0, 1, 4, 5, 2, 3, 6, 7].map(Some).to_vec(),
+            "one worker per logical CPU"
+        );
+        assert!(p.oversubscribed, "8 threads on 4 physical cores");
+        let p = t.plan(Placement::Hyperthreads, 5);
+        assert!(p.oversubscribed, "5 threads on 4 physical cores");
+        fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn without_an_affinity_mask_oversubscription_counts_the_online_physical_cores() {
+        let root = fake_sysfs("online");
+        fs::write(root.join("online"), "0-7\n").unwrap();
+        let online = Topology::online_from_sysfs(&root).unwrap();
+        assert_eq!(online.logical_count(), 8);
+        // 8 logical CPUs but 4 physical cores: 5 workers are oversubscribed.
+        let p = unpinned_plan(Some(&online), 8, 5);
+        assert_eq!(p.cpus, vec![None; 5]);
+        assert!(p.oversubscribed);
+        assert_eq!(p.physical_cores, 4);
+        assert!(!unpinned_plan(Some(&online), 8, 4).oversubscribed);
+        // Unknown topology: the logical CPU count is all there is to judge by.
+        assert!(!unpinned_plan(None, 8, 5).oversubscribed);
+        assert!(unpinned_plan(None, 8, 9).oversubscribed);
+        // A partial online list.
+        fs::write(root.join("online"), "0,2-3\n").unwrap();
+        let online = Topology::online_from_sysfs(&root).unwrap();
+        assert_eq!(
+            online.cpus().iter().map(|c| c.id).collect::<Vec<_>>(),
+            [0, 2, 3]
+        );
+        assert_eq!(parse_cpu_list("0-1,x"), None);
+        assert_eq!(parse_cpu_list("4-2"), None);
         fs::remove_dir_all(root).unwrap();
     }
 

@@ -437,7 +437,8 @@ fn a_run_writes_reports_and_a_failed_check_is_exit_1() {
     assert!(json["machine"]["git_revision"].is_string());
     std::fs::remove_dir_all(&out).unwrap();
 
-    // A failed check is a run failure: exit code 1.
+    // A failed check is a run failure: exit code 1. (A really broken engine through this whole
+    // path: tests/check_mutant.rs, with the feature `mutants`.)
     let bad = CheckSummary {
         history_checked: true,
         committed: 3,
@@ -457,4 +458,233 @@ fn a_run_writes_reports_and_a_failed_check_is_exit_1() {
     assert!(!broken.passed());
     assert_eq!(Failure::Run("x".into()).exit_code(), 1);
     assert!(check_failures(&[]).is_empty());
+}
+
+#[test]
+fn non_numeric_values_of_every_integer_flag_name_the_flag_the_value_and_the_range() {
+    let cases: &[(&str, &str)] = &[
+        ("--threads", "1..=1024"),
+        ("--repeat", "1..=1000"),
+        ("--records", "1..=1099511627776"),
+        ("--ops-per-txn", "1..=1000"),
+        ("--payload", "1..=1048576"),
+        ("--customers", "2..=1099511627776"),
+        ("--reads", "1..=1000"),
+        ("--writes", "1..=1000"),
+        ("--warehouses", "1..=65535"),
+        ("--districts", "1..=100000"),
+        ("--district-customers", "1..=100000"),
+        ("--items", "15..=1000000"),
+        ("--epoch-ms", "1..=10000"),
+        ("--seed", "0..=18446744073709551615"),
+        ("--batch-size", "1..=65536"),
+        ("--concurrency", "1..=1048576"),
+        ("--reorder-workers", "1..=256"),
+    ];
+    for &(flag, range) in cases {
+        for bad in ["abc", "-1", "1.5", ""] {
+            let msg = usage_error(&["run", flag, bad]);
+            assert!(
+                msg.contains(flag) && msg.contains(&format!("'{bad}'")) && msg.contains(range),
+                "{flag} {bad:?}: the message lacks the flag, the value or {range}:\n{msg}"
+            );
+            assert!(!msg.contains("invalid digit"), "{flag} {bad:?}: {msg}");
+        }
+        // `compare` shares the workload and engine flags.
+        if flag != "--threads" && flag != "--repeat" {
+            let msg = usage_error(&["compare", flag, "many"]);
+            assert!(msg.contains(flag) && msg.contains(range), "{msg}");
+        }
+    }
+    // Out of range on the other side, too.
+    let msg = usage_error(&["run", "--seed", "18446744073709551616"]);
+    assert!(msg.contains("0..=18446744073709551615"), "{msg}");
+}
+
+/// Parses `txlab run ARGS`, runs it through the CLI and returns the failure.
+fn run_failure(args: &[&str], name: &str) -> Failure {
+    let out = std::env::temp_dir().join(format!("txlab-cli-{name}-{}", std::process::id()));
+    let mut argv = vec!["txlab", "run"];
+    argv.extend_from_slice(args);
+    argv.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let f = execute(Cli::try_parse_from(argv).unwrap()).unwrap_err();
+    assert!(!out.exists(), "nothing is written for bad input");
+    f
+}
+
+#[test]
+fn batch_protocols_with_tpcc_are_refused_before_running() {
+    for (protocol, workload) in [
+        ("batch-base", "tpcc"),
+        ("batch-srvc", "tpcc-np"),
+        ("silo,batch-vc", "ycsb-a,tpcc"),
+    ] {
+        let f = run_failure(
+            &[
+                "--protocol",
+                protocol,
+                "--workload",
+                workload,
+                "--duration",
+                "10ms",
+            ],
+            "batch-tpcc",
+        );
+        assert_eq!(f.exit_code(), EXIT_USAGE, "{f}");
+        let msg = f.to_string();
+        assert!(
+            msg.contains("--protocol with --workload")
+                && msg.contains(" with tpcc")
+                && msg.contains("batch-")
+                && msg.contains("range scans"),
+            "{protocol} {workload}: {msg}"
+        );
+    }
+    // The interactive protocols and silo-ta take TPC-C, and the batching engines other workloads.
+    for (protocol, workload) in [
+        (
+            "silo,tictoc,mvto,silo-nwr,tictoc-nwr,mvto-nwr,silo-ta",
+            "tpcc,tpcc-np",
+        ),
+        ("batch-base,batch-srvc", "ycsb-a,smallbank,micro"),
+    ] {
+        let r = run_args(&["--protocol", protocol, "--workload", workload]);
+        r.spec().validate().unwrap();
+    }
+}
+
+#[test]
+fn tpcc_scaled_reaches_the_tpcc_config_and_needs_a_tpcc_workload() {
+    // Default: the standard schema, 10 districts.
+    let r = run_args(&["--workload", "tpcc"]);
+    assert!(!r.params.tpcc_scaled);
+    assert_eq!(r.spec().params.districts, 10);
+    // --tpcc-scaled: ROCOCO's 1000 districts unless --districts says otherwise.
+    let r = run_args(&["--workload", "tpcc", "--tpcc-scaled"]);
+    assert!(r.spec().params.tpcc_scaled);
+    assert_eq!(r.spec().params.districts, 1000);
+    let r = run_args(&["--workload", "tpcc-np", "--tpcc-scaled", "--districts", "3"]);
+    assert_eq!(r.spec().params.districts, 3);
+
+    // A tiny scaled run: the workload reports the variant it ran.
+    let r = run_args(&[
+        "--protocol",
+        "silo",
+        "--workload",
+        "tpcc",
+        "--tpcc-scaled",
+        "--districts",
+        "2",
+        "--district-customers",
+        "30",
+        "--items",
+        "100",
+        "--duration",
+        "30ms",
+        "--warmup",
+        "0s",
+        "--cooldown",
+        "0s",
+        "--check",
+    ]);
+    let recs = txlab_harness::sweep::run_sweep(&r.spec()).unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        recs[0].parameters.get("scaled").map(String::as_str),
+        Some("true"),
+        "{:?}",
+        recs[0].parameters
+    );
+    assert_eq!(
+        recs[0]
+            .parameters
+            .get("districts_per_warehouse")
+            .map(String::as_str),
+        Some("2")
+    );
+    assert!(recs[0].check.as_ref().unwrap().passed());
+
+    // Without a TPC-C workload the flag would do nothing: a usage error naming it.
+    let f = run_failure(
+        &["--workload", "ycsb-a,smallbank", "--tpcc-scaled"],
+        "scaled-ycsb",
+    );
+    assert_eq!(f.exit_code(), EXIT_USAGE, "{f}");
+    let msg = f.to_string();
+    assert!(
+        msg.contains("--tpcc-scaled") && msg.contains("tpcc-np") && msg.contains("ycsb-a"),
+        "{msg}"
+    );
+    let cli = Cli::try_parse_from(["txlab", "compare", "--tpcc-scaled"]).unwrap();
+    assert_eq!(execute(cli).unwrap_err().exit_code(), EXIT_USAGE);
+}
+
+#[test]
+fn compare_writes_the_table_files_and_the_plots() {
+    let out = std::env::temp_dir().join(format!("txlab-cli-compare-{}", std::process::id()));
+    let cli = Cli::try_parse_from([
+        "txlab",
+        "compare",
+        "--duration",
+        "10ms",
+        "--warmup",
+        "0s",
+        "--cooldown",
+        "0s",
+        "--records",
+        "1000",
+        "--customers",
+        "100",
+        "--ack",
+        "commit",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    match execute(cli) {
+        Ok(()) => {
+            for stem in [
+                "ycsb-a-throughput-vs-threads",
+                "ycsb-a-abort-rate",
+                "ycsb-a-latency",
+                "ycsb-a-latency-cdf",
+                "smallbank-throughput-vs-threads",
+                "smallbank-latency",
+            ] {
+                for ext in ["svg", "png"] {
+                    let f = out.join(format!("{stem}.{ext}"));
+                    assert!(f.is_file(), "{} missing", f.display());
+                }
+            }
+        }
+        // Without any TrueType font the plots cannot be drawn: a run failure that says how to
+        // fix it, with the results already written.
+        Err(f) => {
+            assert_eq!(f.exit_code(), 1, "{f}");
+            assert!(f.to_string().contains("TXLAB_FONT"), "{f}");
+        }
+    }
+    assert!(out.join("results.csv").is_file() && out.join("results.json").is_file());
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let mut protocols: Vec<&str> = json["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["protocol"].as_str().unwrap())
+        .collect();
+    protocols.dedup();
+    assert_eq!(
+        protocols,
+        [
+            "silo",
+            "tictoc",
+            "mvto",
+            "silo-nwr",
+            "tictoc-nwr",
+            "mvto-nwr"
+        ],
+        "compare runs the six interactive protocols"
+    );
+    std::fs::remove_dir_all(&out).unwrap();
 }

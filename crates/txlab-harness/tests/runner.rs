@@ -1,9 +1,9 @@
 //! Runner tests on the no-op engine and on a scripted engine that injects conflicts, user aborts,
 //! real errors and delayed (epoch-based) acknowledgements.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use txlab_core::program::AccessSet;
+use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Engine, Error, Program};
 use txlab_core::{RetryPolicy, Schema, TableId, Transaction, TxError, TxOps, TxResult, Worker};
 use txlab_harness::noop::{NoopEngine, NoopWorkload};
