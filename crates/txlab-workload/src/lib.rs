@@ -10,7 +10,7 @@
 //! | YCSB A/B/C/F and custom mixes | [`ycsb`] | `ycsb-a`, ..., `ycsb` | Cooper et al., SoCC 2010, §4 |
 //! | OCC-batching micro benchmark | [`micro`] | `micro` | Ding, Kot, Gehrke, PVLDB 2018, §5.1 |
 //! | SmallBank | [`smallbank`] | `smallbank` | Alomari et al., ICDE 2008; Cahill 2009; OLTP-Bench mix |
-//! | TPC-C (and ROCOCO's scaled variant) | [`tpcc`] | `tpcc`, `tpcc-np` | TPC-C 5.11; Mu et al., OSDI 2014 §5.3 |
+//! | TPC-C (and ROCOCO's scaled variant) | [`tpcc`] | `tpcc`, `tpcc-np` | TPC-C 5.11; Mu et al., OSDI 2014, §5 "Scaled TPC-C" |
 //!
 //! Shared pieces: [`zipf`] (skewed key choice, item 0 hottest), [`distinct`] (distinct keys per
 //! transaction), [`rng`] (per-worker ChaCha8 streams) and [`stamp`] (values that identify their

@@ -44,8 +44,8 @@ tpcc_row! {
 }
 
 tpcc_row! {
-    /// WAREHOUSE of ROCOCO's scaled variant (OSDI 2014, §5 "Scaled TPC-C": "We remove the w_ytd
-    /// field"): the columns of [`WarehouseRow`] without `W_YTD`. The warehouse's year-to-date
+    /// WAREHOUSE of ROCOCO's scaled variant (OSDI 2014, §5 "Scaled TPC-C", which drops
+    /// `W_YTD`): the columns of [`WarehouseRow`] without `W_YTD`. The warehouse's year-to-date
     /// total is the read-only sum of its districts' `D_YTD` ([`warehouse_ytd`](super::warehouse_ytd)).
     ///
     /// It is also what [`read_warehouse`](super::txn::read_warehouse) returns in both variants:

@@ -4,10 +4,10 @@
 //! # Why
 //!
 //! ROCOCO (Mu, Cui, Zhang, Lloyd, Li, OSDI 2014, §5 Evaluation, subsection "Scaled TPC-C",
-//! paragraph "Partition Strategy") removes `W_YTD`: "We remove the w ytd field that keeps track of
-//! the total value of purchases within a warehouse. To obtain the same information, we use a
-//! read-only transaction that reads the d ytd value for each district and sums them up. This
-//! strategy avoids w ytd from becoming a bottleneck". In the scaled variant
+//! paragraph "Partition Strategy") drops the warehouse's running purchase total `W_YTD`, which
+//! every Payment would otherwise update (a hot spot once a warehouse has many districts), and
+//! obtains the same figure with a read-only transaction that adds up the districts' `D_YTD`.
+//! In the scaled variant
 //! ([`TpccConfig::scaled`](super::TpccConfig::scaled)) the WAREHOUSE row has no `W_YTD` column
 //! ([`ScaledWarehouseRow`](super::schema::ScaledWarehouseRow)) and this transaction is how the
 //! total is obtained. It works in the standard variant too, where it equals `W_YTD` by
