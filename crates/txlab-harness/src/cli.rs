@@ -125,9 +125,9 @@ pub struct ParamArgs {
     /// TPC-C customers per district, 1..=100000 (3000 in the standard).
     #[arg(long, default_value_t = 3_000, value_parser = ranged(1u32, 100_000), allow_negative_numbers = true)]
     pub district_customers: u32,
-    /// TPC-C: ROCOCO's scaled variant (Mu et al., OSDI 2014, §5.3): Payment does not update the
-    /// warehouse's W_YTD (it is the sum of its districts' D_YTD), and --districts defaults to 1000.
-    /// Only with --workload tpcc or tpcc-np.
+    /// TPC-C: ROCOCO's scaled variant (Mu et al., OSDI 2014, §5 "Scaled TPC-C"): Payment does
+    /// not update the warehouse's W_YTD (it is the sum of its districts' D_YTD), and --districts
+    /// defaults to 1000. Only with --workload tpcc or tpcc-np.
     #[arg(long)]
     pub tpcc_scaled: bool,
     /// TPC-C items, 15..=1000000 (100000 in the standard; smaller is stated in every report).
