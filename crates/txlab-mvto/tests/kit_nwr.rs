@@ -61,6 +61,12 @@ impl Protocol for MvtoNwrKit {
 
 txlab_testkit::protocol_kit!(MvtoNwrKit);
 
+/// The scan-miss rule, the same schedule for every NWR engine (`txlab_testkit::nwr`).
+#[test]
+fn nwr_scan_miss_blocks_omission() {
+    txlab_testkit::nwr::scan_miss_blocks_omission::<MvtoNwrKit>();
+}
+
 /// MVTO+NWR with a background epoch every millisecond, so stress runs cross many epoch
 /// boundaries (pivot objects reset, first blind writes of an epoch installed again, readers of
 /// pre-epoch versions checked against omissions of their epoch).

@@ -60,6 +60,12 @@ impl Protocol for SiloNwrKit {
 
 txlab_testkit::protocol_kit!(SiloNwrKit);
 
+/// The scan-miss rule, the same schedule for every NWR engine (`txlab_testkit::nwr`).
+#[test]
+fn nwr_scan_miss_blocks_omission() {
+    txlab_testkit::nwr::scan_miss_blocks_omission::<SiloNwrKit>();
+}
+
 /// Silo+NWR with a background epoch every millisecond, so stress runs cross many epoch
 /// boundaries (pivot objects reset, first blind writes of an epoch installed again).
 struct SiloNwrTimed;

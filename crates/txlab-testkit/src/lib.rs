@@ -31,6 +31,7 @@
 
 pub mod hermitage;
 pub mod mutation;
+pub mod nwr;
 pub mod replay;
 pub mod schedule;
 #[cfg(txlab_shuttle)]

@@ -67,6 +67,12 @@ fn expect(test: Hermitage) -> Expect {
 
 txlab_testkit::protocol_kit!(TicTocNwrKit);
 
+/// The scan-miss rule, the same schedule for every NWR engine (`txlab_testkit::nwr`).
+#[test]
+fn nwr_scan_miss_blocks_omission() {
+    txlab_testkit::nwr::scan_miss_blocks_omission::<TicTocNwrKit>();
+}
+
 /// TicToc+NWR with a background epoch every millisecond, so stress runs cross many epoch
 /// boundaries (pivot objects reset, first blind writes of an epoch installed again, rts
 /// extensions into a new epoch's range shifting wts).
