@@ -3,6 +3,7 @@
 //! every mode; and the mutation that must be caught.
 
 use std::sync::Arc;
+use txlab_batch::Refinement;
 use txlab_batch::pipeline::{Mode, Mutation, Pipeline, PipelineConfig, RunLimit};
 use txlab_check::{CheckOptions, MemoryRecorder, Report, check};
 use txlab_workload::{
@@ -58,6 +59,21 @@ fn ycsb_histories_are_serializable_in_every_mode() {
                 mode.name()
             );
         }
+    }
+}
+
+/// The minimal refinement only keeps transactions the validator then validates in order: the
+/// reordering modes stay serializable with it, on a hot key set.
+#[test]
+fn the_minimal_refinement_keeps_histories_serializable() {
+    for mode in [Mode::Vc, Mode::Srvc] {
+        let cfg = PipelineConfig::default()
+            .with_mode(mode)
+            .with_concurrency(64)
+            .with_threads(2, 2, 2, 2)
+            .with_refinement(Refinement::Minimal);
+        let report = drive(&ycsb(10, 0.99), cfg, 2_000);
+        assert!(report.is_serializable(), "{}: {report}", mode.name());
     }
 }
 

@@ -47,7 +47,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
 use txlab_batch::{
-    Algorithm, Mode, Pipeline, PipelineConfig, ReorderPolicy, RunLimit, ThreadAware,
+    Algorithm, Mode, Pipeline, PipelineConfig, Refinement, ReorderPolicy, RunLimit, ThreadAware,
     ThreadAwareConfig,
 };
 use txlab_check::MemoryRecorder;
@@ -99,6 +99,29 @@ impl FvsChoice {
     }
 }
 
+/// The pass over the feedback vertex set of the pipeline's reordering workers
+/// (`--fvs-refinement`; `txlab_batch::Refinement`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RefinementChoice {
+    /// The algorithm's set as it is (the paper's algorithms, the default).
+    #[default]
+    None,
+    /// Put back every aborted transaction that closes no cycle (a minimal set).
+    Minimal,
+}
+
+impl RefinementChoice {
+    /// The refinement this choice names.
+    pub fn refinement(self) -> Refinement {
+        match self {
+            RefinementChoice::None => Refinement::None,
+            RefinementChoice::Minimal => Refinement::Minimal,
+        }
+    }
+}
+
 /// The reordering policy of the pipeline's reordering workers (`--policy`; Ding, Kot, Gehrke,
 /// §5.5).
 #[non_exhaustive]
@@ -127,7 +150,7 @@ impl PolicyChoice {
 }
 
 /// The batching engines' parameters (`--batch-size`, `--concurrency`, `--reorder-workers`,
-/// `--fvs`, `--policy`); other protocols ignore them.
+/// `--fvs`, `--policy`, `--fvs-refinement`); other protocols ignore them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct BatchParams {
     /// Pipeline: transactions per validator batch and requests per storage batch,
@@ -141,6 +164,8 @@ pub struct BatchParams {
     pub fvs: FvsChoice,
     /// Pipeline: the reordering policy.
     pub policy: PolicyChoice,
+    /// Pipeline: the pass over the feedback vertex set.
+    pub fvs_refinement: RefinementChoice,
 }
 
 impl Default for BatchParams {
@@ -151,6 +176,7 @@ impl Default for BatchParams {
             reorder_workers: DEFAULT_REORDER_WORKERS,
             fvs: FvsChoice::Sort,
             policy: PolicyChoice::Prod,
+            fvs_refinement: RefinementChoice::None,
         }
     }
 }
@@ -173,7 +199,8 @@ fn pipeline_config(mode: Mode, threads: usize, p: &BatchParams, seed: u64) -> Pi
         .with_batch_size(p.batch_size)
         .with_concurrency(p.concurrency)
         .with_algorithm(p.fvs.algorithm())
-        .with_policy(p.policy.policy());
+        .with_policy(p.policy.policy())
+        .with_refinement(p.fvs_refinement.refinement());
     c = c.with_threads(
         PIPELINE_CLIENTS.min(p.concurrency.max(1)),
         threads,
@@ -543,5 +570,34 @@ mod tests {
         };
         let config = pipeline_config(Mode::Srvc, 1, &params, 1);
         assert_eq!(config.policy, ReorderPolicy::Rdeg);
+    }
+
+    #[test]
+    fn the_fvs_refinement_flag_parses_and_reaches_the_pipeline() {
+        let parse = |args: &[&str]| -> Result<RefinementChoice, clap::Error> {
+            let mut argv = vec!["txlab", "run"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv)?.command {
+                Command::Run(r) => Ok(r.params.fvs_refinement),
+                other => panic!("parsed as {other:?}"),
+            }
+        };
+        assert_eq!(parse(&[]).unwrap(), RefinementChoice::None);
+        let minimal = parse(&["--fvs-refinement", "minimal"]).unwrap();
+        assert_eq!(minimal, RefinementChoice::Minimal);
+        let e = parse(&["--fvs-refinement", "maximal"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        for needle in ["--fvs-refinement", "maximal", "none", "minimal"] {
+            assert!(msg.contains(needle), "message lacks {needle:?}: {msg}");
+        }
+        let params = BatchParams {
+            fvs_refinement: minimal,
+            ..BatchParams::default()
+        };
+        let config = pipeline_config(Mode::Srvc, 1, &params, 1);
+        assert_eq!(config.refinement, Refinement::Minimal);
+        let default = pipeline_config(Mode::Srvc, 1, &BatchParams::default(), 1);
+        assert_eq!(default.refinement, Refinement::None);
     }
 }

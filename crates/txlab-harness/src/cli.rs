@@ -7,7 +7,7 @@
 
 use crate::batch::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
-    PolicyChoice,
+    PolicyChoice, RefinementChoice,
 };
 use crate::machine::MachineInfo;
 use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
@@ -165,6 +165,11 @@ pub struct ParamArgs {
     /// the default), rct (fewest restarts aborted first), rdeg (in × out / 2^restarts).
     #[arg(long, value_enum, default_value_t = PolicyChoice::Prod)]
     pub policy: PolicyChoice,
+    /// batch-vc, batch-srvc: pass over the feedback vertex set: none (the algorithm's set, the
+    /// paper's algorithms, the default), minimal (put back every aborted transaction that closes
+    /// no cycle; txlab's refinement).
+    #[arg(long, value_enum, default_value_t = RefinementChoice::None)]
+    pub fvs_refinement: RefinementChoice,
 }
 
 /// `--ack`.
@@ -323,6 +328,7 @@ impl ParamArgs {
                 reorder_workers: self.reorder_workers,
                 fvs: self.fvs,
                 policy: self.policy,
+                fvs_refinement: self.fvs_refinement,
             },
         }
     }

@@ -1,7 +1,7 @@
 //! The pipeline's configuration: the batching mode (the paper's §5.3 modes), the batch size, the
 //! concurrency level, and how many threads run each component.
 
-use crate::fvs::Algorithm;
+use crate::fvs::{Algorithm, Refinement};
 use txlab_core::Error;
 
 /// Largest accepted batch size (storage and validator batches).
@@ -207,6 +207,10 @@ pub struct PipelineConfig {
     pub algorithm: Algorithm,
     /// The reordering policy (default [`ReorderPolicy::ProdDegree`], the paper's "mc").
     pub policy: ReorderPolicy,
+    /// The pass over the algorithm's feedback vertex set (default [`Refinement::None`], the
+    /// paper's algorithms as printed; [`Refinement::Minimal`] keeps every transaction that
+    /// closes no cycle).
+    pub refinement: Refinement,
     /// How storage requests are spread over the storage workers (default
     /// [`StorageRouting::ByKey`]).
     pub storage_routing: StorageRouting,
@@ -241,6 +245,7 @@ impl Default for PipelineConfig {
             reorder_workers: 4,
             algorithm: Algorithm::SortGreedy { multi: 2 },
             policy: ReorderPolicy::ProdDegree,
+            refinement: Refinement::None,
             storage_routing: StorageRouting::ByKey,
             processor_scheduling: ProcessorScheduling::WritePhaseFirst,
             seed: 0x5EED,
@@ -294,6 +299,12 @@ impl PipelineConfig {
     /// Sets the feedback vertex set algorithm.
     pub fn with_algorithm(mut self, algorithm: Algorithm) -> Self {
         self.algorithm = algorithm;
+        self
+    }
+
+    /// Sets the pass over the feedback vertex set ([`Refinement`]).
+    pub fn with_refinement(mut self, refinement: Refinement) -> Self {
+        self.refinement = refinement;
         self
     }
 

@@ -26,8 +26,8 @@ use super::execution::{Execution, Shapes, TxnBuffer};
 use super::messages::{Decision, Key, ReplyTo, StorageRequest, ValidationRequest, Value};
 use super::storage::{StorageCounters, VersionedStorage, storage_worker};
 use super::validator::{
-    ValidationFaults, ValidatorCache, ValidatorCounters, ValidatorInput, batch_preparation,
-    reordering_worker, validation_worker,
+    ReorderSettings, ValidationFaults, ValidatorCache, ValidatorCounters, ValidatorInput,
+    batch_preparation, reordering_worker, validation_worker,
 };
 use std::thread::JoinHandle;
 use txlab_core::history::{
@@ -148,18 +148,14 @@ impl<Rec: Recorder> Pipeline<Rec> {
                     reorderers.push(tx);
                     let shared = shared.clone();
                     let validation = validation_tx.clone();
-                    let (algorithm, policy) = (config.algorithm, config.policy);
-                    let seed = config.seed.wrapping_add(i as u64);
+                    let settings = ReorderSettings {
+                        algorithm: config.algorithm,
+                        policy: config.policy,
+                        refinement: config.refinement,
+                        seed: config.seed.wrapping_add(i as u64),
+                    };
                     threads.push(spawn(format!("batch-reorder-{i}"), move || {
-                        reordering_worker(
-                            rx,
-                            &shared.cache,
-                            algorithm,
-                            policy,
-                            seed,
-                            validation,
-                            &shared.counters,
-                        )
+                        reordering_worker(rx, &shared.cache, settings, validation, &shared.counters)
                     })?);
                 }
             }

@@ -36,9 +36,9 @@
 
 use super::config::{ReorderPolicy, ValidatorBatching};
 use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
-use crate::fvs::{Algorithm, Policy};
+use crate::fvs::{Algorithm, Policy, Refinement};
 use crate::graph::GraphBuilder;
-use crate::reorder::{ReorderScratch, reorder};
+use crate::reorder::{ReorderScratch, reorder_refined};
 use std::collections::HashMap;
 use std::time::Instant;
 use txlab_core::ConflictCause;
@@ -271,16 +271,30 @@ pub(crate) fn batch_preparation(
     }
 }
 
+/// What a reordering worker runs on each batch (from the pipeline's configuration).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReorderSettings {
+    pub algorithm: Algorithm,
+    pub policy: ReorderPolicy,
+    pub refinement: Refinement,
+    /// Seeds the random policies.
+    pub seed: u64,
+}
+
 /// Stage 2: pre-validation and reordering of one batch at a time (module docs).
 pub(crate) fn reordering_worker(
     queue: Receiver<Vec<ValidationRequest>>,
     cache: &ValidatorCache,
-    algorithm: Algorithm,
-    policy: ReorderPolicy,
-    seed: u64,
+    settings: ReorderSettings,
     validation: Sender<ValidatorInput>,
     counters: &ValidatorCounters,
 ) {
+    let ReorderSettings {
+        algorithm,
+        policy,
+        refinement,
+        seed,
+    } = settings;
     let mut restarts: Vec<u32> = Vec::new();
     let mut builder = GraphBuilder::<Key>::new();
     let mut scratch = ReorderScratch::new(seed);
@@ -324,7 +338,7 @@ pub(crate) fn reordering_worker(
                 restarts: &restarts,
             },
         };
-        match reorder(graph, algorithm, policy, &mut scratch) {
+        match reorder_refined(graph, algorithm, policy, refinement, &mut scratch) {
             Ok(result) => {
                 for &node in &result.abort {
                     verdicts[viable[node]] = Some(ConflictCause::Reordering);
@@ -472,9 +486,12 @@ mod tests {
             reordering_worker(
                 rx,
                 &cache,
-                Algorithm::SccGreedy,
-                ReorderPolicy::ProdDegree,
-                1,
+                ReorderSettings {
+                    algorithm: Algorithm::SccGreedy,
+                    policy: ReorderPolicy::ProdDegree,
+                    refinement: Refinement::None,
+                    seed: 1,
+                },
                 val_tx,
                 &counters,
             );
@@ -533,9 +550,12 @@ mod tests {
         reordering_worker(
             rx,
             &cache,
-            Algorithm::SortGreedy { multi: 2 },
-            ReorderPolicy::ProdDegree,
-            1,
+            ReorderSettings {
+                algorithm: Algorithm::SortGreedy { multi: 2 },
+                policy: ReorderPolicy::ProdDegree,
+                refinement: Refinement::None,
+                seed: 1,
+            },
             val_tx,
             &counters,
         );
@@ -564,9 +584,12 @@ mod tests {
         reordering_worker(
             rx,
             &cache,
-            Algorithm::SortGreedy { multi: 2 },
-            policy,
-            1,
+            ReorderSettings {
+                algorithm: Algorithm::SortGreedy { multi: 2 },
+                policy,
+                refinement: Refinement::None,
+                seed: 1,
+            },
             val_tx,
             &counters,
         );
