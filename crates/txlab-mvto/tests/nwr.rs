@@ -17,6 +17,7 @@ use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
 use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoRecord};
+use txlab_testkit::nwr::omitted_writes as omitted;
 
 const T: TableId = TableId(0);
 const X: u64 = 1;
@@ -86,17 +87,6 @@ fn assert_not_serializable(history: &History) {
         !report.is_serializable(),
         "the mutant must produce a cycle: {report}"
     );
-}
-
-/// The omitted writes of a history (`visible == false`).
-fn omitted(history: &History) -> usize {
-    history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| !w.visible)
-        .count()
 }
 
 #[test]

@@ -9,6 +9,7 @@ use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{AckMode, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
+use txlab_testkit::nwr::omitted_writes as omitted;
 
 const T: TableId = TableId(0);
 const X: u64 = 1;
@@ -70,17 +71,6 @@ fn read_now(w: &mut impl Worker, key: u64) -> u64 {
 fn assert_serializable(history: &History) {
     let report = check(history, CheckOptions::serializable());
     assert!(report.is_serializable(), "{report}");
-}
-
-/// The omitted writes of a history (`visible == false`).
-fn omitted(history: &History) -> usize {
-    history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| !w.visible)
-        .count()
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn omitted_commits(w: &mut impl Worker) -> u64 {
     m.get("nwr_commits_omitted").copied().unwrap_or(0)
 }
 
-fn omitted_writes(history: &History) -> usize {
+/// The omitted writes of a history: committed writes recorded as not visible (NWR's omissions).
+pub fn omitted_writes(history: &History) -> usize {
     history
         .records()
         .iter()

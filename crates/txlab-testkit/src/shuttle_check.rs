@@ -20,7 +20,6 @@ use crate::{Protocol, check_options};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txlab_check::{MemoryRecorder, check};
-use txlab_core::history::Outcome;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
 
 const T: TableId = TableId(0);
@@ -170,13 +169,7 @@ where
     let omitted_by_counter = handles.into_iter().map(|h| h.join().expect("thread")).sum();
     drop(engine);
     let history = recorder.take();
-    let omitted_in_history = history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| !w.visible)
-        .count() as u64;
+    let omitted_in_history = crate::nwr::omitted_writes(&history) as u64;
     NwrRun {
         serializable: check(&history, check_options::<P>()).is_serializable(),
         omitted_in_history,

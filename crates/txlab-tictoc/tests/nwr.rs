@@ -12,6 +12,7 @@ use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
+use txlab_testkit::nwr::omitted_writes as omitted;
 use txlab_tictoc::word::{epoch_base, epoch_floor};
 use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr};
 
@@ -85,17 +86,6 @@ fn bump(w: &mut impl Worker, key: u64) {
 fn assert_serializable(history: &History) {
     let report = check(history, CheckOptions::serializable());
     assert!(report.is_serializable(), "{report}");
-}
-
-/// The omitted writes of a history (`visible == false`).
-fn omitted(history: &History) -> usize {
-    history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| !w.visible)
-        .count()
 }
 
 #[test]
