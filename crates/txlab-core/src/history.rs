@@ -12,7 +12,7 @@
 //! tags use `order == version`. Protocols that place versions out of tag order (NWR's omitted
 //! writes sit just before the pivot version) give each write an explicit `order`.
 
-use crate::error::ConflictCause;
+use crate::error::{ConflictCause, TxError, TxResult};
 use crate::table::TableId;
 
 /// A transaction's id in a history: `(worker id << 40) | per-worker sequence number`.
@@ -47,6 +47,61 @@ pub struct ScanEvent {
     pub lo: u64,
     /// Last key the scan covered.
     pub hi: u64,
+}
+
+/// The bookkeeping every engine's range scan shares: how far the scan really went (the visitor
+/// may stop it early) and the first read that failed, which ends it. Engines call
+/// [`step`](Self::step) for every key their index visits and [`finish`](Self::finish) after it.
+#[derive(Debug)]
+pub struct ScanCoverage {
+    event: ScanEvent,
+    failure: Option<TxError>,
+}
+
+impl ScanCoverage {
+    /// A scan of `lo..=hi` of `table` that has visited nothing yet.
+    #[inline]
+    pub fn new(table: TableId, lo: u64, hi: u64) -> Self {
+        Self {
+            event: ScanEvent { table, lo, hi },
+            failure: None,
+        }
+    }
+
+    /// Records what visiting `key` gave: `Ok(true)` goes on, `Ok(false)` means the visitor
+    /// stopped the scan at `key`, `Err` a failed read, which stops it too. Returns whether the
+    /// scan goes on (what the index's callback returns).
+    #[inline]
+    pub fn step(&mut self, key: u64, outcome: TxResult<bool>) -> bool {
+        match outcome {
+            Ok(true) => true,
+            Ok(false) => {
+                self.event.hi = key;
+                false
+            }
+            Err(e) => {
+                self.event.hi = key;
+                self.failure = Some(e);
+                false
+            }
+        }
+    }
+
+    /// Ends the scan: the failed read's error if there was one; otherwise `Ok`, and, when `R`
+    /// records, the predicate read (every key of `lo..=` the last one covered that the scan did
+    /// not return was absent) is pushed to `scans`.
+    #[inline]
+    pub fn finish<R: Recorder>(self, scans: &mut Vec<ScanEvent>) -> TxResult<()> {
+        match self.failure {
+            Some(e) => Err(e),
+            None => {
+                if R::ENABLED {
+                    scans.push(self.event);
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What a write did.

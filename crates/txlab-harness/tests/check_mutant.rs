@@ -28,13 +28,18 @@ const ANOMALIES: [&str; 6] = [
     "G2ItemRealtime",
 ];
 
-fn check_run(out: &std::path::Path, seed: u64) -> Result<(), txlab_harness::cli::Failure> {
+/// `txlab run --check` of `protocol` on the contended configuration both tests share.
+fn check_run(
+    protocol: &str,
+    out: &std::path::Path,
+    seed: u64,
+) -> Result<(), txlab_harness::cli::Failure> {
     let seed = seed.to_string();
     let cli = Cli::try_parse_from([
         "txlab",
         "run",
         "--protocol",
-        MUTANT,
+        protocol,
         // YCSB-F: half the transactions read-modify-write, so two of them updating one hot key
         // both commit without read validation (a lost update).
         "--workload",
@@ -76,7 +81,7 @@ fn check_fails_the_command_on_a_broken_engine() {
     // in one short run: try a bounded number of runs (each of them is a real CLI run).
     let mut failure = None;
     for seed in 0..10 {
-        match check_run(&out, seed) {
+        match check_run(MUTANT, &out, seed) {
             Err(f) => {
                 failure = Some(f);
                 break;
@@ -113,34 +118,7 @@ fn the_sound_engine_passes_the_same_check() {
     // The same configuration on the real Silo: the failure above is the mutant's, not the
     // configuration's.
     let out = std::env::temp_dir().join(format!("txlab-check-sound-{}", std::process::id()));
-    let cli = Cli::try_parse_from([
-        "txlab",
-        "run",
-        "--protocol",
-        "silo",
-        "--workload",
-        "ycsb-f",
-        "--records",
-        "8",
-        "--ops-per-txn",
-        "4",
-        "--theta",
-        "0.99",
-        "--threads",
-        "2",
-        "--duration",
-        "150ms",
-        "--warmup",
-        "0s",
-        "--cooldown",
-        "0s",
-        "--ack",
-        "commit",
-        "--out",
-        out.to_str().unwrap(),
-        "--check",
-    ])
-    .unwrap();
-    execute(cli).unwrap();
+    // The CLI's default seed.
+    check_run("silo", &out, 42).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }

@@ -9,12 +9,10 @@ use crate::timestamp::LocalClock;
 use crate::version::Version;
 use crate::worker_state::{NodeEntry, ReadEntry, WorkerState, WriteKind};
 use crossbeam_epoch::Guard;
-use txlab_core::history::{Outcome, ReadEvent, Recorder, ScanEvent, TxnRecord, txn_id};
+use txlab_core::history::{Outcome, ReadEvent, Recorder, ScanCoverage, TxnRecord, txn_id};
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
-use txlab_core::{
-    CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxError, TxOps, TxResult,
-};
+use txlab_core::{CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxOps, TxResult};
 use txlab_nwr::WriteOmission;
 
 /// An open MVTO transaction. Dropping it aborts it.
@@ -333,43 +331,23 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
         let w = &mut *self.w;
         let (st, clock) = (&mut w.state, &mut w.clock);
         let guard = &self.guard;
-        let mut failure: Option<TxError> = None;
-        let mut covered = hi;
+        let mut coverage = ScanCoverage::new(table, lo, hi);
         index.scan(lo, hi, guard, &mut |key, rec| {
-            let go_on = if let Some(i) = st.find_write(table, key) {
-                match st.writes[i].kind {
+            let outcome = if let Some(i) = st.find_write(table, key) {
+                Ok(match st.writes[i].kind {
                     WriteKind::Delete => true,
                     _ => visit(key, st.write_value(i)),
-                }
+                })
             } else {
-                match observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key) {
-                    Ok(v) => {
-                        let v = version(v);
-                        v.tombstone || visit(key, &v.value)
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        false
-                    }
-                }
+                observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key).map(|v| {
+                    let v = version(v);
+                    v.tombstone || visit(key, &v.value)
+                })
             };
-            if !go_on {
-                covered = key;
-            }
-            go_on
+            coverage.step(key, outcome)
         })?;
-        if Rec::ENABLED && failure.is_none() {
-            // The predicate read: every key of lo..=covered not returned was absent at ts.
-            st.h_scans.push(ScanEvent {
-                table,
-                lo,
-                hi: covered,
-            });
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        // The predicate read: every key of the covered range not returned was absent at ts.
+        coverage.finish::<Rec>(&mut st.h_scans)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::worker_state::WriteKind;
 use crossbeam_epoch::Guard;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, txn_id};
 use txlab_core::storage::Index;
-use txlab_core::{CommitInfo, TableId, Transaction, TxError, TxOps, TxResult};
+use txlab_core::{CommitInfo, TableId, Transaction, TxOps, TxResult};
 use txlab_nwr::{NoNwr, WriteOmission};
 
 /// An open Silo transaction. Dropping it aborts it.
@@ -232,41 +232,21 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
         }
         let waits = engine.config.read_wait_rounds;
         let st = &mut self.w.state;
-        let mut failure: Option<TxError> = None;
-        let mut covered = hi;
+        let mut coverage = txlab_core::history::ScanCoverage::new(table, lo, hi);
         index.scan(lo, hi, &self.guard, &mut |key, rec| {
-            let go_on = if let Some(i) = st.find_write(table, key) {
-                match st.writes[i].kind {
+            let outcome = if let Some(i) = st.find_write(table, key) {
+                Ok(match st.writes[i].kind {
                     WriteKind::Delete => true,
                     _ => visit(key, st.write_value(i)),
-                }
+                })
             } else {
                 let rec = rec as *const SiloRecord<W::Pivot>;
-                match st.observe::<Rec>(rec, vs, table, key, waits, &engine.retired_tags) {
-                    Ok(word) if is_absent(word) => true,
-                    Ok(_) => visit(key, &st.rbuf[..vs]),
-                    Err(e) => {
-                        failure = Some(e);
-                        false
-                    }
-                }
+                st.observe::<Rec>(rec, vs, table, key, waits, &engine.retired_tags)
+                    .map(|word| is_absent(word) || visit(key, &st.rbuf[..vs]))
             };
-            if !go_on {
-                covered = key;
-            }
-            go_on
+            coverage.step(key, outcome)
         })?;
-        if Rec::ENABLED && failure.is_none() {
-            st.h_scans.push(txlab_core::history::ScanEvent {
-                table,
-                lo,
-                hi: covered,
-            });
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        coverage.finish::<Rec>(&mut st.h_scans)
     }
 }
 

@@ -28,12 +28,9 @@ fn num(b: &[u8]) -> u64 {
     u64::from_le_bytes(b.try_into().expect("8-byte values"))
 }
 
-/// Two write-skew transactions (read x and y, write one of them) and a read-modify-write of z
-/// from x, twice each, on three threads. Returns whether the history passed the checker.
-pub fn scenario<P: Protocol>() -> bool
-where
-    P::Engine: 'static,
-{
+/// An engine of `P` over one dense table of keys 0, 1 and 2, each loaded with 10, and its
+/// recorder.
+fn loaded_engine<P: Protocol>() -> (Arc<P::Engine>, Arc<MemoryRecorder>) {
     let mut schema = Schema::new();
     schema
         .add(TableSpec::dense("kv", 8, 3))
@@ -43,6 +40,16 @@ where
     for k in 0..3 {
         engine.load(T, k, &10u64.to_le_bytes()).expect("load");
     }
+    (engine, recorder)
+}
+
+/// Two write-skew transactions (read x and y, write one of them) and a read-modify-write of z
+/// from x, twice each, on three threads. Returns whether the history passed the checker.
+pub fn scenario<P: Protocol>() -> bool
+where
+    P::Engine: 'static,
+{
+    let (engine, recorder) = loaded_engine::<P>();
     let handles: Vec<_> = (0..3u64)
         .map(|t| {
             let engine = Arc::clone(&engine);
@@ -123,15 +130,7 @@ pub fn nwr_scenario<P: Protocol>() -> NwrRun
 where
     P::Engine: 'static,
 {
-    let mut schema = Schema::new();
-    schema
-        .add(TableSpec::dense("kv", 8, 3))
-        .expect("valid table");
-    let recorder = Arc::new(MemoryRecorder::new());
-    let engine = Arc::new(P::build(&schema, Arc::clone(&recorder)).expect("engine"));
-    for k in 0..3 {
-        engine.load(T, k, &10u64.to_le_bytes()).expect("load");
-    }
+    let (engine, recorder) = loaded_engine::<P>();
     let handles: Vec<_> = (0..3u64)
         .map(|t| {
             let engine = Arc::clone(&engine);

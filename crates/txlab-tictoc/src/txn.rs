@@ -12,9 +12,9 @@ use crate::record::TicTocRecord;
 use crate::word::is_absent;
 use crate::worker_state::WriteKind;
 use crossbeam_epoch::Guard;
-use txlab_core::history::{Outcome, Recorder, ScanEvent, TxnRecord, txn_id};
+use txlab_core::history::{Outcome, Recorder, ScanCoverage, TxnRecord, txn_id};
 use txlab_core::storage::Index;
-use txlab_core::{CommitInfo, TableId, Transaction, TxError, TxOps, TxResult};
+use txlab_core::{CommitInfo, TableId, Transaction, TxOps, TxResult};
 
 /// An open TicToc transaction. Dropping it aborts it.
 #[derive(Debug)]
@@ -224,42 +224,22 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
         }
         let waits = engine.config.read_wait_rounds;
         let st = &mut self.w.state;
-        let mut failure: Option<TxError> = None;
         // Where the scan really stopped (the history's predicate read covers only that far).
-        let mut covered = hi;
+        let mut coverage = ScanCoverage::new(table, lo, hi);
         index.scan(lo, hi, &self.guard, &mut |key, rec| {
-            let go_on = if let Some(i) = st.find_write(table, key) {
-                match st.writes[i].kind {
+            let outcome = if let Some(i) = st.find_write(table, key) {
+                Ok(match st.writes[i].kind {
                     WriteKind::Delete => true,
                     _ => visit(key, st.write_value(i)),
-                }
+                })
             } else {
                 let rec = rec as *const TicTocRecord<Omit::Pivot>;
-                match st.observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED) {
-                    Ok(word) if is_absent(word) => true,
-                    Ok(_) => visit(key, &st.rbuf[..vs]),
-                    Err(e) => {
-                        failure = Some(e);
-                        false
-                    }
-                }
+                st.observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED)
+                    .map(|word| is_absent(word) || visit(key, &st.rbuf[..vs]))
             };
-            if !go_on {
-                covered = key;
-            }
-            go_on
+            coverage.step(key, outcome)
         })?;
-        if Rec::ENABLED && failure.is_none() {
-            st.h_scans.push(ScanEvent {
-                table,
-                lo,
-                hi: covered,
-            });
-        }
-        match failure {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        coverage.finish::<Rec>(&mut st.h_scans)
     }
 }
 
