@@ -32,7 +32,10 @@
 //! a Phase 0 first, see `crate::nwr`:
 //!
 //! ```text
-//! Phase 0  e = epoch of ts; merge every read of a pre-epoch version into its item's mRS; if
+//! Phase 0  e = epoch of ts; a read-only transaction whose reads are all pre-epoch skips to
+//!          Phase 1 (it is serialized at the start of e, before every omitter:
+//!          txlab_nwr::is_pre_epoch_reader). Otherwise:
+//!          merge every read of a pre-epoch version into its item's mRS; if
 //!          an omitted write of e may be ordered after one of them and the item has a committed
 //!          version newer than ts, abort ReadValidation (the old-version-reader check).
 //!          If writing and txlab_nwr::try_omit accepts (all writes blind, all reads pre-epoch
@@ -165,7 +168,17 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             guard: &tx.guard,
             mutation: skip.nwr,
         };
-        let stale = nwr::merge_reads_checked(&view, epoch, ts, &mut w.nwr, !skip.old_reader);
+        // A read-only transaction that read only pre-epoch versions is serialized at the start
+        // of the epoch, before its omitters: no marks, no old-reader check
+        // (`txlab_nwr::is_pre_epoch_reader`).
+        let unmarked = skip.nwr != Some(NwrMutation::PrintedAlgorithm)
+            && txlab_nwr::is_pre_epoch_reader(&view, epoch);
+        let stale = if unmarked {
+            w.nwr.unmarked_readers += 1;
+            None
+        } else {
+            nwr::merge_reads_checked(&view, epoch, ts, &mut w.nwr, !skip.old_reader)
+        };
         if let Some(i) = stale {
             let r = w.state.reads[i];
             let cause = ConflictCause::ReadValidation;

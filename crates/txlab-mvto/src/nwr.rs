@@ -5,9 +5,11 @@
 //! commit of a transaction with timestamp `ts` in epoch `e = epoch_of(ts)` (only with
 //! `AckMode::EpochStable`; compiled out for `NoNwr`):
 //!
-//! 1. `merge_reads_checked`: every read of a *pre-epoch* version (`wts < epoch_start(e)`, see
+//! 1. `merge_reads_checked` (skipped by a read-only transaction whose reads are all pre-epoch:
+//!    it is serialized at the start of `e`, before every omitter, `txlab_nwr::is_pre_epoch_reader`):
+//!    every read of a *pre-epoch* version (`wts < epoch_start(e)`, see
 //!    [`crate::timestamp::epoch_start`]) is merged into its item's mRS by one CAS on the pivot
-//!    object (Algorithm 3 (1)). If the word that CAS replaced shows that a write ordered after
+//!    object (Algorithm 3 (1)), or by none if the object already carries the epoch's mark. If the word that CAS replaced shows that a write ordered after
 //!    that version may already have been omitted in epoch `e` (the item's mWS slot is set in an
 //!    epoch-`e` object, or the object already belongs to a later epoch) *and* the item has a
 //!    committed version newer than `ts`, the read is stale: the commit aborts with
@@ -35,7 +37,8 @@
 //! - Readers of `x` with `ts < epoch_start(e)` precede `O`: unaffected. Readers of a version of
 //!   `x` with `wts >= epoch_start(e)` follow `O` and read a version after `O`'s write: correct.
 //! - The hazard: a reader `T` with `ts_T >= epoch_start(e)` that commits having read a
-//!   pre-epoch version `x0` of `x` would miss `O`'s write. MVTO allows such reads whenever
+//!   pre-epoch version `x0` of `x`, and is not itself a read-only reader of pre-epoch versions
+//!   only (those are placed at the start of `e`, before `O`), would miss `O`'s write. MVTO allows such reads whenever
 //!   `ts_T` is below the pivot's `wts`, long after `O` committed. `T` is of epoch `e`: a
 //!   transaction of a later epoch has `ts_T` above the committed pivot's `wts` and reads the
 //!   pivot or newer (the pivot was committed before `O` omitted; a pivot linked after `T`'s read
@@ -47,7 +50,9 @@
 //!   newer than `ts_T`, in which case no omission on `x` can concern `T`: `O` needed a committed
 //!   pivot, whose `wts` exceeds `ts_T` as argued above, and garbage collection only removes it
 //!   below a newer committed version. (`T`'s CAS reads `O`'s CAS or a later one, so everything
-//!   `O` saw, the committed pivot included, happens before `T`'s list walk.) The check never
+//!   `O` saw, the committed pivot included, happens before `T`'s list walk. A `T` that finds
+//!   the mark already set skips its CAS; its load then plays the CAS's part, see
+//!   `merge_read_observing`.) The check never
 //!   misses; it may abort needlessly (never commit wrongly), not through slot collisions (each
 //!   record's object only ever holds its own key's slot) but through (a) a leftover mWS mark of
 //!   a transaction whose CAS on this item succeeded while a later item failed, so it committed
@@ -176,8 +181,16 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 }
 
-/// Merges read `slot`'s pre-epoch read into mRS with one CAS (always writing, like
-/// `PivotCell::merge_read`) and returns the word the CAS replaced.
+/// Merges read `slot`'s pre-epoch read into mRS with one CAS and returns the word the CAS
+/// replaced, or, if the loaded word already carries this epoch's mark for `slot`, returns it
+/// without writing (the fast path of `PivotCell::merge_read`).
+///
+/// The fast path keeps the old-reader check exact. Marks and mWS footprints are only ever added
+/// within an epoch, so the loaded word holds the mWS footprint of every omission whose CAS
+/// precedes it in the object's modification order; an omission whose CAS follows it sees the
+/// mark and declines. The `SeqCst` load of a word at or after an omitter's CAS (a release
+/// sequence of RMWs) synchronizes with it, as the CAS would, so the caller's list walk still sees
+/// the omitter's pivot.
 fn merge_read_observing(
     cell: &PivotCell,
     epoch: u32,
@@ -185,6 +198,9 @@ fn merge_read_observing(
     stats: &mut NwrStats,
 ) -> PivotWord {
     let mut cur = cell.load();
+    if cur.epoch == epoch && PivotWord::slot(cur.mrs, slot) == PRE_EPOCH {
+        return cur;
+    }
     loop {
         let next = if cur.epoch > epoch {
             cur

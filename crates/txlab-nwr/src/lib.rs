@@ -18,7 +18,8 @@
 //! Invariants every user must keep: only blind writes are omitted; a failed validation hands
 //! control back to the baseline protocol, which alone may abort (NWR never adds an abort); every
 //! commit (NWR or baseline) merges its reads of pre-epoch versions with [`rule::merge_reads`]
-//! before its own read validation; engines with `W::ENABLED` call
+//! before its own read validation, except a read-only commit of pre-epoch versions that the
+//! engine serializes at the start of its epoch ([`rule::is_pre_epoch_reader`]); engines with `W::ENABLED` call
 //! [`omission::require_lock_free_pivot`] at construction.
 //!
 //! See `docs/protocols/nwr.md` for the layouts, orderings and a worked example.
@@ -31,5 +32,5 @@ pub mod stats;
 
 pub use omission::{NoNwr, Nwr, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
-pub use rule::{NwrBaseline, NwrMutation, merge_reads, try_omit};
+pub use rule::{NwrBaseline, NwrMutation, is_pre_epoch_reader, merge_reads, try_omit};
 pub use stats::{NwrFailure, NwrStats};

@@ -115,6 +115,31 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
     }
 }
 
+/// Whether `t` wrote nothing and read only versions older than `epoch`: a *pre-epoch reader*.
+///
+/// Such a transaction may skip [`merge_reads`] (engines count it in
+/// [`NwrStats::unmarked_readers`]) **provided the baseline can serialize it at the start of
+/// `epoch`, before the epoch's omitters**. Why that position is sound: its reads are exactly the
+/// last versions before `epoch` (each was still current when the baseline validated it, and no
+/// version older than the epoch can be installed after that: Silo's and TicToc's validation,
+/// MVTO's read timestamps); its only incoming edges are write-read edges from earlier epochs; its
+/// outgoing edges are anti-dependencies to transactions that overwrote what it read, all of them
+/// epoch-`epoch` installers or omitters (positioned after it) or later. So it needs no mark: an
+/// omitted write of an item it read is ordered after the version it read, and so after it. With
+/// epoch-based group commit every transaction of the epoch is acknowledged when the epoch ends,
+/// so the position respects real time. Where each engine puts it:
+///
+/// - Silo: the constructed order of the module docs (no timestamp to change);
+/// - TicToc: plain TicToc's `commit_ts` (the engine skips its epoch floor) if it lies below the
+///   epoch's floor; it then sits before every omitter's position (`txlab_tictoc::commit`);
+/// - MVTO: the start of the epoch (its reads are the newest versions below the epoch start).
+///
+/// This is the common case of read-mostly workloads (YCSB-B: a read-only transaction that finds no
+/// item rewritten in the current epoch), where the marks were most of NWR's overhead.
+pub fn is_pre_epoch_reader<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> bool {
+    t.write_count() == 0 && (0..t.read_count()).all(|i| t.read_version(i, epoch) == PRE_EPOCH)
+}
+
 /// Tries to commit `t` with the NWR version order (see the module docs). On `Ok`, every write is
 /// omitted; the caller finishes the commit without installing anything. On `Err`, the caller runs
 /// the baseline commit. `merge_reads` must have run first.

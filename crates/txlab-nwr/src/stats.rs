@@ -77,6 +77,9 @@ pub struct NwrStats {
     pub omitted_writes: u64,
     /// Pivot-object CAS attempts that failed and were retried (reads and omissions).
     pub cas_retries: u64,
+    /// Read-only commits that read only pre-epoch versions and so merged nothing into mRS
+    /// ([`crate::rule::is_pre_epoch_reader`]).
+    pub unmarked_readers: u64,
     failures: [u64; 8],
 }
 
@@ -98,6 +101,7 @@ impl NwrStats {
         sink("nwr_commits_baseline", self.commits_baseline);
         sink("nwr_omitted_writes", self.omitted_writes);
         sink("nwr_cas_retries", self.cas_retries);
+        sink("nwr_unmarked_readers", self.unmarked_readers);
         for why in NwrFailure::ALL {
             sink(why.counter(), self.failures[why.index()]);
         }

@@ -33,7 +33,8 @@
 //!          e): commit in epoch e without locking or installing anything; done.
 //!          otherwise fall through to Phase 1 (the baseline alone decides; NWR never aborts)
 //! Phase 1-3 as above; with Nwr, reads are merged into mRS again right after the epoch read
-//!          (before Phase 2), and TIDs of epoch e start at e << 32 | 2^31, leaving the lower half
+//!          (before Phase 2), except by a read-only transaction whose reads are all older than
+//!          e (txlab_nwr::is_pre_epoch_reader: serialized at the start of e), and TIDs of epoch e start at e << 32 | 2^31, leaving the lower half
 //!          of each epoch's tag range to the recorded order of omitted writes.
 //! ```
 //!
@@ -173,12 +174,20 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
     if nwr_on {
-        // Algorithm 3 (1) for baseline commits: our pre-epoch reads, before validating them.
+        // Algorithm 3 (1) for baseline commits: our pre-epoch reads, before validating them;
+        // not needed for a read-only transaction that read nothing of this epoch, which is
+        // serialized at the start of the epoch, before its omitters (`is_pre_epoch_reader`).
         let view = NwrView::<W> {
             st,
             mutation: skip.nwr,
         };
-        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+        if skip.nwr != Some(NwrMutation::PrintedAlgorithm)
+            && txlab_nwr::is_pre_epoch_reader(&view, epoch as u32)
+        {
+            tx.w.nwr.unmarked_readers += 1;
+        } else {
+            txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+        }
     }
 
     // Phase 2: validate the read set and the node (stripe) set.

@@ -110,3 +110,150 @@ pub fn scan_miss_blocks_omission<P: Protocol>() {
     let report = check(&history, check_options::<P>());
     assert!(report.is_serializable(), "{}: {report}", P::NAME);
 }
+
+fn counter(w: &mut impl Worker, name: &str) -> u64 {
+    let mut m: HashMap<&'static str, u64> = HashMap::new();
+    w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
+    m.get(name).copied().unwrap_or(0)
+}
+
+/// A dense table `t` of keys `0..8`, key `k` loaded with `10 k` (all versions pre-epoch).
+fn loaded<P: Protocol>() -> (P::Engine, Arc<MemoryRecorder>) {
+    let mut schema = Schema::new();
+    schema
+        .add(TableSpec::dense("t", 8, 8))
+        .expect("valid table");
+    let recorder = Arc::new(MemoryRecorder::new());
+    let db = P::build(&schema, recorder.clone()).expect("engine builds");
+    for k in 0..8 {
+        db.load(T, k, &v(10 * k)).expect("load");
+    }
+    (db, recorder)
+}
+
+fn read_value(tx: &mut impl TxOps, key: u64) -> u64 {
+    let got = tx.read(T, key).expect("read").expect("loaded key");
+    u64::from_le_bytes(got.try_into().expect("8-byte value"))
+}
+
+fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
+    let _ = counter(w, "nwr_commits_omitted");
+    let mut tx = w.begin();
+    tx.write(T, key, &v(value)).expect("blind write");
+    tx.commit()
+        .expect("a blind write commits (NWR never aborts)");
+    counter(w, "nwr_commits_omitted") == 1
+}
+
+fn assert_checks<P: Protocol>(recorder: &MemoryRecorder, omitted: usize) {
+    let history = recorder.take();
+    assert_eq!(omitted_writes(&history), omitted, "{}", P::NAME);
+    let report = check(&history, check_options::<P>());
+    assert!(report.is_serializable(), "{}: {report}", P::NAME);
+}
+
+/// Which pre-epoch reads leave a mark in mRS (`txlab_nwr::rule::is_pre_epoch_reader`), in one
+/// epoch, over keys x = 1, y = 2, z = 3 loaded before it:
+///
+/// 1. A *writing* transaction reads x (pre-epoch) and writes z. Its read is merged into x's mRS:
+///    after the epoch's first write of x (the pivot) is installed, a blind write of x cannot be
+///    ordered before it (it would sit after the reader's version of x yet before the reader,
+///    which is serialized in the epoch) and is installed by the baseline (`nwr_fail_mrs`).
+/// 2. A *read-only* transaction that read only pre-epoch versions (x) leaves no mark
+///    (`nwr_unmarked_readers`): it is serialized at the start of the epoch, before every omitter,
+///    so the later blind write of x is omitted.
+/// 3. A read-only reader of x and y whose commit comes *after* the pivot was installed and the
+///    omission happened: each engine decides by its own validation (Silo aborts it, its x
+///    changed; TicToc and MVTO may commit it at its old timestamp), and the history must check.
+///
+/// 4. A read-only transaction that read a version of *this* epoch (y, from the installer `t_p`)
+///    and the pre-epoch x must mark x: it follows `t_p`, so an omitter of x and y would close
+///    `t_j -ww(y)-> t_p -wr(y)-> t_r -rw(x)-> t_j`. `t_j` must be installed.
+///
+/// Every history is checked; the omitted write is never read.
+pub fn pre_epoch_readers_and_marks<P: Protocol>() {
+    const X: u64 = 1;
+    const Y: u64 = 2;
+    const Z: u64 = 3;
+
+    // 1: the writer's pre-epoch read blocks the omission.
+    let (db, recorder) = loaded::<P>();
+    let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
+    let mut t = r.begin();
+    assert_eq!(read_value(&mut t, X), 10);
+    t.write(T, Z, &v(5)).expect("write z");
+    t.commit().expect("reader-writer commits");
+    assert_eq!(counter(&mut r, "nwr_unmarked_readers"), 0, "{}", P::NAME);
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
+    assert!(
+        !blind_write_omitted(&mut w, X, 2),
+        "{}: a reader-writer of the epoch read x's older version",
+        P::NAME
+    );
+    // Read on the writer's worker: MVTO's per-worker clocks may give `r` an older timestamp.
+    let mut t = w.begin();
+    assert_eq!(read_value(&mut t, X), 2, "{}", P::NAME);
+    t.commit().expect("read-only commits");
+    assert_checks::<P>(&recorder, 0);
+
+    // 2: a read-only pre-epoch reader leaves no mark.
+    let (db, recorder) = loaded::<P>();
+    let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
+    let mut t = r.begin();
+    assert_eq!(read_value(&mut t, X), 10);
+    assert_eq!(read_value(&mut t, Y), 20);
+    t.commit().expect("read-only commits");
+    assert_eq!(counter(&mut r, "nwr_unmarked_readers"), 1, "{}", P::NAME);
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
+    assert!(
+        blind_write_omitted(&mut w, X, 2),
+        "{}: the read-only reader sits before the epoch's omitters",
+        P::NAME
+    );
+    let mut t = w.begin();
+    assert_eq!(
+        read_value(&mut t, X),
+        1,
+        "{}: the pivot stays visible",
+        P::NAME
+    );
+    t.commit().expect("read-only commits");
+    assert_checks::<P>(&recorder, 1);
+
+    // 3: a read-only reader of the older x that commits after the omission.
+    let (db, recorder) = loaded::<P>();
+    let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
+    let mut t = r.begin();
+    assert_eq!(read_value(&mut t, X), 10);
+    assert_eq!(read_value(&mut t, Y), 20);
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
+    assert!(blind_write_omitted(&mut w, X, 2), "{}: omitted", P::NAME);
+    match t.commit() {
+        Ok(_) => {}
+        Err(e) => assert!(e.is_retryable(), "{}: {e}", P::NAME),
+    }
+    assert_checks::<P>(&recorder, 1);
+
+    // 4: a read-only reader of this epoch's y and the older x marks x. One worker runs the
+    // whole schedule, so MVTO's timestamps follow it.
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    assert!(!blind_write_omitted(&mut w, Y, 1), "{}: y's pivot", P::NAME);
+    let mut t = w.begin();
+    assert_eq!(read_value(&mut t, Y), 1, "{}: y's pivot", P::NAME);
+    assert_eq!(read_value(&mut t, X), 10);
+    t.commit().expect("read-only commits");
+    assert_eq!(counter(&mut w, "nwr_unmarked_readers"), 0, "{}", P::NAME);
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: x's pivot", P::NAME);
+    let mut t = w.begin();
+    t.write(T, X, &v(2)).expect("blind write x");
+    t.write(T, Y, &v(2)).expect("blind write y");
+    t.commit().expect("NWR never aborts");
+    assert_eq!(
+        counter(&mut w, "nwr_commits_omitted"),
+        0,
+        "{}: x's older version was read by a reader that follows y's pivot",
+        P::NAME
+    );
+    assert_checks::<P>(&recorder, 0);
+}

@@ -81,6 +81,9 @@
 //! Step 2   commit_ts = max(TicToc's commit_ts, floor(e)); abort (retryable,
 //!          epoch_timestamps_exhausted) if commit_ts >= base(e + 1)
 //!          merge every pre-e read into its pivot object (every commit, read-only ones too)
+//!          except: a read-only transaction whose reads are all pre-e (by history tag) and whose
+//!          TicToc commit_ts is below floor(e) keeps that commit_ts and merges nothing
+//!          (txlab_nwr::is_pre_epoch_reader: it is serialized before every omitter of e)
 //! Step 3-4 as above; a read whose wts moved by a delta-overflow shift is recognised by its
 //!          history tag (shifted_version), so an extension into the epoch is no false abort;
 //!          installing the first version of a never-written record first merges PRE_EPOCH into
@@ -336,7 +339,26 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     for r in st.reads.iter() {
         commit_ts = commit_ts.max(wts(r.word));
     }
-    if Omit::ENABLED {
+    // TicToc+NWR: a read-only transaction that read only versions installed before this epoch
+    // (by history tag) keeps plain TicToc's commit timestamp if it lies below the epoch's floor,
+    // and needs no mRS marks (`is_pre_epoch_reader`). Below `base(e)` it sits at its timestamp;
+    // in `[base(e), floor(e))` (a read whose wts a delta shift moved there) every overwriter of
+    // what it read has a timestamp above `base(e)`, hence belongs to epoch >= e, so it sits just
+    // below `base(e)`, after all earlier epochs. Either way it precedes every omitter of the
+    // epoch, and it never extends an `rts` to `floor(e)` without a mark (merge-before-extend).
+    // Every other commit is lifted to the epoch's floor.
+    let unmarked = nwr_on
+        && st.writes.is_empty()
+        && commit_ts < epoch_floor(epoch)
+        && txlab_nwr::is_pre_epoch_reader(
+            &NwrView::<Omit> {
+                st,
+                epoch,
+                mutation: None,
+            },
+            epoch as u32,
+        );
+    if Omit::ENABLED && !unmarked {
         commit_ts = commit_ts.max(epoch_floor(epoch));
     }
 
@@ -347,7 +369,9 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     } else if Omit::ENABLED && commit_ts >= epoch_base(epoch + 1) {
         failure = Some(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED));
     }
-    if nwr_on && failure.is_none() {
+    if unmarked {
+        tx.w.nwr.unmarked_readers += 1;
+    } else if nwr_on && failure.is_none() {
         // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
         // pre-epoch version is merged into its pivot object *before* Step 3 may extend its rts to
         // `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).

@@ -128,3 +128,10 @@ mutant!(
     kit_catches_skipped_mrs_check,
     Mutation::NwrSkipMergedReadCheck
 );
+
+/// Which pre-epoch reads leave a mark in mRS, the same schedules for every NWR engine
+/// (`txlab_testkit::nwr`).
+#[test]
+fn nwr_pre_epoch_readers_and_marks() {
+    txlab_testkit::nwr::pre_epoch_readers_and_marks::<TicTocNwrKit>();
+}

@@ -239,13 +239,18 @@ fn read_modify_writes_inserts_and_deletes_are_never_omitted() {
     assert_serializable(&rec.take());
 }
 
-/// mRS: a transaction of this epoch read x's pre-epoch version and committed, so a blind write of
-/// x cannot be ordered after that version; it is installed by the baseline instead.
+/// mRS: a writing transaction of this epoch read x's pre-epoch version and committed, so a blind
+/// write of x cannot be ordered after that version; it is installed by the baseline instead. (A
+/// read-only reader of pre-epoch versions leaves no mark: `kit_nwr.rs`,
+/// `nwr_pre_epoch_readers_and_marks`.)
 #[test]
 fn a_pre_epoch_read_in_the_epoch_blocks_omission() {
     let (db, rec) = db();
     let (mut wr, mut w) = (db.worker().unwrap(), db.worker().unwrap());
-    assert_eq!(read_now(&mut wr, X), 10);
+    let mut tx = wr.begin();
+    assert_eq!(tx.read(T, X).unwrap().map(num), Some(10));
+    tx.write(T, Z, &v(5)).unwrap();
+    tx.commit().unwrap();
     assert!(!blind_write(&mut w, X, 1));
     let mut tx = w.begin();
     tx.write(T, X, &v(2)).unwrap();
