@@ -37,7 +37,7 @@ pub mod trim;
 pub use fvs::{Algorithm, Policy, Refinement};
 pub use graph::{DependencyGraph, GraphBuilder};
 pub use pipeline::{Mode, Pipeline, PipelineConfig, ReorderPolicy, RunLimit, RunStats};
-pub use reorder::{ReorderScratch, Reordering, reorder, reorder_refined};
+pub use reorder::{ReorderScratch, Reordering, abort_set, reorder, reorder_refined};
 pub use thread_aware::{
     Assignment, ThreadAssigner, ThreadAware, ThreadAwareConfig, ThreadAwareStats,
 };

@@ -89,6 +89,32 @@ pub fn reorder<'s>(
     reorder_refined(graph, algorithm, policy, Refinement::None, scratch)
 }
 
+/// The feedback vertex set alone, without the serialization order: the nodes `algorithm` and
+/// `policy` (then `refinement`) choose to abort, in the order the algorithm chose them. This is
+/// the part the paper's running-time comparison (Figure 6) measures; [`reorder_refined`] adds
+/// Kahn's algorithm over the kept transactions (`O(|V| + |E|)`, the same for every algorithm).
+/// Errors as [`reorder_refined`], except that a result left cyclic is not detected here.
+pub fn abort_set<'s>(
+    graph: &DependencyGraph,
+    algorithm: Algorithm,
+    policy: Policy<'_>,
+    refinement: Refinement,
+    scratch: &'s mut ReorderScratch,
+) -> Result<&'s [u32], Error> {
+    algorithm.validate()?;
+    policy.validate(graph.node_count())?;
+    scratch.abort_nodes.clear();
+    feedback_vertex_set(
+        graph,
+        algorithm,
+        &policy,
+        refinement,
+        &mut scratch.fvs,
+        &mut scratch.abort_nodes,
+    )?;
+    Ok(&scratch.abort_nodes)
+}
+
 /// [`reorder`] with a [`Refinement`] of the algorithm's abort set before the order is computed
 /// (e.g. [`Refinement::Minimal`]: no aborted transaction could be kept alone).
 pub fn reorder_refined<'s>(

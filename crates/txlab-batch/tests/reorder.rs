@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use txlab_batch::fvs::DEFAULT_EXACT_BUDGET;
 use txlab_batch::{
     Algorithm, DependencyGraph, GraphBuilder, Policy, Refinement, ReorderScratch, Reordering,
-    reorder, reorder_refined,
+    abort_set, reorder, reorder_refined,
 };
 
 /// Every algorithm with the degree policies, as the paper evaluates them.
@@ -476,6 +476,40 @@ proptest! {
                 prop_assert!(r.abort.len() >= minimum);
             }
         }
+    }
+
+    /// `abort_set` (the FVS alone, what the running-time bench measures) is exactly the abort
+    /// set `reorder_refined` returns, for every algorithm and refinement (same seed, so the random
+    /// policy draws the same numbers).
+    #[test]
+    fn abort_set_is_the_reordering_abort_set(graph in arbitrary_graph(12), seed in any::<u64>()) {
+        for (a, p) in all_algorithms() {
+            for refinement in [Refinement::None, Refinement::Minimal] {
+                let mut alone = ReorderScratch::new(seed);
+                let mut set: Vec<usize> = abort_set(&graph, a, p, refinement, &mut alone)
+                    .unwrap()
+                    .iter()
+                    .map(|&v| v as usize)
+                    .collect();
+                set.sort_unstable();
+                let mut full = ReorderScratch::new(seed);
+                let r = reorder_refined(&graph, a, p, refinement, &mut full).unwrap();
+                prop_assert_eq!(&set, &r.abort, "{} {:?}", a, refinement);
+            }
+        }
+    }
+
+    /// The sort-based greedy ranks the degree policies by integer keys and the others by float
+    /// scores; `Priority` with equal values ranks by prod-degree then node id, exactly as
+    /// `ProdDegree`, so the two paths must choose the same transactions.
+    #[test]
+    fn sort_greedy_integer_and_float_rankings_agree(graph in arbitrary_graph(16), multi in 1usize..4) {
+        let zeros = vec![0.0; graph.node_count()];
+        let a = Algorithm::SortGreedy { multi };
+        let mut scratch = ReorderScratch::new(1);
+        let by_key = reorder(&graph, a, Policy::ProdDegree, &mut scratch).unwrap().abort.clone();
+        let by_float = reorder(&graph, a, Policy::Priority { keep: &zeros }, &mut scratch).unwrap().abort.clone();
+        prop_assert_eq!(by_key, by_float);
     }
 
     /// `Refinement::Minimal` returns a feedback vertex set no larger than the algorithm's own,

@@ -195,6 +195,10 @@ pub(crate) struct FvsScratch {
     pub(crate) frame_nodes: Vec<u32>,
     pub(crate) work: Vec<u32>,
     pub(crate) scored: Vec<(policy::Score, u32)>,
+    /// Integer ranking keys of the sort-based greedy ([`Policy::integer_key`]).
+    pub(crate) keys: Vec<u64>,
+    /// The alive nodes of the sort-based greedy's residual graph, compacted every round.
+    pub(crate) live: Vec<u32>,
     pub(crate) exact: exact::ExactSolver,
     pub(crate) candidate: Vec<u32>,
     pub(crate) minimizer: minimal::Minimizer,
@@ -211,6 +215,8 @@ impl FvsScratch {
             frame_nodes: Vec::new(),
             work: Vec::new(),
             scored: Vec::new(),
+            keys: Vec::new(),
+            live: Vec::new(),
             exact: exact::ExactSolver::default(),
             candidate: Vec::new(),
             minimizer: minimal::Minimizer::default(),

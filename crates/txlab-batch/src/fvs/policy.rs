@@ -112,6 +112,22 @@ impl Policy<'_> {
             Policy::Priority { keep } => (-keep[node], prod),
         }
     }
+
+    /// The score as one integer key, for the policies whose score is a function of the degrees
+    /// alone (max, sum, prod): the score in the high 32 bits, saturated (`in × out` above
+    /// 2^32 - 1 needs a batch of more than 65,536 transactions), the complement of the node id in
+    /// the low 32 bits. A larger key ranks higher and ties go to the lowest id, the order
+    /// [`rank`] gives the float scores. `None` for the other policies.
+    #[inline]
+    pub(crate) fn integer_key(&self, node: u32, din: u32, dout: u32) -> Option<u64> {
+        let score = match self {
+            Policy::MaxDegree => u64::from(din.max(dout)),
+            Policy::SumDegree => u64::from(din) + u64::from(dout),
+            Policy::ProdDegree => u64::from(din) * u64::from(dout),
+            _ => return None,
+        };
+        Some((score.min(u64::from(u32::MAX)) << 32) | u64::from(!node))
+    }
 }
 
 /// Orders `(score, node)` so that `Greater` means "`a` enters the FVS before `b`": higher score,
@@ -128,6 +144,26 @@ pub(crate) fn rank(a: &(Score, u32), b: &(Score, u32)) -> Ordering {
 mod tests {
     use super::*;
     use rand::SeedableRng;
+
+    #[test]
+    fn integer_keys_rank_like_the_float_scores() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for policy in [Policy::MaxDegree, Policy::SumDegree, Policy::ProdDegree] {
+            for (a, b) in [
+                ((0u32, 3u32, 4u32), (1u32, 4u32, 3u32)),
+                ((5, 2, 9), (2, 9, 1)),
+                ((3, 0, 7), (4, 1, 1)),
+                ((9, 6, 6), (8, 5, 8)),
+            ] {
+                let fa = (policy.score(a.0 as usize, a.1, a.2, &mut rng), a.0);
+                let fb = (policy.score(b.0 as usize, b.1, b.2, &mut rng), b.0);
+                let ka = policy.integer_key(a.0, a.1, a.2).unwrap();
+                let kb = policy.integer_key(b.0, b.1, b.2).unwrap();
+                assert_eq!(ka.cmp(&kb), rank(&fa, &fb), "{policy:?} {a:?} {b:?}");
+            }
+        }
+        assert_eq!(Policy::Random.integer_key(0, 1, 1), None);
+    }
 
     #[test]
     fn scores_follow_the_definitions() {

@@ -27,6 +27,11 @@ use crate::graph::DependencyGraph;
 use crate::trim::trim;
 
 /// Appends a feedback vertex set of `graph` to `abort` (module docs). `multi >= 1`.
+///
+/// Each round walks a compact list of the alive nodes (rebuilt as it is scanned, so removed
+/// nodes cost nothing in later rounds) rather than every node of the batch. The degree policies
+/// (max, sum, prod, [`Policy::integer_key`]) rank by one `u64` per node, so quickselect compares
+/// integers; the others rank by their float scores with [`rank`]. Both give the same order.
 pub(crate) fn sort_greedy(
     graph: &DependencyGraph,
     policy: &Policy<'_>,
@@ -37,32 +42,68 @@ pub(crate) fn sort_greedy(
     let FvsScratch {
         residual,
         scored,
+        keys,
+        live,
         rng,
         ..
     } = s;
     residual.reset(graph);
     trim(graph, residual);
+    live.clear();
+    live.extend(residual.alive_nodes().map(|v| v as u32));
+    let integer = policy.integer_key(0, 0, 0).is_some();
     loop {
-        scored.clear();
-        for v in residual.alive_nodes() {
-            let score = policy.score(v, residual.in_degree(v), residual.out_degree(v), rng);
-            scored.push((score, v as u32));
-        }
-        if scored.is_empty() {
+        live.retain(|&v| residual.is_alive(v as usize));
+        if live.is_empty() {
             return;
         }
-        let k = if scored.len() <= multi { 1 } else { multi };
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k - 1, |a, b| rank(b, a));
-        }
-        for &(_, v) in &scored[..k] {
-            // Trimming after each removal drops a selected node that the removals before it
-            // in this round left on no cycle: aborting it would be wasted.
-            if residual.is_alive(v as usize) {
-                abort.push(v);
-                residual.remove(graph, v as usize);
-                trim(graph, residual);
+        let k = if live.len() <= multi { 1 } else { multi };
+        if integer {
+            keys.clear();
+            keys.extend(live.iter().map(|&v| {
+                let (din, dout) = (
+                    residual.in_degree(v as usize),
+                    residual.out_degree(v as usize),
+                );
+                policy.integer_key(v, din, dout).unwrap_or_default()
+            }));
+            if k < keys.len() {
+                keys.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+            }
+            for &key in &keys[..k] {
+                remove_if_alive(graph, residual, !(key as u32), abort);
+            }
+        } else {
+            scored.clear();
+            for &v in live.iter() {
+                let (din, dout) = (
+                    residual.in_degree(v as usize),
+                    residual.out_degree(v as usize),
+                );
+                scored.push((policy.score(v as usize, din, dout, rng), v));
+            }
+            if k < scored.len() {
+                scored.select_nth_unstable_by(k - 1, |a, b| rank(b, a));
+            }
+            for &(_, v) in &scored[..k] {
+                remove_if_alive(graph, residual, v, abort);
             }
         }
+    }
+}
+
+/// Aborts `v` and trims, unless the removals before it in this round left it on no cycle
+/// (trimming after each removal drops such a node: aborting it would be wasted).
+#[inline]
+fn remove_if_alive(
+    graph: &DependencyGraph,
+    residual: &mut crate::residual::Residual,
+    v: u32,
+    abort: &mut Vec<u32>,
+) {
+    if residual.is_alive(v as usize) {
+        abort.push(v);
+        residual.remove(graph, v as usize);
+        trim(graph, residual);
     }
 }
