@@ -157,6 +157,16 @@ impl DependencyGraph {
         &self.in_sources[start as usize..end as usize]
     }
 
+    /// `(in_degree, out_degree)` of every node, in node order (one pass over the offsets, no
+    /// per-node bounds checks: what [`crate::residual::Residual::reset`] starts from).
+    #[inline]
+    pub(crate) fn degrees(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.in_offsets
+            .windows(2)
+            .zip(self.out_offsets.windows(2))
+            .map(|(i, o)| (i[1] - i[0], o[1] - o[0]))
+    }
+
     /// Number of successors of `node`.
     #[inline]
     pub fn out_degree(&self, node: usize) -> usize {

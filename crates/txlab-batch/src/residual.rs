@@ -42,17 +42,19 @@ impl Residual {
         let n = graph.node_count();
         self.nodes.clear();
         self.trim_queue.clear();
-        for v in 0..n {
-            let (din, dout) = (graph.in_degree(v) as u32, graph.out_degree(v) as u32);
-            self.nodes.push(NodeState {
-                in_degree: din,
-                out_degree: dout,
+        self.nodes
+            .extend(graph.degrees().map(|(in_degree, out_degree)| NodeState {
+                in_degree,
+                out_degree,
                 alive: true,
-            });
-            if din == 0 || dout == 0 {
-                self.trim_queue.push(v as u32);
-            }
-        }
+            }));
+        self.trim_queue.extend(
+            self.nodes
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.in_degree == 0 || s.out_degree == 0)
+                .map(|(v, _)| v as u32),
+        );
         self.alive_count = n;
     }
 
