@@ -115,6 +115,37 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
     }
 }
 
+/// The checks of [`try_omit`] that need no atomic operation: no range scan and every write
+/// blind. Engines call it before their NWR phase and skip that phase (its fence and its merge;
+/// the baseline's own merge still runs) when it fails, counting the failure as [`try_omit`]
+/// would. Under a test mutation it always passes, so the mutant's own checks decide.
+pub fn omission_shape_ok<B: NwrBaseline + ?Sized>(t: &B, stats: &mut NwrStats) -> bool {
+    if t.mutation().is_some() {
+        return true;
+    }
+    let why = if t.has_scans() {
+        NwrFailure::Scan
+    } else if !(0..t.write_count()).all(|i| t.write_is_blind(i)) {
+        NwrFailure::NotBlind
+    } else {
+        return true;
+    };
+    stats.fail(why);
+    false
+}
+
+/// The second cheap check of [`try_omit`], once the epoch is known: every read is of a version
+/// older than `epoch`. When it fails, the NWR phase can skip [`merge_reads`] (the baseline merges
+/// before its own validation) and the failure is counted as [`try_omit`] would count it.
+pub fn omission_reads_ok<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) -> bool {
+    if t.mutation().is_some() || (0..t.read_count()).all(|i| t.read_version(i, epoch) == PRE_EPOCH)
+    {
+        return true;
+    }
+    stats.fail(NwrFailure::MergedWriteSet);
+    false
+}
+
 /// Whether `t` wrote nothing and read only versions older than `epoch`: a *pre-epoch reader*.
 ///
 /// Such a transaction may skip [`merge_reads`] (engines count it in

@@ -120,16 +120,27 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
 
     // Phase 0 (Silo+NWR only): try to commit with every write omitted.
-    if nwr_on && !tx.w.state.writes.is_empty() {
+    if nwr_on
+        && !tx.w.state.writes.is_empty()
+        && txlab_nwr::rule::omission_shape_ok(
+            &NwrView::<W> {
+                st: &tx.w.state,
+                mutation: skip.nwr,
+            },
+            &mut tx.w.nwr,
+        )
+    {
         fence(Ordering::SeqCst);
         let epoch = tx.w.epoch.global();
         let view = NwrView::<W> {
             st: &tx.w.state,
             mutation: skip.nwr,
         };
-        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
-        if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
-            return Ok(finish_omitted(tx, epoch));
+        if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr) {
+            txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+            if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
+                return Ok(finish_omitted(tx, epoch));
+            }
         }
     }
 

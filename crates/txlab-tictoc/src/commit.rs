@@ -264,7 +264,17 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     // their pivot objects, then try to commit with every write omitted, serialized at the start
     // of the epoch (module docs). If the rule declines, the baseline below runs unchanged ("no
     // false aborts", NWR paper §4.1).
-    if nwr_on && !tx.w.state.writes.is_empty() {
+    if nwr_on
+        && !tx.w.state.writes.is_empty()
+        && txlab_nwr::rule::omission_shape_ok(
+            &NwrView::<Omit> {
+                st: &tx.w.state,
+                epoch: 0,
+                mutation: skip.nwr,
+            },
+            &mut tx.w.nwr,
+        )
+    {
         fence(Ordering::SeqCst);
         let epoch = tx.w.epoch.global();
         if epoch_floor(epoch) <= MAX_WTS {
@@ -273,9 +283,11 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 epoch,
                 mutation: skip.nwr,
             };
-            txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
-            if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
-                return Ok(finish_omitted(tx, epoch));
+            if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr) {
+                txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
+                if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
+                    return Ok(finish_omitted(tx, epoch));
+                }
             }
         }
     }
