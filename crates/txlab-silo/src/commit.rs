@@ -25,8 +25,10 @@
 //! ## Silo+NWR (`Silo<Rec, Nwr>`, the NWR paper §6.1.1)
 //!
 //! ```text
-//! Phase 0  (only with W = Nwr and AckMode::EpochStable; compiled out for NoNwr)
+//! Phase 0  (only with W = Nwr and AckMode::EpochStable, a non-empty write set, no scan and every
+//!          write blind (txlab_nwr::rule::omission_shape_ok); compiled out for NoNwr)
 //!          fence(SeqCst); e = global epoch
+//!          if every read is older than e (omission_reads_ok):
 //!          merge every read of a version older than e into its record's pivot object (mRS)
 //!          if the rule accepts (txlab_nwr::try_omit: all writes blind, all reads older than e
 //!          and still current, every written record has a version of e, no pre-e read of it in
