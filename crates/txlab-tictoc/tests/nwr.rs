@@ -103,8 +103,7 @@ fn engine_names_and_plain_tictoc_reports_no_counters() {
 }
 
 /// Commit timestamps respect epochs: every version installed in epoch `e` has a tag (its commit
-/// timestamp) in `[floor(e), base(e + 1))`, omitted writes sit in `[base(e), floor(e))`, and a
-/// read-only transaction of epoch `e` extends what it read to at least `floor(e)`.
+/// timestamp) in `[floor(e), base(e + 1))` and omitted writes sit in `[base(e), floor(e))`.
 #[test]
 fn commit_timestamps_are_epoch_prefixed() {
     let (db, rec) = db();
@@ -687,4 +686,28 @@ fn the_documented_worked_example() {
     let t1_prev = 109_051_908;
     assert_eq!(epoch_floor(6) + 4, t1_prev);
     assert_serializable(&h);
+}
+
+/// A pre-epoch reader whose read's `wts` a delta shift moved into `[base(e), floor(e))` (the
+/// `txlab_tictoc::commit` case beyond plain TicToc's timestamps): `t1` reads y's loaded version
+/// and writes z, so it merges y and extends `rts(y)` to `floor(e)`, which shifts y's `wts` to
+/// `floor(e) - (2^15 - 1)`. `r` then reads only y: its history tag is pre-epoch and its TicToc
+/// `commit_ts` (that `wts`) is below the floor, so it commits there and merges nothing. y's mark
+/// (from `t1`) still blocks an omission of y in the epoch, and the history checks.
+#[test]
+fn a_pre_epoch_reader_of_a_shifted_version_merges_nothing() {
+    let (db, rec) = db();
+    let (mut a, mut r) = (db.worker().unwrap(), db.worker().unwrap());
+    let mut t1 = a.begin();
+    assert_eq!(t1.read(T, Y).unwrap().map(num), Some(20));
+    t1.write(T, Z, &v(5)).unwrap();
+    t1.commit().unwrap();
+    let _ = counters(&mut a);
+    assert_eq!(read_now(&mut r, Y), 20);
+    let c = counters(&mut r);
+    assert_eq!(c["nwr_unmarked_readers"], 1, "{c:?}");
+    assert!(!blind_write(&mut a, Y, 1), "y's pivot");
+    assert!(!blind_write(&mut a, Y, 2), "t1's read of y marked it");
+    assert_eq!(read_now(&mut r, Y), 2, "installed by the baseline");
+    assert_serializable(&rec.take());
 }
