@@ -81,6 +81,19 @@ pub fn ycsb_workload(records: u64, theta: f64) -> Ycsb {
     Ycsb::new(cfg).expect("valid YCSB configuration")
 }
 
+/// Read-mostly YCSB (preset B: 95 % reads, the writes blind) over `records` keys with skew
+/// `theta`, 4 operations: mostly read-only transactions, some of them pre-epoch readers that
+/// merge nothing under NWR (`txlab_nwr::is_pre_epoch_reader`), racing blind writers that NWR may
+/// omit.
+pub fn ycsb_read_mostly_workload(records: u64, theta: f64) -> Ycsb {
+    let mut cfg = YcsbConfig::preset(YcsbPreset::B);
+    cfg.records = records;
+    cfg.ops_per_txn = 4.min(records as usize);
+    cfg.payload_bytes = 16;
+    cfg.theta = theta;
+    Ycsb::new(cfg).expect("valid YCSB configuration")
+}
+
 /// SmallBank over 100 customers (contended) with the audit ledger on.
 pub fn smallbank_workload() -> SmallBank {
     SmallBank::new(SmallBankConfig {
@@ -99,6 +112,25 @@ pub fn ycsb<P: Protocol>(threads: &[usize], records: u64, theta: f64, txns_per_t
         if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
             panic!(
                 "{}: YCSB over {records} keys, theta {theta}, {t} threads: {e}",
+                P::NAME
+            );
+        }
+    }
+}
+
+/// Read-mostly YCSB ([`ycsb_read_mostly_workload`]) on each thread count in `threads`; panics
+/// on a violation.
+pub fn ycsb_read_mostly<P: Protocol>(
+    threads: &[usize],
+    records: u64,
+    theta: f64,
+    txns_per_thread: usize,
+) {
+    let w = ycsb_read_mostly_workload(records, theta);
+    for &t in threads {
+        if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
+            panic!(
+                "{}: read-mostly YCSB over {records} keys, theta {theta}, {t} threads: {e}",
                 P::NAME
             );
         }
