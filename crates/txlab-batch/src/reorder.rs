@@ -124,17 +124,14 @@ pub fn reorder_refined<'s>(
     refinement: Refinement,
     scratch: &'s mut ReorderScratch,
 ) -> Result<&'s Reordering, Error> {
-    algorithm.validate()?;
-    policy.validate(graph.node_count())?;
+    abort_set(graph, algorithm, policy, refinement, scratch)?;
     let ReorderScratch {
-        fvs,
         abort_nodes,
         aborted,
         pending,
         result,
+        ..
     } = scratch;
-    abort_nodes.clear();
-    feedback_vertex_set(graph, algorithm, &policy, refinement, fvs, abort_nodes)?;
     let n = graph.node_count();
     aborted.clear();
     aborted.resize(n, false);

@@ -18,9 +18,14 @@ fn v(x: u64) -> [u8; 8] {
 }
 
 fn omitted_commits(w: &mut impl Worker) -> u64 {
+    counter(w, "nwr_commits_omitted")
+}
+
+/// Drains `w`'s counters and returns `name`'s (0 if the engine does not report it).
+fn counter(w: &mut impl Worker, name: &str) -> u64 {
     let mut m: HashMap<&'static str, u64> = HashMap::new();
-    w.drain_counters(&mut |name, d| *m.entry(name).or_insert(0) += d);
-    m.get("nwr_commits_omitted").copied().unwrap_or(0)
+    w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
+    m.get(name).copied().unwrap_or(0)
 }
 
 /// The omitted writes of a history: committed writes recorded as not visible (NWR's omissions).
@@ -111,12 +116,6 @@ pub fn scan_miss_blocks_omission<P: Protocol>() {
     assert!(report.is_serializable(), "{}: {report}", P::NAME);
 }
 
-fn counter(w: &mut impl Worker, name: &str) -> u64 {
-    let mut m: HashMap<&'static str, u64> = HashMap::new();
-    w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
-    m.get(name).copied().unwrap_or(0)
-}
-
 /// A dense table `t` of keys `0..8`, key `k` loaded with `10 k` (all versions pre-epoch).
 fn loaded<P: Protocol>() -> (P::Engine, Arc<MemoryRecorder>) {
     let mut schema = Schema::new();
@@ -137,12 +136,12 @@ fn read_value(tx: &mut impl TxOps, key: u64) -> u64 {
 }
 
 fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
-    let _ = counter(w, "nwr_commits_omitted");
+    let _ = omitted_commits(w);
     let mut tx = w.begin();
     tx.write(T, key, &v(value)).expect("blind write");
     tx.commit()
         .expect("a blind write commits (NWR never aborts)");
-    counter(w, "nwr_commits_omitted") == 1
+    omitted_commits(w) == 1
 }
 
 fn assert_checks<P: Protocol>(recorder: &MemoryRecorder, omitted: usize) {
