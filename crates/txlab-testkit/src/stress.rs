@@ -108,12 +108,20 @@ pub fn smallbank_workload() -> SmallBank {
 /// Contended YCSB on each thread count in `threads`; panics on a violation.
 pub fn ycsb<P: Protocol>(threads: &[usize], records: u64, theta: f64, txns_per_thread: usize) {
     let w = ycsb_workload(records, theta);
+    let what = format!("YCSB over {records} keys, theta {theta}");
+    drive_each::<P, _>(&w, threads, txns_per_thread, &what);
+}
+
+/// Drives `workload` on each thread count in `threads`; panics naming `what` on a violation.
+fn drive_each<P: Protocol, W: Workload>(
+    workload: &W,
+    threads: &[usize],
+    txns_per_thread: usize,
+    what: &str,
+) {
     for &t in threads {
-        if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
-            panic!(
-                "{}: YCSB over {records} keys, theta {theta}, {t} threads: {e}",
-                P::NAME
-            );
+        if let Err(e) = drive::<P, _>(workload, t, txns_per_thread) {
+            panic!("{}: {what}, {t} threads: {e}", P::NAME);
         }
     }
 }
@@ -127,22 +135,11 @@ pub fn ycsb_read_mostly<P: Protocol>(
     txns_per_thread: usize,
 ) {
     let w = ycsb_read_mostly_workload(records, theta);
-    for &t in threads {
-        if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
-            panic!(
-                "{}: read-mostly YCSB over {records} keys, theta {theta}, {t} threads: {e}",
-                P::NAME
-            );
-        }
-    }
+    let what = format!("read-mostly YCSB over {records} keys, theta {theta}");
+    drive_each::<P, _>(&w, threads, txns_per_thread, &what);
 }
 
 /// SmallBank on each thread count in `threads`; panics on a violation or lost money.
 pub fn smallbank<P: Protocol>(threads: &[usize], txns_per_thread: usize) {
-    let w = smallbank_workload();
-    for &t in threads {
-        if let Err(e) = drive::<P, _>(&w, t, txns_per_thread) {
-            panic!("{}: SmallBank, {t} threads: {e}", P::NAME);
-        }
-    }
+    drive_each::<P, _>(&smallbank_workload(), threads, txns_per_thread, "SmallBank");
 }
