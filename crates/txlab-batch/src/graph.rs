@@ -40,9 +40,12 @@
 //! probes it with every read (§4): a read can find at most `|B|` writers, so building costs
 //! `O(|B|² + |R| + |W|)`. Duplicate edges (a reader reading several keys of one writer) are
 //! dropped with a per-writer stamp. The graph is stored in compressed sparse row form, once by
-//! successors and once by predecessors. All buffers, including the hash table, are kept across
+//! successors and once by predecessors; a graph of at most 64 nodes (the paper's batches hold
+//! 40) also keeps its adjacency matrix as one `u64` row per node, the form the FVS algorithms'
+//! bit-set residual graph starts from ([`crate::residual`]). All buffers, including the hash table, are kept across
 //! batches: after [`GraphBuilder::reset`] a batch no larger than earlier ones allocates nothing.
 
+use crate::residual::BITSET_MAX_NODES;
 use std::collections::HashMap;
 use std::hash::Hash;
 use txlab_core::Error;
@@ -64,6 +67,11 @@ pub struct DependencyGraph {
     out_targets: Vec<u32>,
     in_offsets: Vec<u32>,
     in_sources: Vec<u32>,
+    /// For graphs of at most [`BITSET_MAX_NODES`] nodes, bit `w` of `succ_bits[v]` is set when
+    /// `v → w` (an adjacency matrix, one `u64` per row); empty for larger graphs.
+    succ_bits: Vec<u64>,
+    /// The transpose: bit `u` of `pred_bits[v]` is set when `u → v`.
+    pred_bits: Vec<u64>,
 }
 
 impl DependencyGraph {
@@ -129,6 +137,16 @@ impl DependencyGraph {
             &mut self.in_offsets,
             &mut self.in_sources,
         );
+        self.succ_bits.clear();
+        self.pred_bits.clear();
+        if nodes <= BITSET_MAX_NODES {
+            self.succ_bits.resize(nodes, 0);
+            self.pred_bits.resize(nodes, 0);
+            for &(u, v) in pairs {
+                self.succ_bits[u as usize] |= 1u64 << v;
+                self.pred_bits[v as usize] |= 1u64 << u;
+            }
+        }
     }
 
     /// Number of nodes (transactions).
@@ -159,6 +177,16 @@ impl DependencyGraph {
 
     /// `(in_degree, out_degree)` of every node, in node order (one pass over the offsets, no
     /// per-node bounds checks: what [`crate::residual::Residual::reset`] starts from).
+    /// The adjacency matrix as bit rows `(successors, predecessors)`, one `u64` per node, for
+    /// graphs of at most [`BITSET_MAX_NODES`] nodes (what the bit-set [`Residual`] starts from);
+    /// `None` for larger graphs.
+    ///
+    /// [`Residual`]: crate::residual::Residual
+    #[inline]
+    pub(crate) fn bit_rows(&self) -> Option<(&[u64], &[u64])> {
+        (self.nodes <= BITSET_MAX_NODES).then_some((&self.succ_bits[..], &self.pred_bits[..]))
+    }
+
     #[inline]
     pub(crate) fn degrees(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.in_offsets

@@ -8,25 +8,18 @@
 //!
 //! Invariant after [`trim`]: every alive node has at least one alive predecessor and one alive
 //! successor, so the alive subgraph is either empty or contains a cycle (walk backwards from any
-//! node; with finitely many nodes the walk must repeat one). Cost: the work queue only ever
-//! receives nodes whose degree just reached zero, so all trims of one run cost `O(|V| + |E|)`
-//! together with the removals.
+//! node; with finitely many nodes the walk must repeat one). Cost: a node is re-checked only
+//! when a neighbour was removed, so all trims of one run cost `O(|V| + |E|)` together with the
+//! removals ([`Residual`] gives the per-representation details).
 
 use crate::graph::DependencyGraph;
 use crate::residual::Residual;
 
 /// Removes alive nodes with no alive predecessor or no alive successor until none is left
-/// (module docs). Returns how many nodes were trimmed.
+/// (module docs). Returns how many nodes were trimmed. The work is [`Residual::trim`], in the
+/// representation the residual keeps.
 pub fn trim(graph: &DependencyGraph, residual: &mut Residual) -> usize {
-    let mut trimmed = 0;
-    while let Some(v) = residual.trim_queue.pop() {
-        let v = v as usize;
-        if residual.is_alive(v) && (residual.in_degree(v) == 0 || residual.out_degree(v) == 0) {
-            residual.remove(graph, v);
-            trimmed += 1;
-        }
-    }
-    trimmed
+    residual.trim(graph)
 }
 
 #[cfg(test)]
