@@ -36,7 +36,8 @@
 //!
 //! # Building
 //!
-//! [`GraphBuilder`] puts every write into a hash table from key to the list of its writers, then
+//! [`GraphBuilder`] puts every write into a hash table (`foldhash`; see [`crate::pipeline`] for
+//! why not SipHash) from key to the list of its writers, then
 //! probes it with every read (§4): a read can find at most `|B|` writers, so building costs
 //! `O(|B|² + |R| + |W|)`. Duplicate edges (a reader reading several keys of one writer) are
 //! dropped with a per-writer stamp. The graph is stored in compressed sparse row form, once by
@@ -46,7 +47,7 @@
 //! batches: after [`GraphBuilder::reset`] a batch no larger than earlier ones allocates nothing.
 
 use crate::residual::BITSET_MAX_NODES;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::hash::Hash;
 use txlab_core::Error;
 
@@ -299,7 +300,7 @@ pub struct GraphBuilder<K> {
 impl<K> Default for GraphBuilder<K> {
     fn default() -> Self {
         Self {
-            writers: HashMap::new(),
+            writers: HashMap::default(),
             links: Vec::new(),
             reads: Vec::new(),
             read_ends: Vec::new(),

@@ -18,7 +18,7 @@
 
 use super::messages::{Key, Value};
 use super::storage::VersionedStorage;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use txlab_core::{Error, IndexKind, Schema, TableId, TxOps, TxResult};
 
 /// What the pipeline needs to know of a table to check requests.

@@ -10,7 +10,11 @@
 //! Storage batching (§3.1): a worker takes up to a batch of requests from its queue. With
 //! [`StorageBatching::WritesFirst`] it first applies, for every key, the highest-version write of
 //! the batch (the others are stale and skipped), then serves all the batch's reads, so no read of
-//! the batch misses a committed write that was already waiting in the queue. With
+//! the batch misses a committed write that was already waiting in the queue. The highest-version
+//! writes are found without a per-batch hash table: the batch's write requests are applied
+//! newest first, so the first write of a key that reaches [`VersionedStorage::put`] is its
+//! highest version in the batch, and `put`, which never replaces a higher version, skips the
+//! older ones. With
 //! [`StorageBatching::ArrivalOrder`] it serves the batch in queue order; with
 //! [`StorageBatching::Off`] one request at a time.
 //!
@@ -29,7 +33,7 @@
 use super::config::StorageBatching;
 use super::messages::{Key, ReadReply, StorageRequest, Value};
 use super::validator::ValidatorCache;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::collections::hash_map::Entry;
 use txlab_core::sync::mpsc::Receiver;
 use txlab_core::sync::{IgnorePoison, Mutex};
@@ -65,7 +69,9 @@ impl VersionedStorage {
     /// An empty store: every key absent at version 0.
     pub fn new() -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
         }
     }
 
@@ -131,7 +137,8 @@ pub(crate) fn storage_worker(
 ) -> StorageCounters {
     let mut counters = StorageCounters::default();
     let mut batch: Vec<StorageRequest> = Vec::with_capacity(batch_size);
-    let mut newest: HashMap<Key, (u64, Value)> = HashMap::new();
+    // `(commit timestamp, position in the batch)` of the batch's write requests.
+    let mut by_version: Vec<(u64, usize)> = Vec::new();
     while let Ok(first) = queue.recv() {
         batch.push(first);
         if batching != StorageBatching::Off {
@@ -144,29 +151,28 @@ pub(crate) fn storage_worker(
         }
         counters.batches += 1;
         if batching == StorageBatching::WritesFirst {
-            // The highest-version write per key, then every read.
-            for request in batch.iter_mut() {
-                if let StorageRequest::Write { ts, writes } = request {
+            // The batch's write requests, newest first: the first write of a key applied is its
+            // highest version in the batch, and `put` skips every older one after it.
+            by_version.clear();
+            by_version.extend(
+                batch
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, request)| match request {
+                        StorageRequest::Write { ts, .. } => Some((*ts, i)),
+                        StorageRequest::Read { .. } => None,
+                    }),
+            );
+            by_version.sort_unstable_by_key(|&(ts, _)| std::cmp::Reverse(ts));
+            for &(ts, i) in &by_version {
+                if let StorageRequest::Write { writes, .. } = &mut batch[i] {
                     for (key, value) in writes.drain(..) {
-                        match newest.entry(key) {
-                            Entry::Occupied(mut e) => {
-                                counters.skipped += 1;
-                                if e.get().0 < *ts {
-                                    e.insert((*ts, value));
-                                }
-                            }
-                            Entry::Vacant(e) => {
-                                e.insert((*ts, value));
-                            }
+                        if storage.put(key, ts, value) {
+                            counters.installed += 1;
+                        } else {
+                            counters.skipped += 1;
                         }
                     }
-                }
-            }
-            for (key, (version, value)) in newest.drain() {
-                if storage.put(key, version, value) {
-                    counters.installed += 1;
-                } else {
-                    counters.skipped += 1;
                 }
             }
         }

@@ -39,7 +39,7 @@ use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
 use crate::fvs::{Algorithm, Policy, Refinement};
 use crate::graph::GraphBuilder;
 use crate::reorder::{ReorderScratch, reorder_refined};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::time::Instant;
 use txlab_core::ConflictCause;
 use txlab_core::sync::mpsc::{Receiver, Sender};
@@ -75,7 +75,9 @@ impl ValidatorCache {
     /// An empty cache (every key at its loaded version 0).
     pub fn new() -> Self {
         Self {
-            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+            shards: (0..SHARDS)
+                .map(|_| RwLock::new(HashMap::default()))
+                .collect(),
             last_commit: AtomicU64::new(0),
         }
     }
