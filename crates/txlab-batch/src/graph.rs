@@ -221,6 +221,25 @@ impl DependencyGraph {
     }
 }
 
+/// Arbitrary graphs of 1 to 64 nodes (the bit-set range of [`crate::residual`]) with up to 256
+/// edge draws: endpoints taken modulo the node count, self-loops dropped. For property tests.
+#[cfg(test)]
+pub(crate) fn small_graphs() -> impl proptest::strategy::Strategy<Value = DependencyGraph> {
+    use proptest::prelude::*;
+    (
+        1usize..=64,
+        proptest::collection::vec((0usize..64, 0usize..64), 0..256),
+    )
+        .prop_map(|(nodes, pairs)| {
+            let edges: Vec<_> = pairs
+                .iter()
+                .map(|&(u, v)| (u % nodes, v % nodes))
+                .filter(|(u, v)| u != v)
+                .collect();
+            DependencyGraph::from_edges(nodes, &edges).expect("endpoints are in range")
+        })
+}
+
 fn check_node_count(nodes: usize) -> Result<(), Error> {
     if nodes > MAX_NODES {
         return Err(Error::invalid(

@@ -322,17 +322,8 @@ impl Residual {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::small_graphs;
     use proptest::prelude::*;
-
-    /// A graph of `n` nodes from arbitrary pairs (self-loops dropped).
-    fn graph(n: usize, pairs: &[(usize, usize)]) -> DependencyGraph {
-        let edges: Vec<_> = pairs
-            .iter()
-            .map(|&(u, v)| (u % n, v % n))
-            .filter(|(u, v)| u != v)
-            .collect();
-        DependencyGraph::from_edges(n, &edges).unwrap()
-    }
 
     /// Alive set and live degrees, the whole observable state.
     fn state(r: &Residual) -> Vec<(usize, u32, u32)> {
@@ -376,11 +367,10 @@ mod tests {
         /// after every trim, and they trim the same number of nodes.
         #[test]
         fn both_representations_agree(
-            n in 1usize..=64,
-            pairs in proptest::collection::vec((0usize..64, 0usize..64), 0..256),
+            g in small_graphs(),
             removals in proptest::collection::vec(0usize..64, 0..16),
         ) {
-            let g = graph(n, &pairs);
+            let n = g.node_count();
             let mut bits = Residual::new();
             let mut lists = Residual::new();
             lists.set_bitset_max_nodes(0);
