@@ -30,7 +30,8 @@
 //! graph builder's writer table) use `foldhash` rather than `std`'s SipHash: the keys come from
 //! the workload, not from an adversary, and SipHash was 7 % of the CPU profile of `sr` on the
 //! micro benchmark at θ = 0.5 (`perf record`, 2-core VM); building a batch's dependency graph
-//! takes 65–70 % less time with it (`cargo bench -p txlab-batch --bench fvs -- build_graph`).
+//! takes 52–77 % less time with it at 40 transactions, θ = 0.5 to 0.99 (`cargo bench -p
+//! txlab-batch --bench fvs -- build_graph`).
 //!
 //! Limitations: no range scans (the cache is per key, so phantoms would go undetected: scans
 //! return [`Error::ScanUnsupported`](txlab_core::Error::ScanUnsupported)); the cache keeps one
