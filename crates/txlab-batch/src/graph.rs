@@ -43,8 +43,9 @@
 //! dropped with a per-writer stamp. The graph is stored in compressed sparse row form, once by
 //! successors and once by predecessors; a graph of at most 64 nodes (the paper's batches hold
 //! 40) also keeps its adjacency matrix as one `u64` row per node, the form the FVS algorithms'
-//! bit-set residual graph starts from ([`crate::residual`]). All buffers, including the hash table, are kept across
-//! batches: after [`GraphBuilder::reset`] a batch no larger than earlier ones allocates nothing.
+//! bit-set residual graph starts from ([`crate::residual`]). All buffers, including the hash
+//! table, are kept across batches: after [`GraphBuilder::reset`] a batch no larger than earlier
+//! ones allocates nothing.
 
 use crate::residual::BITSET_MAX_NODES;
 use foldhash::HashMap;
@@ -176,8 +177,6 @@ impl DependencyGraph {
         &self.in_sources[start as usize..end as usize]
     }
 
-    /// `(in_degree, out_degree)` of every node, in node order (one pass over the offsets, no
-    /// per-node bounds checks: what [`crate::residual::Residual::reset`] starts from).
     /// The adjacency matrix as bit rows `(successors, predecessors)`, one `u64` per node, for
     /// graphs of at most [`BITSET_MAX_NODES`] nodes (what the bit-set [`Residual`] starts from);
     /// `None` for larger graphs.
@@ -188,6 +187,10 @@ impl DependencyGraph {
         (self.nodes <= BITSET_MAX_NODES).then_some((&self.succ_bits[..], &self.pred_bits[..]))
     }
 
+    /// `(in_degree, out_degree)` of every node, in node order (one pass over the offsets, no
+    /// per-node bounds checks: what the degree-record [`Residual`] starts from).
+    ///
+    /// [`Residual`]: crate::residual::Residual
     #[inline]
     pub(crate) fn degrees(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
         self.in_offsets

@@ -127,6 +127,25 @@ pub struct StorageCounters {
     pub skipped: u64,
 }
 
+impl StorageCounters {
+    /// Installs `writes` as version `ts` (each skipped when a version at least as high is
+    /// stored), counting both outcomes.
+    fn apply(
+        &mut self,
+        storage: &VersionedStorage,
+        ts: u64,
+        writes: impl IntoIterator<Item = (Key, Value)>,
+    ) {
+        for (key, value) in writes {
+            if storage.put(key, ts, value) {
+                self.installed += 1;
+            } else {
+                self.skipped += 1;
+            }
+        }
+    }
+}
+
 /// A storage worker's loop: serves its queue until every sender is gone (module docs).
 pub(crate) fn storage_worker(
     storage: &VersionedStorage,
@@ -166,13 +185,7 @@ pub(crate) fn storage_worker(
             by_version.sort_unstable_by_key(|&(ts, _)| std::cmp::Reverse(ts));
             for &(ts, i) in &by_version {
                 if let StorageRequest::Write { writes, .. } = &mut batch[i] {
-                    for (key, value) in writes.drain(..) {
-                        if storage.put(key, ts, value) {
-                            counters.installed += 1;
-                        } else {
-                            counters.skipped += 1;
-                        }
-                    }
+                    counters.apply(storage, ts, writes.drain(..));
                 }
             }
         }
@@ -193,15 +206,7 @@ pub(crate) fn storage_worker(
                         snapshot_ts,
                     });
                 }
-                StorageRequest::Write { ts, writes } => {
-                    for (key, value) in writes {
-                        if storage.put(key, ts, value) {
-                            counters.installed += 1;
-                        } else {
-                            counters.skipped += 1;
-                        }
-                    }
-                }
+                StorageRequest::Write { ts, writes } => counters.apply(storage, ts, writes),
             }
         }
     }
