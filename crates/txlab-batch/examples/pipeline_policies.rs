@@ -7,8 +7,13 @@
 //!
 //! ```text
 //! CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-//!   cargo run --release -p txlab-batch --example pipeline_policies -- [seconds per point] [repeats]
+//!   cargo run --release -p txlab-batch --example pipeline_policies -- \
+//!   [seconds per point] [repeats] [staged|single]
 //! ```
+//!
+//! The last argument picks the validator layout of the batching configurations: `staged` (the
+//! default; the paper's stages on their own threads, 4 reordering workers) or `single` (one
+//! thread forms, reorders and validates each batch: `PipelineConfig::reorder_workers = 0`).
 //!
 //! Every point runs `repeats` times (default 3), the configurations interleaved (base, batch,
 //! mc, rct, rdeg, base, ...), and the table shows medians, so load from other processes hits
@@ -24,6 +29,15 @@ use txlab_workload::{Micro, MicroConfig, Workload};
 fn main() -> Result<(), Error> {
     let duration = common::seconds_arg(1, 1.5)?;
     let repeats = common::repeats_arg(2, 3)?;
+    let reorder_workers = match common::word_arg(3, "staged").as_str() {
+        "staged" => PipelineConfig::default().reorder_workers,
+        "single" => 0,
+        other => return Err(Error::invalid("layout", other, "staged or single")),
+    };
+    let layout = |c: PipelineConfig| {
+        c.with_threads(c.clients, c.processors, c.storage_workers, reorder_workers)
+    };
+    println!("layout: {reorder_workers} reordering workers (0: single-thread layout)");
     common::print_load("before");
     println!(
         "| theta | config | commits/s | aborts/commit | FVS aborts/commit | avg µs | p90 µs | p95 µs | p99 µs | p99.9 µs | max µs |"
@@ -41,15 +55,17 @@ fn main() -> Result<(), Error> {
             ),
             (
                 "batch".into(),
-                PipelineConfig::default().with_mode(Mode::Batch),
+                layout(PipelineConfig::default().with_mode(Mode::Batch)),
             ),
         ];
         for policy in ReorderPolicy::ALL {
             configs.push((
                 format!("srvc {}", policy.paper_name()),
-                PipelineConfig::default()
-                    .with_mode(Mode::Srvc)
-                    .with_policy(policy),
+                layout(
+                    PipelineConfig::default()
+                        .with_mode(Mode::Srvc)
+                        .with_policy(policy),
+                ),
             ));
         }
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); configs.len()];

@@ -11,7 +11,7 @@ use txlab_core::{Error, Schema};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
 macro_rules! pipeline_protocol {
-    ($name:ident, $mode:expr) => {
+    ($name:ident, $mode:expr, $reorder_workers:expr) => {
         struct $name;
         impl Protocol for $name {
             type Engine = Pipeline<MemoryRecorder>;
@@ -23,9 +23,12 @@ macro_rules! pipeline_protocol {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                let cfg = PipelineConfig::default()
-                    .with_mode($mode)
-                    .with_threads(1, 1, 2, 2);
+                let cfg = PipelineConfig::default().with_mode($mode).with_threads(
+                    1,
+                    1,
+                    2,
+                    $reorder_workers,
+                );
                 Pipeline::with_recorder(schema, cfg, recorder)
             }
             fn expect(test: Hermitage) -> Expect {
@@ -51,8 +54,10 @@ fn expect(test: Hermitage) -> Expect {
     }
 }
 
-pipeline_protocol!(PipelineBase, Mode::Base);
-pipeline_protocol!(PipelineSrvc, Mode::Srvc);
+pipeline_protocol!(PipelineBase, Mode::Base, 2);
+pipeline_protocol!(PipelineSrvc, Mode::Srvc, 2);
+// The single-thread layout: no reordering workers (`PipelineConfig::reorder_workers`).
+pipeline_protocol!(PipelineSrvcSingleThread, Mode::Srvc, 0);
 
 macro_rules! hermitage {
     ($($test:ident: $h:ident),* $(,)?) => {$(
@@ -60,6 +65,7 @@ macro_rules! hermitage {
         fn $test() {
             txlab_testkit::hermitage::run::<PipelineBase>(Hermitage::$h);
             txlab_testkit::hermitage::run::<PipelineSrvc>(Hermitage::$h);
+            txlab_testkit::hermitage::run::<PipelineSrvcSingleThread>(Hermitage::$h);
         }
     )*};
 }
@@ -88,4 +94,5 @@ fn kit_stress_ycsb_1000_keys() {
 #[test]
 fn kit_stress_smallbank_conserves_money() {
     txlab_testkit::stress::smallbank::<PipelineSrvc>(&[2, 4], 500);
+    txlab_testkit::stress::smallbank::<PipelineSrvcSingleThread>(&[2, 4], 500);
 }

@@ -62,6 +62,43 @@ fn ycsb_histories_are_serializable_in_every_mode() {
     }
 }
 
+/// The single-thread layout (no reordering workers: one thread forms, reorders and validates
+/// each batch) in every batching mode, on a hot key set and on SmallBank. With reordering,
+/// pre-validation there sees the cache the final validation starts from, so the final
+/// validation must abort nothing.
+#[test]
+fn the_single_thread_layout_keeps_histories_serializable() {
+    let bank = SmallBank::new(SmallBankConfig {
+        customers: 100,
+        theta: 0.9,
+        audit: true,
+        ..SmallBankConfig::default()
+    })
+    .unwrap();
+    for mode in [Mode::Batch, Mode::Vc, Mode::Srvc] {
+        let cfg = PipelineConfig::default()
+            .with_mode(mode)
+            .with_concurrency(64)
+            .with_threads(2, 2, 2, 0);
+        let report = drive(&ycsb(10, 0.99), cfg, 2_000);
+        assert!(report.is_serializable(), "{}: {report}", mode.name());
+        let report = drive(&bank, cfg, 2_000);
+        assert!(report.is_serializable(), "{}: {report}", mode.name());
+    }
+    let w = ycsb(10, 0.99);
+    let cfg = PipelineConfig::default()
+        .with_mode(Mode::Srvc)
+        .with_concurrency(64)
+        .with_threads(2, 2, 2, 0);
+    let db = Pipeline::new(&w.schema(), cfg).unwrap();
+    w.load(&db).unwrap();
+    let stats = db.run(&w, RunLimit::Transactions(2_000), 5).unwrap();
+    let v = stats.validator;
+    assert!(v.reordered_txns > 0 && v.reordering_aborts + v.prevalidation_aborts > 0);
+    assert_eq!(v.reorder_failures, 0);
+    assert_eq!(v.validation_aborts, 0, "{v:?}");
+}
+
 /// The minimal refinement only keeps transactions the validator then validates in order: the
 /// reordering modes stay serializable with it, on a hot key set.
 #[test]

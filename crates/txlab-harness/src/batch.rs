@@ -158,7 +158,8 @@ pub struct BatchParams {
     pub batch_size: usize,
     /// Pipeline: live transactions in the system, `1..=2^20`.
     pub concurrency: usize,
-    /// Pipeline: reordering worker threads (modes `vc` and `srvc`), `1..=256`.
+    /// Pipeline: reordering worker threads (modes `vc` and `srvc`), `0..=256`; 0 is the
+    /// single-thread layout (modes `batch`, `vc`, `srvc`).
     pub reorder_workers: usize,
     /// Pipeline: the feedback vertex set algorithm.
     pub fvs: FvsChoice,
@@ -234,11 +235,13 @@ pub fn validate(
         };
         flag("--batch-size", p.batch_size, MAX_BATCH_SIZE)?;
         flag("--concurrency", p.concurrency, MAX_CONCURRENCY)?;
-        flag(
-            "--reorder-workers",
-            p.reorder_workers,
-            MAX_COMPONENT_THREADS,
-        )?;
+        if p.reorder_workers > MAX_COMPONENT_THREADS {
+            return Err(Error::invalid(
+                "--reorder-workers",
+                p.reorder_workers,
+                format!("0..={MAX_COMPONENT_THREADS} (0: the single-thread layout)"),
+            ));
+        }
         flag("--threads", threads, MAX_COMPONENT_THREADS).map_err(|_| {
             Error::invalid(
                 "--threads",
@@ -310,6 +313,7 @@ fn pipeline_threads(c: &PipelineConfig) -> usize {
     use txlab_batch::pipeline::ValidatorBatching;
     let validator = match c.mode.validator() {
         ValidatorBatching::Off => 1,
+        _ if c.reorder_workers == 0 => 1,
         ValidatorBatching::ArrivalOrder => 2,
         _ => 2 + c.reorder_workers,
     };

@@ -100,7 +100,7 @@ fn batching_flags_parse_and_bad_values_name_the_flag() {
         ),
         (
             &["run", "--reorder-workers", "257"],
-            &["--reorder-workers", "257", "1..=256"],
+            &["--reorder-workers", "257", "0..=256"],
         ),
         (
             &["run", "--fvs", "exact"],
@@ -479,7 +479,7 @@ fn non_numeric_values_of_every_integer_flag_name_the_flag_the_value_and_the_rang
         ("--seed", "0..=18446744073709551615"),
         ("--batch-size", "1..=65536"),
         ("--concurrency", "1..=1048576"),
-        ("--reorder-workers", "1..=256"),
+        ("--reorder-workers", "0..=256"),
     ];
     for &(flag, range) in cases {
         for bad in ["abc", "-1", "1.5", ""] {

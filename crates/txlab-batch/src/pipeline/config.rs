@@ -200,7 +200,11 @@ pub struct PipelineConfig {
     pub processors: usize,
     /// Storage worker threads, `1..=256` (default 2, the paper's).
     pub storage_workers: usize,
-    /// Transaction reordering worker threads, `1..=256` (default 4, the paper's).
+    /// Transaction reordering worker threads, `0..=256` (default 4, the paper's). With 0, the
+    /// *single-thread layout*: the validation worker forms, reorders and validates each batch
+    /// itself, with no thread hop between the stages (modes `batch`, `vc`, `srvc`; `base` and
+    /// `sr` have no batch stages and run the same either way). Meant for small machines, where
+    /// the stages' threads only take turns on the same cores.
     pub reorder_workers: usize,
     /// The feedback vertex set algorithm (default sort-based greedy with multi factor 2 under
     /// the prod-degree policy, the paper's default).
@@ -344,11 +348,13 @@ impl PipelineConfig {
             self.storage_workers,
             MAX_COMPONENT_THREADS,
         )?;
-        in_range(
-            "reorder_workers",
-            self.reorder_workers,
-            MAX_COMPONENT_THREADS,
-        )?;
+        if self.reorder_workers > MAX_COMPONENT_THREADS {
+            return Err(Error::invalid(
+                "reorder_workers",
+                self.reorder_workers,
+                format!("0..={MAX_COMPONENT_THREADS} (0: the single-thread layout)"),
+            ));
+        }
         if self.clients > self.concurrency {
             return Err(Error::invalid(
                 "clients",
@@ -392,6 +398,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("storage_workers = 0"), "{e}");
+        let e = PipelineConfig::default()
+            .with_threads(2, 1, 2, 257)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("reorder_workers = 257") && e.contains("0..=256"),
+            "{e}"
+        );
+        assert!(
+            PipelineConfig::default()
+                .with_threads(2, 1, 2, 0)
+                .validate()
+                .is_ok()
+        );
         let e = PipelineConfig::default()
             .with_concurrency(1)
             .validate()

@@ -27,7 +27,7 @@ use super::messages::{Decision, Key, ReplyTo, StorageRequest, ValidationRequest,
 use super::storage::{StorageCounters, VersionedStorage, storage_worker};
 use super::validator::{
     ReorderSettings, ValidationFaults, ValidatorCache, ValidatorCounters, ValidatorInput,
-    batch_preparation, reordering_worker, validation_worker,
+    batch_preparation, reordering_worker, single_thread_validator, validation_worker,
 };
 use std::thread::JoinHandle;
 use txlab_core::history::{
@@ -121,7 +121,6 @@ impl<Rec: Recorder> Pipeline<Rec> {
                 storage_worker(&shared.storage, &shared.cache, rx, batching, size)
             })?);
         }
-        let (validation_tx, validation_rx) = channel::<ValidatorInput>();
         #[cfg(feature = "mutation")]
         let faults = ValidationFaults {
             skip_read_check: matches!(
@@ -131,48 +130,75 @@ impl<Rec: Recorder> Pipeline<Rec> {
         };
         #[cfg(not(feature = "mutation"))]
         let faults = ValidationFaults::default();
-        {
-            let shared = shared.clone();
-            threads.push(spawn("batch-validation".into(), move || {
-                validation_worker(validation_rx, &shared.cache, &shared.counters, faults)
-            })?);
-        }
         let batching = config.mode.validator();
-        let entry = if batching == ValidatorBatching::Off {
-            Entry::Direct(validation_tx)
-        } else {
-            let mut reorderers = Vec::new();
-            if batching == ValidatorBatching::Reorder {
-                for i in 0..config.reorder_workers {
-                    let (tx, rx) = channel();
-                    reorderers.push(tx);
-                    let shared = shared.clone();
-                    let validation = validation_tx.clone();
-                    let settings = ReorderSettings {
-                        algorithm: config.algorithm,
-                        policy: config.policy,
-                        refinement: config.refinement,
-                        seed: config.seed.wrapping_add(i as u64),
-                    };
-                    threads.push(spawn(format!("batch-reorder-{i}"), move || {
-                        reordering_worker(rx, &shared.cache, settings, validation, &shared.counters)
-                    })?);
-                }
-            }
+        let settings = |i: usize| ReorderSettings {
+            algorithm: config.algorithm,
+            policy: config.policy,
+            refinement: config.refinement,
+            seed: config.seed.wrapping_add(i as u64),
+        };
+        let entry = if batching != ValidatorBatching::Off && config.reorder_workers == 0 {
+            // The single-thread layout: one thread forms, reorders and validates each batch.
             let (prep_tx, prep_rx) = channel();
             let shared = shared.clone();
-            let size = config.batch_size;
-            threads.push(spawn("batch-preparation".into(), move || {
-                batch_preparation(
+            let (size, settings) = (config.batch_size, settings(0));
+            threads.push(spawn("batch-validation".into(), move || {
+                single_thread_validator(
                     prep_rx,
                     batching,
                     size,
-                    reorderers,
-                    validation_tx,
+                    settings,
+                    &shared.cache,
                     &shared.counters,
+                    faults,
                 )
             })?);
             Entry::Batching(prep_tx)
+        } else {
+            let (validation_tx, validation_rx) = channel::<ValidatorInput>();
+            {
+                let shared = shared.clone();
+                threads.push(spawn("batch-validation".into(), move || {
+                    validation_worker(validation_rx, &shared.cache, &shared.counters, faults)
+                })?);
+            }
+            if batching == ValidatorBatching::Off {
+                Entry::Direct(validation_tx)
+            } else {
+                let mut reorderers = Vec::new();
+                if batching == ValidatorBatching::Reorder {
+                    for i in 0..config.reorder_workers {
+                        let (tx, rx) = channel();
+                        reorderers.push(tx);
+                        let shared = shared.clone();
+                        let validation = validation_tx.clone();
+                        let settings = settings(i);
+                        threads.push(spawn(format!("batch-reorder-{i}"), move || {
+                            reordering_worker(
+                                rx,
+                                &shared.cache,
+                                settings,
+                                validation,
+                                &shared.counters,
+                            )
+                        })?);
+                    }
+                }
+                let (prep_tx, prep_rx) = channel();
+                let shared = shared.clone();
+                let size = config.batch_size;
+                threads.push(spawn("batch-preparation".into(), move || {
+                    batch_preparation(
+                        prep_rx,
+                        batching,
+                        size,
+                        reorderers,
+                        validation_tx,
+                        &shared.counters,
+                    )
+                })?);
+                Entry::Batching(prep_tx)
+            }
         };
         Ok(Self {
             schema: schema.clone(),

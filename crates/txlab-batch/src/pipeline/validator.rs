@@ -33,6 +33,15 @@
 //!
 //! Without validator batching ([`ValidatorBatching::Off`], modes `base` and `sr`) requests go
 //! straight to the validation worker.
+//!
+//! **Single-thread layout** (`reorder_workers = 0`, [`single_thread_validator`]): one thread runs
+//! stages 1 to 3 back to back on each batch. Nothing in the protocol changes: the batch is
+//! pre-validated, reordered and validated as above; only the queues between the stages are gone.
+//! Pre-validation then sees the cache exactly as the final validation starts with it, and the
+//! order puts every reader before the batch's writers of what it read, so the final validation
+//! aborts nothing unless the reordering failed and the batch fell back to arrival order. On a machine with fewer cores than the staged layout has
+//! threads, the stages would only take turns on the same cores, paying two thread wake-ups per
+//! batch.
 
 use super::config::{ReorderPolicy, ValidatorBatching};
 use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
@@ -238,7 +247,32 @@ pub(crate) enum ValidatorInput {
     Ordered(OrderedBatch),
 }
 
-/// Stage 1: forms batches (module docs).
+/// Takes `first` and whatever else is already queued, up to `batch_size` requests (never
+/// waits for a batch to fill).
+fn gather(
+    first: ValidationRequest,
+    queue: &Receiver<ValidationRequest>,
+    batch_size: usize,
+) -> Vec<ValidationRequest> {
+    let mut batch = Vec::with_capacity(batch_size);
+    batch.push(first);
+    while batch.len() < batch_size {
+        match queue.try_recv() {
+            Ok(r) => batch.push(r),
+            Err(_) => break,
+        }
+    }
+    batch
+}
+
+/// A batch to validate in arrival order (mode `batch`).
+fn arrival_order(batch: Vec<ValidationRequest>) -> OrderedBatch {
+    OrderedBatch {
+        txns: batch.into_iter().map(|r| (r, None)).collect(),
+    }
+}
+
+/// Stage 1: forms batches (module docs). With reordering, `reorderers` is not empty.
 pub(crate) fn batch_preparation(
     queue: Receiver<ValidationRequest>,
     batching: ValidatorBatching,
@@ -249,22 +283,14 @@ pub(crate) fn batch_preparation(
 ) {
     let mut next = 0usize;
     while let Ok(first) = queue.recv() {
-        let mut batch = Vec::with_capacity(batch_size);
-        batch.push(first);
-        while batch.len() < batch_size {
-            match queue.try_recv() {
-                Ok(r) => batch.push(r),
-                Err(_) => break,
-            }
-        }
+        let batch = gather(first, &queue, batch_size);
         counters.batches.fetch_add(1, Ordering::Relaxed);
         let sent = if batching == ValidatorBatching::Reorder && !reorderers.is_empty() {
             next = (next + 1) % reorderers.len();
             reorderers[next].send(batch).is_ok()
         } else {
-            let txns = batch.into_iter().map(|r| (r, None)).collect();
             validation
-                .send(ValidatorInput::Ordered(OrderedBatch { txns }))
+                .send(ValidatorInput::Ordered(arrival_order(batch)))
                 .is_ok()
         };
         if !sent {
@@ -283,33 +309,59 @@ pub(crate) struct ReorderSettings {
     pub seed: u64,
 }
 
-/// Stage 2: pre-validation and reordering of one batch at a time (module docs).
-pub(crate) fn reordering_worker(
-    queue: Receiver<Vec<ValidationRequest>>,
-    cache: &ValidatorCache,
+/// Stage 2's work on one batch: pre-validation, the dependency graph, the feedback vertex set
+/// and the validation order (module docs). Keeps its buffers across batches.
+pub(crate) struct BatchReorderer {
     settings: ReorderSettings,
-    validation: Sender<ValidatorInput>,
-    counters: &ValidatorCounters,
-) {
-    let ReorderSettings {
-        algorithm,
-        policy,
-        refinement,
-        seed,
-    } = settings;
-    let mut restarts: Vec<u32> = Vec::new();
-    let mut builder = GraphBuilder::<Key>::new();
-    let mut scratch = ReorderScratch::new(seed);
-    let mut read_keys: Vec<Key> = Vec::new();
-    let mut viable: Vec<usize> = Vec::new();
-    let mut verdicts: Vec<Option<ConflictCause>> = Vec::new();
-    while let Ok(batch) = queue.recv() {
+    restarts: Vec<u32>,
+    builder: GraphBuilder<Key>,
+    scratch: ReorderScratch,
+    read_keys: Vec<Key>,
+    viable: Vec<usize>,
+    verdicts: Vec<Option<ConflictCause>>,
+    order: Vec<usize>,
+}
+
+impl BatchReorderer {
+    pub(crate) fn new(settings: ReorderSettings) -> Self {
+        Self {
+            settings,
+            restarts: Vec::new(),
+            builder: GraphBuilder::new(),
+            scratch: ReorderScratch::new(settings.seed),
+            read_keys: Vec::new(),
+            viable: Vec::new(),
+            verdicts: Vec::new(),
+            order: Vec::new(),
+        }
+    }
+
+    /// Pre-validates `batch` against `cache`, aborts a feedback vertex set of the viable
+    /// transactions' dependency graph and returns the batch in validation order, each
+    /// transaction with its verdict (`Some` for the aborted, which come last).
+    pub(crate) fn order(
+        &mut self,
+        batch: Vec<ValidationRequest>,
+        cache: &ValidatorCache,
+        counters: &ValidatorCounters,
+    ) -> OrderedBatch {
         let started = Instant::now();
+        let Self {
+            settings,
+            restarts,
+            builder,
+            scratch,
+            read_keys,
+            viable,
+            verdicts,
+            order,
+        } = self;
         builder.reset();
         viable.clear();
         restarts.clear();
         verdicts.clear();
         verdicts.resize(batch.len(), None);
+        order.clear();
         let (mut prevalidation_aborts, mut stale_when_read) = (0, 0);
         for (i, request) in batch.iter().enumerate() {
             if let Some(staleness) = cache.staleness(&request.reads, request.snapshot_ts) {
@@ -321,7 +373,7 @@ pub(crate) fn reordering_worker(
             read_keys.clear();
             read_keys.extend(request.reads.iter().map(|&(k, _)| k));
             // Cannot fail: a batch is far below the builder's limits (checked config).
-            if builder.push(&read_keys, &request.writes).is_err() {
+            if builder.push(read_keys, &request.writes).is_err() {
                 verdicts[i] = Some(ConflictCause::Reordering);
                 continue;
             }
@@ -329,18 +381,19 @@ pub(crate) fn reordering_worker(
             restarts.push(request.restarts);
         }
         let graph = builder.build();
-        let mut order: Vec<usize> = Vec::with_capacity(batch.len());
         let mut reordering_aborts = 0;
-        let policy = match policy {
+        let policy = match settings.policy {
             ReorderPolicy::ProdDegree => Policy::ProdDegree,
-            ReorderPolicy::Rct => Policy::Rct {
-                restarts: &restarts,
-            },
-            ReorderPolicy::Rdeg => Policy::Rdeg {
-                restarts: &restarts,
-            },
+            ReorderPolicy::Rct => Policy::Rct { restarts },
+            ReorderPolicy::Rdeg => Policy::Rdeg { restarts },
         };
-        match reorder_refined(graph, algorithm, policy, refinement, &mut scratch) {
+        match reorder_refined(
+            graph,
+            settings.algorithm,
+            policy,
+            settings.refinement,
+            scratch,
+        ) {
             Ok(result) => {
                 for &node in &result.abort {
                     verdicts[viable[node]] = Some(ConflictCause::Reordering);
@@ -376,10 +429,22 @@ pub(crate) fn reordering_worker(
             .iter()
             .filter_map(|&i| slots[i].take().map(|r| (r, verdicts[i])))
             .collect();
-        if validation
-            .send(ValidatorInput::Ordered(OrderedBatch { txns }))
-            .is_err()
-        {
+        OrderedBatch { txns }
+    }
+}
+
+/// Stage 2: pre-validation and reordering of one batch at a time (module docs).
+pub(crate) fn reordering_worker(
+    queue: Receiver<Vec<ValidationRequest>>,
+    cache: &ValidatorCache,
+    settings: ReorderSettings,
+    validation: Sender<ValidatorInput>,
+    counters: &ValidatorCounters,
+) {
+    let mut reorderer = BatchReorderer::new(settings);
+    while let Ok(batch) = queue.recv() {
+        let ordered = reorderer.order(batch, cache, counters);
+        if validation.send(ValidatorInput::Ordered(ordered)).is_err() {
             return;
         }
     }
@@ -391,25 +456,42 @@ pub(crate) struct ValidationFaults {
     pub(crate) skip_read_check: bool,
 }
 
-/// Stage 3: in-order validation and commit timestamps (module docs).
-pub(crate) fn validation_worker(
-    queue: Receiver<ValidatorInput>,
-    cache: &ValidatorCache,
-    counters: &ValidatorCounters,
+/// Stage 3's work: validates transactions one at a time in the order given, assigns commit
+/// timestamps and records committed writes in the cache (module docs).
+struct InOrderValidator<'a> {
+    next_ts: u64,
+    cache: &'a ValidatorCache,
+    counters: &'a ValidatorCounters,
     faults: ValidationFaults,
-) {
-    let mut next_ts = 1u64;
-    let mut decide = |request: ValidationRequest, verdict: Option<ConflictCause>| {
+}
+
+impl<'a> InOrderValidator<'a> {
+    fn new(
+        cache: &'a ValidatorCache,
+        counters: &'a ValidatorCounters,
+        faults: ValidationFaults,
+    ) -> Self {
+        Self {
+            next_ts: 1,
+            cache,
+            counters,
+            faults,
+        }
+    }
+
+    /// Decides `request` (aborted outright if `verdict` is `Some`) and delivers the decision.
+    fn decide(&mut self, request: ValidationRequest, verdict: Option<ConflictCause>) {
+        let (cache, counters) = (self.cache, self.counters);
         let staleness = match verdict {
             Some(_) => None,
-            None if faults.skip_read_check => None,
+            None if self.faults.skip_read_check => None,
             None => cache.staleness(&request.reads, request.snapshot_ts),
         };
         let outcome = match (verdict, staleness) {
             (Some(cause), _) => Err(cause),
             (None, None) => {
-                let ts = next_ts;
-                next_ts += 1;
+                let ts = self.next_ts;
+                self.next_ts += 1;
                 for &key in &request.writes {
                     cache.record(key, ts);
                 }
@@ -431,16 +513,57 @@ pub(crate) fn validation_worker(
             slot: request.slot,
             outcome,
         });
-    };
-    while let Ok(input) = queue.recv() {
+    }
+
+    fn validate(&mut self, input: ValidatorInput) {
         match input {
-            ValidatorInput::Single(request) => decide(request, None),
+            ValidatorInput::Single(request) => self.decide(request, None),
             ValidatorInput::Ordered(batch) => {
                 for (request, verdict) in batch.txns {
-                    decide(request, verdict);
+                    self.decide(request, verdict);
                 }
             }
         }
+    }
+}
+
+/// Stage 3: in-order validation and commit timestamps (module docs).
+pub(crate) fn validation_worker(
+    queue: Receiver<ValidatorInput>,
+    cache: &ValidatorCache,
+    counters: &ValidatorCounters,
+    faults: ValidationFaults,
+) {
+    let mut validator = InOrderValidator::new(cache, counters, faults);
+    while let Ok(input) = queue.recv() {
+        validator.validate(input);
+    }
+}
+
+/// The single-thread layout (no reordering workers, `PipelineConfig::reorder_workers == 0`):
+/// one thread forms each batch, reorders it (with [`ValidatorBatching::Reorder`]) and validates
+/// it, stages 1 to 3 in a row. The protocol is the same; there are no thread hops between the
+/// stages, and pre-validation sees the cache exactly as the final validation will.
+pub(crate) fn single_thread_validator(
+    queue: Receiver<ValidationRequest>,
+    batching: ValidatorBatching,
+    batch_size: usize,
+    settings: ReorderSettings,
+    cache: &ValidatorCache,
+    counters: &ValidatorCounters,
+    faults: ValidationFaults,
+) {
+    let mut reorderer =
+        (batching == ValidatorBatching::Reorder).then(|| BatchReorderer::new(settings));
+    let mut validator = InOrderValidator::new(cache, counters, faults);
+    while let Ok(first) = queue.recv() {
+        let batch = gather(first, &queue, batch_size);
+        counters.batches.fetch_add(1, Ordering::Relaxed);
+        let ordered = match &mut reorderer {
+            Some(r) => r.order(batch, cache, counters),
+            None => arrival_order(batch),
+        };
+        validator.validate(ValidatorInput::Ordered(ordered));
     }
 }
 
@@ -532,6 +655,90 @@ mod tests {
         assert_eq!(counters.prevalidation_aborts, 1);
         assert_eq!(counters.reordered_txns, 3);
         assert_eq!(counters.commits, 2);
+    }
+
+    #[test]
+    fn the_single_thread_layout_decides_like_the_stages() {
+        let cache = ValidatorCache::new();
+        cache.record((0, 9), 5);
+        let counters = ValidatorCounters::default();
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        // The batch of `decide` plus t3: r3 w1. A reader must be validated before the writer
+        // of what it read: t1 before t0 (key 2), t3 before t1 (key 3), t0 before t3 (key 1).
+        // That is a cycle of three, so one of them goes; t2's stale read is dropped first.
+        let (tx, rx) = channel();
+        for r in [
+            request(0, &[1], &[2], &reply),
+            request(1, &[2], &[3], &reply),
+            request(2, &[9], &[9], &reply),
+            request(3, &[3], &[1], &reply),
+        ] {
+            tx.send(r).unwrap();
+        }
+        drop(tx);
+        single_thread_validator(
+            rx,
+            ValidatorBatching::Reorder,
+            40,
+            ReorderSettings {
+                algorithm: Algorithm::SortGreedy { multi: 2 },
+                policy: ReorderPolicy::ProdDegree,
+                refinement: Refinement::None,
+                seed: 1,
+            },
+            &cache,
+            &counters,
+            ValidationFaults::default(),
+        );
+        drop(reply);
+        let mut out = vec![Err(ConflictCause::Other("none")); 4];
+        for d in reply_rx.iter() {
+            out[d.slot as usize] = d.outcome;
+        }
+        let c = counters.snapshot();
+        assert_eq!(c.batches, 1, "all four were queued, so one batch");
+        assert_eq!(out[2], Err(ConflictCause::ReadValidation));
+        assert_eq!(c.prevalidation_aborts, 1);
+        assert_eq!(c.reordering_aborts, 1, "{out:?}");
+        assert_eq!(c.commits, 2, "{out:?}");
+        // Pre-validation saw the cache the final validation started from, and the order
+        // accounts for the batch's own writes: the final validation aborts nothing.
+        assert_eq!(c.validation_aborts, 0);
+        assert_eq!(c.reordered_txns, 4);
+    }
+
+    #[test]
+    fn the_single_thread_layout_without_reordering_validates_in_arrival_order() {
+        let cache = ValidatorCache::new();
+        let counters = ValidatorCounters::default();
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        let (tx, rx) = channel();
+        tx.send(request(0, &[1], &[2], &reply)).unwrap();
+        tx.send(request(1, &[2], &[3], &reply)).unwrap();
+        drop(tx);
+        single_thread_validator(
+            rx,
+            ValidatorBatching::ArrivalOrder,
+            40,
+            ReorderSettings {
+                algorithm: Algorithm::SortGreedy { multi: 2 },
+                policy: ReorderPolicy::ProdDegree,
+                refinement: Refinement::None,
+                seed: 1,
+            },
+            &cache,
+            &counters,
+            ValidationFaults::default(),
+        );
+        drop(reply);
+        let outcomes: Vec<_> = reply_rx.iter().map(|d| (d.slot, d.outcome)).collect();
+        assert_eq!(
+            outcomes,
+            vec![(0, Ok(1)), (1, Err(ConflictCause::ReadValidation))]
+        );
+        assert_eq!(counters.snapshot().reordered_txns, 0);
     }
 
     #[test]
