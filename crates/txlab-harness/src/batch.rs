@@ -577,6 +577,52 @@ mod tests {
     }
 
     #[test]
+    fn zero_reorder_workers_is_the_single_thread_layout() {
+        let parse = |args: &[&str]| -> Result<usize, clap::Error> {
+            let mut argv = vec!["txlab", "run"];
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv)?.command {
+                Command::Run(r) => Ok(r.params.reorder_workers),
+                other => panic!("parsed as {other:?}"),
+            }
+        };
+        assert_eq!(parse(&[]).unwrap(), DEFAULT_REORDER_WORKERS);
+        let workers = parse(&["--reorder-workers", "0"]).unwrap();
+        assert_eq!(workers, 0);
+        let single = BatchParams {
+            reorder_workers: workers,
+            ..BatchParams::default()
+        };
+        let staged = BatchParams::default();
+        let config = pipeline_config(Mode::Srvc, 1, &single, 1);
+        assert_eq!(config.reorder_workers, 0);
+        assert!(config.validate().is_ok());
+        // 2 clients, 1 processor, 2 storage workers, then the validator's threads: one in the
+        // single-thread layout (as many as `base`), batch preparation + 4 reordering workers +
+        // validation when staged, batch preparation + validation for `batch`.
+        let threads = |mode, p: &BatchParams| pipeline_threads(&pipeline_config(mode, 1, p, 1));
+        assert_eq!(threads(Mode::Srvc, &single), 6);
+        assert_eq!(threads(Mode::Batch, &single), 6);
+        assert_eq!(threads(Mode::Base, &single), 6);
+        assert_eq!(threads(Mode::Srvc, &staged), 11);
+        assert_eq!(threads(Mode::Batch, &staged), 7);
+        assert_eq!(threads(Mode::Sr, &staged), 6);
+        let too_many = BatchParams {
+            reorder_workers: 257,
+            ..BatchParams::default()
+        };
+        let run = RunConfig::default();
+        let e = validate(Protocol::BatchSrvc, 1, &too_many, &run)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--reorder-workers") && e.contains("0..=256"),
+            "{e}"
+        );
+        assert!(validate(Protocol::BatchSrvc, 1, &single, &run).is_ok());
+    }
+
+    #[test]
     fn the_fvs_refinement_flag_parses_and_reaches_the_pipeline() {
         let parse = |args: &[&str]| -> Result<RefinementChoice, clap::Error> {
             let mut argv = vec!["txlab", "run"];
