@@ -84,6 +84,7 @@ hermitage!(
 #[test]
 fn kit_stress_ycsb_hot_10_keys() {
     txlab_testkit::stress::ycsb::<PipelineSrvc>(&[2, 4], 10, 0.99, 500);
+    txlab_testkit::stress::ycsb::<PipelineSrvcSingleThread>(&[2, 4], 10, 0.99, 500);
 }
 
 #[test]

@@ -153,8 +153,9 @@ pub struct ParamArgs {
     /// paper's 300).
     #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_CONCURRENCY), allow_negative_numbers = true)]
     pub concurrency: usize,
-    /// batch-batch, batch-vc, batch-srvc: transaction reordering worker threads, 0..=256; 0 is
-    /// the single-thread layout (one thread forms, reorders and validates each batch).
+    /// batch-vc, batch-srvc: transaction reordering worker threads, 0..=256; 0 is the
+    /// single-thread layout (one thread forms, reorders and validates each batch). For
+    /// batch-batch only 0 or not 0 matters: 0 forms and validates batches on one thread.
     #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = ranged(0usize, txlab_batch::pipeline::config::MAX_COMPONENT_THREADS), allow_negative_numbers = true)]
     pub reorder_workers: usize,
     /// batch-vc, batch-srvc: feedback vertex set algorithm: sort (sort-based greedy, multi

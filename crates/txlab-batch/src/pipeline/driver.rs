@@ -71,8 +71,10 @@ impl RunStats {
         self.restarts as f64 / self.committed.max(1) as f64
     }
 
-    /// Transactions one reordering worker processes per second of its busy time
-    /// (pre-validation, graph and reordering); `None` if nothing was reordered.
+    /// Transactions one reordering worker (or, in the single-thread layout, the validator
+    /// thread) processes per second of its busy time (pre-validation, graph and reordering);
+    /// `None` if nothing was reordered. Busy time is wall-clock time, so a worker descheduled
+    /// mid-batch counts as busy: compare rates within one layout and machine.
     pub fn reorder_rate(&self) -> Option<f64> {
         (self.validator.reorder_ns > 0).then(|| {
             self.validator.reordered_txns as f64 / (self.validator.reorder_ns as f64 / 1e9)

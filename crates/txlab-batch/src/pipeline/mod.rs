@@ -12,6 +12,9 @@
 //!                                                                  commit timestamps, cache)
 //! ```
 //!
+//! That is the staged layout (the paper's). With `reorder_workers = 0` (the single-thread
+//! layout) one validator thread forms, reorders and validates each batch itself.
+//!
 //! - [`config`]: the modes `base`, `batch`, `sr`, `vc`, `srvc` (§5.3), batch size (default 40),
 //!   concurrency (default 300), and the thread layout;
 //! - [`storage`]: the versioned store (a write older than the stored version is ignored) and the

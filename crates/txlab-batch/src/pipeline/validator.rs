@@ -161,9 +161,10 @@ pub enum Staleness {
 pub struct ValidatorCounters {
     /// Batches the batch preparation stage formed.
     pub batches: AtomicU64,
-    /// Transactions that went through a reordering worker.
+    /// Transactions that went through reordering (a reordering worker, or the single-thread
+    /// validator).
     pub reordered_txns: AtomicU64,
-    /// Nanoseconds reordering workers spent on pre-validation, graph building and reordering.
+    /// Nanoseconds spent on pre-validation, graph building and reordering (wall clock).
     pub reorder_ns: AtomicU64,
     /// Batches whose reordering failed and were validated in arrival order instead.
     pub reorder_failures: AtomicU64,
