@@ -20,6 +20,17 @@ fn ycsb(records: u64, theta: f64) -> Ycsb {
     Ycsb::new(cfg).unwrap()
 }
 
+/// SmallBank over 100 customers, θ = 0.9, with its conservation audit.
+fn hot_bank() -> SmallBank {
+    SmallBank::new(SmallBankConfig {
+        customers: 100,
+        theta: 0.9,
+        audit: true,
+        ..SmallBankConfig::default()
+    })
+    .unwrap()
+}
+
 /// Runs `txns` transactions of `workload` and returns the checker's report.
 fn drive<W>(workload: &W, cfg: PipelineConfig, txns: u64) -> Report
 where
@@ -68,13 +79,7 @@ fn ycsb_histories_are_serializable_in_every_mode() {
 /// validation must abort nothing.
 #[test]
 fn the_single_thread_layout_keeps_histories_serializable() {
-    let bank = SmallBank::new(SmallBankConfig {
-        customers: 100,
-        theta: 0.9,
-        audit: true,
-        ..SmallBankConfig::default()
-    })
-    .unwrap();
+    let bank = hot_bank();
     for mode in [Mode::Batch, Mode::Vc, Mode::Srvc] {
         let cfg = PipelineConfig::default()
             .with_mode(mode)
@@ -116,13 +121,7 @@ fn the_minimal_refinement_keeps_histories_serializable() {
 
 #[test]
 fn smallbank_conserves_money_in_every_mode() {
-    let bank = SmallBank::new(SmallBankConfig {
-        customers: 100,
-        theta: 0.9,
-        audit: true,
-        ..SmallBankConfig::default()
-    })
-    .unwrap();
+    let bank = hot_bank();
     for mode in Mode::ALL {
         let cfg = PipelineConfig::default()
             .with_mode(mode)

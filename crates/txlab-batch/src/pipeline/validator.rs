@@ -575,6 +575,16 @@ mod tests {
     use std::sync::Arc;
     use std::sync::mpsc::channel;
 
+    /// The reordering settings the tests use (no refinement, seed 1).
+    fn settings(algorithm: Algorithm, policy: ReorderPolicy) -> ReorderSettings {
+        ReorderSettings {
+            algorithm,
+            policy,
+            refinement: Refinement::None,
+            seed: 1,
+        }
+    }
+
     fn request(
         slot: u32,
         reads: &[u64],
@@ -612,12 +622,7 @@ mod tests {
             reordering_worker(
                 rx,
                 &cache,
-                ReorderSettings {
-                    algorithm: Algorithm::SccGreedy,
-                    policy: ReorderPolicy::ProdDegree,
-                    refinement: Refinement::None,
-                    seed: 1,
-                },
+                settings(Algorithm::SccGreedy, ReorderPolicy::ProdDegree),
                 val_tx,
                 &counters,
             );
@@ -682,12 +687,10 @@ mod tests {
             rx,
             ValidatorBatching::Reorder,
             40,
-            ReorderSettings {
-                algorithm: Algorithm::SortGreedy { multi: 2 },
-                policy: ReorderPolicy::ProdDegree,
-                refinement: Refinement::None,
-                seed: 1,
-            },
+            settings(
+                Algorithm::SortGreedy { multi: 2 },
+                ReorderPolicy::ProdDegree,
+            ),
             &cache,
             &counters,
             ValidationFaults::default(),
@@ -723,12 +726,10 @@ mod tests {
             rx,
             ValidatorBatching::ArrivalOrder,
             40,
-            ReorderSettings {
-                algorithm: Algorithm::SortGreedy { multi: 2 },
-                policy: ReorderPolicy::ProdDegree,
-                refinement: Refinement::None,
-                seed: 1,
-            },
+            settings(
+                Algorithm::SortGreedy { multi: 2 },
+                ReorderPolicy::ProdDegree,
+            ),
             &cache,
             &counters,
             ValidationFaults::default(),
@@ -760,12 +761,10 @@ mod tests {
         reordering_worker(
             rx,
             &cache,
-            ReorderSettings {
-                algorithm: Algorithm::SortGreedy { multi: 2 },
-                policy: ReorderPolicy::ProdDegree,
-                refinement: Refinement::None,
-                seed: 1,
-            },
+            settings(
+                Algorithm::SortGreedy { multi: 2 },
+                ReorderPolicy::ProdDegree,
+            ),
             val_tx,
             &counters,
         );
@@ -794,12 +793,7 @@ mod tests {
         reordering_worker(
             rx,
             &cache,
-            ReorderSettings {
-                algorithm: Algorithm::SortGreedy { multi: 2 },
-                policy,
-                refinement: Refinement::None,
-                seed: 1,
-            },
+            settings(Algorithm::SortGreedy { multi: 2 }, policy),
             val_tx,
             &counters,
         );
