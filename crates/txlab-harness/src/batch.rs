@@ -544,13 +544,18 @@ mod tests {
     use crate::cli::{Cli, Command};
     use clap::Parser;
 
-    fn policy_of(args: &[&str]) -> Result<PolicyChoice, clap::Error> {
+    /// The engine parameters `txlab run ARGS` parses to.
+    fn run_params(args: &[&str]) -> Result<crate::cli::ParamArgs, clap::Error> {
         let mut argv = vec!["txlab", "run"];
         argv.extend_from_slice(args);
         match Cli::try_parse_from(argv)?.command {
-            Command::Run(r) => Ok(r.params.policy),
+            Command::Run(r) => Ok(r.params),
             other => panic!("parsed as {other:?}"),
         }
+    }
+
+    fn policy_of(args: &[&str]) -> Result<PolicyChoice, clap::Error> {
+        run_params(args).map(|p| p.policy)
     }
 
     #[test]
@@ -578,14 +583,7 @@ mod tests {
 
     #[test]
     fn zero_reorder_workers_is_the_single_thread_layout() {
-        let parse = |args: &[&str]| -> Result<usize, clap::Error> {
-            let mut argv = vec!["txlab", "run"];
-            argv.extend_from_slice(args);
-            match Cli::try_parse_from(argv)?.command {
-                Command::Run(r) => Ok(r.params.reorder_workers),
-                other => panic!("parsed as {other:?}"),
-            }
-        };
+        let parse = |args: &[&str]| run_params(args).map(|p| p.reorder_workers);
         assert_eq!(parse(&[]).unwrap(), DEFAULT_REORDER_WORKERS);
         let workers = parse(&["--reorder-workers", "0"]).unwrap();
         assert_eq!(workers, 0);
@@ -624,14 +622,7 @@ mod tests {
 
     #[test]
     fn the_fvs_refinement_flag_parses_and_reaches_the_pipeline() {
-        let parse = |args: &[&str]| -> Result<RefinementChoice, clap::Error> {
-            let mut argv = vec!["txlab", "run"];
-            argv.extend_from_slice(args);
-            match Cli::try_parse_from(argv)?.command {
-                Command::Run(r) => Ok(r.params.fvs_refinement),
-                other => panic!("parsed as {other:?}"),
-            }
-        };
+        let parse = |args: &[&str]| run_params(args).map(|p| p.fvs_refinement);
         assert_eq!(parse(&[]).unwrap(), RefinementChoice::None);
         let minimal = parse(&["--fvs-refinement", "minimal"]).unwrap();
         assert_eq!(minimal, RefinementChoice::Minimal);

@@ -663,44 +663,67 @@ mod tests {
         assert_eq!(counters.commits, 2);
     }
 
-    #[test]
-    fn the_single_thread_layout_decides_like_the_stages() {
-        let cache = ValidatorCache::new();
-        cache.record((0, 9), 5);
+    /// A decision as delivered: the request's slot and its outcome.
+    type SlotDecision = (u32, Result<u64, ConflictCause>);
+
+    /// Queues `requests` (all at once, so they form one batch), runs the single-thread
+    /// validator until the queue closes, and returns the decisions in delivery order with the
+    /// counters.
+    fn single_thread(
+        batching: ValidatorBatching,
+        cache: &ValidatorCache,
+        requests: Vec<ValidationRequest>,
+        reply: ReplyTo<Decision>,
+        replies: std::sync::mpsc::Receiver<Decision>,
+    ) -> (Vec<SlotDecision>, ValidatorSnapshot) {
         let counters = ValidatorCounters::default();
-        let (reply_tx, reply_rx) = channel();
-        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
-        // The batch of `decide` plus t3: r3 w1. A reader must be validated before the writer
-        // of what it read: t1 before t0 (key 2), t3 before t1 (key 3), t0 before t3 (key 1).
-        // That is a cycle of three, so one of them goes; t2's stale read is dropped first.
         let (tx, rx) = channel();
-        for r in [
-            request(0, &[1], &[2], &reply),
-            request(1, &[2], &[3], &reply),
-            request(2, &[9], &[9], &reply),
-            request(3, &[3], &[1], &reply),
-        ] {
+        for r in requests {
             tx.send(r).unwrap();
         }
         drop(tx);
         single_thread_validator(
             rx,
-            ValidatorBatching::Reorder,
+            batching,
             40,
             settings(
                 Algorithm::SortGreedy { multi: 2 },
                 ReorderPolicy::ProdDegree,
             ),
-            &cache,
+            cache,
             &counters,
             ValidationFaults::default(),
         );
         drop(reply);
+        let decisions = replies.iter().map(|d| (d.slot, d.outcome)).collect();
+        (decisions, counters.snapshot())
+    }
+
+    #[test]
+    fn the_single_thread_layout_decides_like_the_stages() {
+        let cache = ValidatorCache::new();
+        cache.record((0, 9), 5);
+        let (reply_tx, reply_rx) = channel();
+        let reply: ReplyTo<Decision> = Arc::new(reply_tx);
+        // The batch of `decide` plus t3: r3 w1. A reader must be validated before the writer
+        // of what it read: t1 before t0 (key 2), t3 before t1 (key 3), t0 before t3 (key 1).
+        // That is a cycle of three, so one of them goes; t2's stale read is dropped first.
+        let (decisions, c) = single_thread(
+            ValidatorBatching::Reorder,
+            &cache,
+            vec![
+                request(0, &[1], &[2], &reply),
+                request(1, &[2], &[3], &reply),
+                request(2, &[9], &[9], &reply),
+                request(3, &[3], &[1], &reply),
+            ],
+            reply,
+            reply_rx,
+        );
         let mut out = vec![Err(ConflictCause::Other("none")); 4];
-        for d in reply_rx.iter() {
-            out[d.slot as usize] = d.outcome;
+        for (slot, outcome) in decisions {
+            out[slot as usize] = outcome;
         }
-        let c = counters.snapshot();
         assert_eq!(c.batches, 1, "all four were queued, so one batch");
         assert_eq!(out[2], Err(ConflictCause::ReadValidation));
         assert_eq!(c.prevalidation_aborts, 1);
@@ -714,33 +737,23 @@ mod tests {
 
     #[test]
     fn the_single_thread_layout_without_reordering_validates_in_arrival_order() {
-        let cache = ValidatorCache::new();
-        let counters = ValidatorCounters::default();
         let (reply_tx, reply_rx) = channel();
         let reply: ReplyTo<Decision> = Arc::new(reply_tx);
-        let (tx, rx) = channel();
-        tx.send(request(0, &[1], &[2], &reply)).unwrap();
-        tx.send(request(1, &[2], &[3], &reply)).unwrap();
-        drop(tx);
-        single_thread_validator(
-            rx,
+        let (outcomes, c) = single_thread(
             ValidatorBatching::ArrivalOrder,
-            40,
-            settings(
-                Algorithm::SortGreedy { multi: 2 },
-                ReorderPolicy::ProdDegree,
-            ),
-            &cache,
-            &counters,
-            ValidationFaults::default(),
+            &ValidatorCache::new(),
+            vec![
+                request(0, &[1], &[2], &reply),
+                request(1, &[2], &[3], &reply),
+            ],
+            reply,
+            reply_rx,
         );
-        drop(reply);
-        let outcomes: Vec<_> = reply_rx.iter().map(|d| (d.slot, d.outcome)).collect();
         assert_eq!(
             outcomes,
             vec![(0, Ok(1)), (1, Err(ConflictCause::ReadValidation))]
         );
-        assert_eq!(counters.snapshot().reordered_txns, 0);
+        assert_eq!(c.reordered_txns, 0);
     }
 
     #[test]
