@@ -12,28 +12,12 @@ use txlab_core::sync::mpsc::Sender;
 pub type Key = (u16, u64);
 
 /// A value as stored and shipped: `None` for an absent (deleted or never created) key.
-///
-/// Values are immutable once written and shared: a read hands out another reference to the
-/// stored bytes instead of copying them into a new allocation. (With copies, every key read
-/// allocated on the storage worker and freed on the processor; mimalloc's collection of those
-/// cross-thread frees and the allocations were about 9 % of the storage workers' CPU profile,
-/// `batch-sr` micro θ = 0.9.) `std`'s `Arc` even under the model checkers: it is data, not a
-/// synchronisation primitive the pipeline's protocol relies on.
-pub type Value = Option<std::sync::Arc<[u8]>>;
+pub type Value = Option<Box<[u8]>>;
 
 /// Where a reply goes.
 pub trait Sink<T>: Send + Sync {
     /// Delivers a reply. A closed destination drops it (the requester has gone away).
     fn deliver(&self, msg: T);
-
-    /// Delivers the replies to one batch together, in order. A storage worker that batches
-    /// answers each requester once per batch; a processor takes them as one queue message. The
-    /// default delivers them one by one.
-    fn deliver_all(&self, msgs: Vec<T>) {
-        for msg in msgs {
-            self.deliver(msg);
-        }
-    }
 }
 
 impl<T: Send> Sink<T> for Sender<T> {

@@ -52,8 +52,6 @@ pub(crate) enum ProcessorEvent<P> {
     },
     /// A storage worker's answer.
     Reads(ReadReply),
-    /// A batching storage worker's answers to one batch, in the order it served them.
-    ReadBatch(Vec<ReadReply>),
     /// The validator's answer.
     Decided(Decision),
     /// Finish (sent once every client has had all its transactions answered).
@@ -81,10 +79,6 @@ struct ProcessorSink<P>(Sender<ProcessorEvent<P>>);
 impl<P: Send> Sink<ReadReply> for ProcessorSink<P> {
     fn deliver(&self, msg: ReadReply) {
         let _ = self.0.send(ProcessorEvent::Reads(msg));
-    }
-
-    fn deliver_all(&self, msgs: Vec<ReadReply>) {
-        let _ = self.0.send(ProcessorEvent::ReadBatch(msgs));
     }
 }
 
@@ -146,21 +140,9 @@ impl<P> Inbox<P> {
     /// the commit decisions first (each ships its writes to the storage), then the abort
     /// decisions (each queues its restart's reads, after those writes), then read replies and
     /// new transactions, each class in arrival order.
-    ///
-    /// A [`ProcessorEvent::ReadBatch`] is handed out as its replies, one by one, in order.
     fn next(&mut self, queue: &Receiver<ProcessorEvent<P>>) -> Option<ProcessorEvent<P>> {
         if self.scheduling == ProcessorScheduling::ArrivalOrder {
-            if let Some(event) = self.others.pop_front() {
-                return Some(event);
-            }
-            return match queue.recv().ok()? {
-                ProcessorEvent::ReadBatch(replies) => {
-                    self.others
-                        .extend(replies.into_iter().map(ProcessorEvent::Reads));
-                    self.others.pop_front()
-                }
-                event => Some(event),
-            };
+            return queue.recv().ok();
         }
         if self.commits.is_empty() && self.aborts.is_empty() && self.others.is_empty() {
             let first = queue.recv().ok()?;
@@ -185,9 +167,6 @@ impl<P> Inbox<P> {
         match event {
             ProcessorEvent::Decided(d) if d.outcome.is_ok() => self.commits.push_back(d),
             ProcessorEvent::Decided(d) => self.aborts.push_back(d),
-            ProcessorEvent::ReadBatch(replies) => self
-                .others
-                .extend(replies.into_iter().map(ProcessorEvent::Reads)),
             other => self.others.push_back(other),
         }
     }
@@ -310,11 +289,6 @@ where
                 }
                 reply.slot
             }
-            ProcessorEvent::ReadBatch(_) => {
-                return Err(Error::Internal(
-                    "the inbox hands out a read batch as its replies".into(),
-                ));
-            }
             ProcessorEvent::Decided(decision) => {
                 let slot = decision.slot;
                 let Some(Some(txn)) = live.get_mut(slot as usize) else {
@@ -430,7 +404,6 @@ mod tests {
             ProcessorEvent::Decided(d) if d.outcome.is_ok() => format!("commit{}", d.slot),
             ProcessorEvent::Decided(d) => format!("abort{}", d.slot),
             ProcessorEvent::Reads(r) => format!("reads{}", r.slot),
-            ProcessorEvent::ReadBatch(_) => "read batch".into(),
             ProcessorEvent::New { .. } => "new".into(),
             ProcessorEvent::Stop => "stop".into(),
         }
@@ -454,13 +427,6 @@ mod tests {
             submitted: Instant::now(),
         })
         .unwrap();
-        let reads = |slot| ReadReply {
-            slot,
-            values: Vec::new(),
-            snapshot_ts: 0,
-        };
-        tx.send(ProcessorEvent::ReadBatch(vec![reads(5), reads(6)]))
-            .unwrap();
         tx.send(decided(4, Ok(8))).unwrap();
         drop(tx);
         let mut inbox = Inbox::new(scheduling);
@@ -470,18 +436,14 @@ mod tests {
     }
 
     #[test]
-    fn commit_decisions_come_first_and_a_read_batch_arrives_as_its_replies() {
+    fn commit_decisions_are_handled_before_restarts_and_executions() {
         assert_eq!(
             handled(ProcessorScheduling::WritePhaseFirst),
-            [
-                "commit3", "commit4", "abort2", "reads1", "new", "reads5", "reads6"
-            ]
+            ["commit3", "commit4", "abort2", "reads1", "new"]
         );
         assert_eq!(
             handled(ProcessorScheduling::ArrivalOrder),
-            [
-                "reads1", "abort2", "commit3", "new", "reads5", "reads6", "commit4"
-            ]
+            ["reads1", "abort2", "commit3", "new", "commit4"]
         );
     }
 }

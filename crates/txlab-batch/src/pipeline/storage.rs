@@ -16,10 +16,7 @@
 //! highest version in the batch, and `put`, which never replaces a higher version, skips the
 //! older ones. With
 //! [`StorageBatching::ArrivalOrder`] it serves the batch in queue order; with
-//! [`StorageBatching::Off`] one request at a time. A batching worker answers a batch together:
-//! each requester gets one message holding its replies to the batch, in the order they were
-//! served, once the whole batch is served (a processor then takes one event from its queue, not
-//! one per read).
+//! [`StorageBatching::Off`] one request at a time.
 //!
 //! Which worker serves a request is the processor's choice ([`StorageRouting`]): by default each
 //! worker owns a hash partition of the keys, so writes and later reads of one key from one
@@ -34,12 +31,12 @@
 //! copies the value out under the shard lock (no unsynchronised access to shared memory).
 
 use super::config::StorageBatching;
-use super::messages::{Key, ReadReply, ReplyTo, StorageRequest, Value};
+use super::messages::{Key, ReadReply, StorageRequest, Value};
 use super::validator::ValidatorCache;
 use foldhash::HashMap;
 use std::collections::hash_map::Entry;
 use txlab_core::sync::mpsc::Receiver;
-use txlab_core::sync::{Arc, IgnorePoison, Mutex};
+use txlab_core::sync::{IgnorePoison, Mutex};
 
 const SHARDS: usize = 64;
 
@@ -161,7 +158,6 @@ pub(crate) fn storage_worker(
     let mut batch: Vec<StorageRequest> = Vec::with_capacity(batch_size);
     // `(commit timestamp, position in the batch)` of the batch's write requests.
     let mut by_version: Vec<(u64, usize)> = Vec::new();
-    let mut answers = BatchAnswers::default();
     while let Ok(first) = queue.recv() {
         batch.push(first);
         if batching != StorageBatching::Off {
@@ -204,48 +200,17 @@ pub(crate) fn storage_worker(
                             (key, version, value)
                         })
                         .collect();
-                    let answer = ReadReply {
+                    reply.deliver(ReadReply {
                         slot,
                         values,
                         snapshot_ts,
-                    };
-                    if batching == StorageBatching::Off {
-                        reply.deliver(answer);
-                    } else {
-                        answers.add(reply, answer);
-                    }
+                    });
                 }
                 StorageRequest::Write { ts, writes } => counters.apply(storage, ts, writes),
             }
         }
-        answers.deliver();
     }
     counters
-}
-
-/// The read replies of one storage batch, grouped by requester, so each requester gets one
-/// message per batch ([`Sink::deliver_all`](super::messages::Sink::deliver_all)) instead of one
-/// per request. Requesters are few (the processors and any interactive workers), so a linear
-/// search finds a requester's group.
-#[derive(Default)]
-struct BatchAnswers {
-    groups: Vec<(ReplyTo<ReadReply>, Vec<ReadReply>)>,
-}
-
-impl BatchAnswers {
-    fn add(&mut self, to: ReplyTo<ReadReply>, answer: ReadReply) {
-        match self.groups.iter_mut().find(|(t, _)| Arc::ptr_eq(t, &to)) {
-            Some((_, answers)) => answers.push(answer),
-            None => self.groups.push((to, vec![answer])),
-        }
-    }
-
-    /// Sends every group, in the order its first request was served.
-    fn deliver(&mut self) {
-        for (to, answers) in self.groups.drain(..) {
-            to.deliver_all(answers);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -262,7 +227,7 @@ mod tests {
         assert!(s.put((0, 1), 5, Some(vec![5].into())));
         assert!(!s.put((0, 1), 3, Some(vec![3].into())), "older version");
         assert!(!s.put((0, 1), 5, None), "same version");
-        assert_eq!(s.get((0, 1)), (5, Some(vec![5u8].into())));
+        assert_eq!(s.get((0, 1)), (5, Some(vec![5u8].into_boxed_slice())));
         assert!(s.put((0, 1), 9, None));
         assert_eq!(s.get((0, 1)), (9, None));
     }
@@ -305,67 +270,6 @@ mod tests {
             if batching == StorageBatching::WritesFirst {
                 assert_eq!(counters.installed, 1, "only the highest write is applied");
                 assert_eq!(counters.batches, 1);
-            }
-        }
-    }
-
-    /// Records how replies arrive: each `deliver_all` as one message of slots.
-    #[derive(Default)]
-    struct Messages(std::sync::Mutex<Vec<Vec<u32>>>);
-
-    impl crate::pipeline::messages::Sink<ReadReply> for Messages {
-        fn deliver(&self, msg: ReadReply) {
-            self.0.lock().unwrap().push(vec![msg.slot]);
-        }
-        fn deliver_all(&self, msgs: Vec<ReadReply>) {
-            self.0
-                .lock()
-                .unwrap()
-                .push(msgs.iter().map(|m| m.slot).collect());
-        }
-    }
-
-    #[test]
-    fn a_batching_worker_answers_each_requester_once_per_batch() {
-        for (batching, expected) in [
-            (
-                StorageBatching::WritesFirst,
-                vec![vec![0, 2, 4], vec![1, 3]],
-            ),
-            (
-                StorageBatching::ArrivalOrder,
-                vec![vec![0, 2, 4], vec![1, 3]],
-            ),
-            (StorageBatching::Off, vec![vec![0], vec![2], vec![4]]),
-        ] {
-            let storage = VersionedStorage::new();
-            let (tx, rx) = channel();
-            let (first, second) = (Arc::new(Messages::default()), Arc::new(Messages::default()));
-            for slot in 0..5u32 {
-                let reply: ReplyTo<ReadReply> = if slot % 2 == 0 {
-                    first.clone()
-                } else {
-                    second.clone()
-                };
-                tx.send(StorageRequest::Read {
-                    slot,
-                    keys: vec![(0, slot as u64)],
-                    reply,
-                })
-                .unwrap();
-            }
-            drop(tx);
-            storage_worker(&storage, &ValidatorCache::new(), rx, batching, 40);
-            let mut got = first.0.lock().unwrap().clone();
-            if batching == StorageBatching::Off {
-                assert_eq!(got, expected, "{batching:?}: one message per request");
-                assert_eq!(second.0.lock().unwrap().len(), 2, "{batching:?}");
-            } else {
-                got.extend(second.0.lock().unwrap().iter().cloned());
-                assert_eq!(
-                    got, expected,
-                    "{batching:?}: one message per requester, in order"
-                );
             }
         }
     }
