@@ -6,9 +6,11 @@ use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
 
 /// One record: TID word (see [`crate::tid`]) plus its value, and `P`, the NWR pivot version
-/// object (`()` for plain Silo, which adds no space; `txlab_nwr::PivotCell` for Silo+NWR, where
-/// the TID word and the pivot object together are the paper's 128-bit extension of Silo's TID,
-/// NWR paper §6.1.1).
+/// object (`()` for plain Silo, which adds no space; `txlab_nwr::PivotCell` for Silo+NWR). The
+/// NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit TID word
+/// and adds the 128-bit object next to it, so the two together carry the paper's fields plus a
+/// separate pivot counter (24 bytes of metadata instead of the paper's 16; see
+/// `docs/results/nwr.md`).
 #[derive(Debug)]
 pub struct SiloRecord<P = ()> {
     pub(crate) tid: AtomicU64,
