@@ -383,26 +383,15 @@ mod tests {
 
     #[test]
     fn bad_values_are_named_with_their_range() {
-        let e = PipelineConfig::default()
-            .with_batch_size(0)
-            .validate()
-            .unwrap_err()
-            .to_string();
+        let rejection = |config: PipelineConfig| config.validate().unwrap_err().to_string();
+        let e = rejection(PipelineConfig::default().with_batch_size(0));
         assert!(
             e.contains("batch_size = 0") && e.contains("1..=65536"),
             "{e}"
         );
-        let e = PipelineConfig::default()
-            .with_threads(2, 1, 0, 1)
-            .validate()
-            .unwrap_err()
-            .to_string();
+        let e = rejection(PipelineConfig::default().with_threads(2, 1, 0, 1));
         assert!(e.contains("storage_workers = 0"), "{e}");
-        let e = PipelineConfig::default()
-            .with_threads(2, 1, 2, 257)
-            .validate()
-            .unwrap_err()
-            .to_string();
+        let e = rejection(PipelineConfig::default().with_threads(2, 1, 2, 257));
         assert!(
             e.contains("reorder_workers = 257") && e.contains("0..=256"),
             "{e}"
