@@ -79,23 +79,22 @@ fn ycsb_histories_are_serializable_in_every_mode() {
 /// validation must abort nothing.
 #[test]
 fn the_single_thread_layout_keeps_histories_serializable() {
-    let bank = hot_bank();
-    for mode in [Mode::Batch, Mode::Vc, Mode::Srvc] {
-        let cfg = PipelineConfig::default()
+    let single_thread = |mode| {
+        PipelineConfig::default()
             .with_mode(mode)
             .with_concurrency(64)
-            .with_threads(2, 2, 2, 0);
+            .with_threads(2, 2, 2, 0)
+    };
+    let bank = hot_bank();
+    for mode in [Mode::Batch, Mode::Vc, Mode::Srvc] {
+        let cfg = single_thread(mode);
         let report = drive(&ycsb(10, 0.99), cfg, 2_000);
         assert!(report.is_serializable(), "{}: {report}", mode.name());
         let report = drive(&bank, cfg, 2_000);
         assert!(report.is_serializable(), "{}: {report}", mode.name());
     }
     let w = ycsb(10, 0.99);
-    let cfg = PipelineConfig::default()
-        .with_mode(Mode::Srvc)
-        .with_concurrency(64)
-        .with_threads(2, 2, 2, 0);
-    let db = Pipeline::new(&w.schema(), cfg).unwrap();
+    let db = Pipeline::new(&w.schema(), single_thread(Mode::Srvc)).unwrap();
     w.load(&db).unwrap();
     let stats = db.run(&w, RunLimit::Transactions(2_000), 5).unwrap();
     let v = stats.validator;

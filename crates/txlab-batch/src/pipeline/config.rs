@@ -402,11 +402,7 @@ mod tests {
                 .validate()
                 .is_ok()
         );
-        let e = PipelineConfig::default()
-            .with_concurrency(1)
-            .validate()
-            .unwrap_err()
-            .to_string();
+        let e = rejection(PipelineConfig::default().with_concurrency(1));
         assert!(e.contains("clients = 2"), "{e}");
         let e = Mode::parse("fast").unwrap_err().to_string();
         assert!(e.contains("mode = fast") && e.contains("srvc"), "{e}");

@@ -39,9 +39,9 @@
 //! pre-validated, reordered and validated as above; only the queues between the stages are gone.
 //! Pre-validation then sees the cache exactly as the final validation starts with it, and the
 //! order puts every reader before the batch's writers of what it read, so the final validation
-//! aborts nothing unless the reordering failed and the batch fell back to arrival order. On a machine with fewer cores than the staged layout has
-//! threads, the stages would only take turns on the same cores, paying two thread wake-ups per
-//! batch.
+//! aborts nothing unless the reordering failed and the batch fell back to arrival order. On a
+//! machine with fewer cores than the staged layout has threads, the stages would only take
+//! turns on the same cores, paying two thread wake-ups per batch.
 
 use super::config::{ReorderPolicy, ValidatorBatching};
 use super::messages::{Decision, Key, OrderedBatch, ValidationRequest};
