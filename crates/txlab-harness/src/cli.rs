@@ -469,6 +469,12 @@ pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, 
     if !machine.release_build {
         println!("note: this is a debug build; build with --release for meaningful numbers");
     }
+    if machine.record_layout != "packed" {
+        println!(
+            "note: record layout {} (a layout experiment; default builds pack records)",
+            machine.record_layout
+        );
+    }
     println!("results written to {}", out.display());
     Ok(records)
 }

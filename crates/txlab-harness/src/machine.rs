@@ -25,6 +25,9 @@ pub struct MachineInfo {
     pub crate_version: String,
     /// Whether this was an optimized build (numbers from debug builds are meaningless).
     pub release_build: bool,
+    /// How the engines' records are laid out: `packed` (the default) or, with the
+    /// `line-aligned-records` feature, which engines pad each record to a 64-byte cache line.
+    pub record_layout: String,
 }
 
 impl MachineInfo {
@@ -45,7 +48,25 @@ impl MachineInfo {
             git_revision: git_revision(),
             crate_version: env!("CARGO_PKG_VERSION").to_string(),
             release_build: !cfg!(debug_assertions),
+            record_layout: record_layout(),
         }
+    }
+}
+
+/// `packed`, or `line-aligned (64 B): ` and the engines whose records are padded to a line.
+pub fn record_layout() -> String {
+    let padded: Vec<&str> = [
+        ("silo", txlab_silo::LINE_ALIGNED_RECORDS),
+        ("tictoc", txlab_tictoc::LINE_ALIGNED_RECORDS),
+        ("mvto", txlab_mvto::LINE_ALIGNED_RECORDS),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect();
+    if padded.is_empty() {
+        "packed".into()
+    } else {
+        format!("line-aligned (64 B): {}", padded.join(", "))
     }
 }
 
@@ -120,5 +141,15 @@ mod tests {
         assert!(m.logical_cpus >= 1 && m.physical_cores >= 1 && m.physical_cores <= m.logical_cpus);
         assert!(m.kernel.starts_with("Linux"), "{}", m.kernel);
         assert!(!m.git_revision.is_empty());
+        let line_aligned = cfg!(feature = "line-aligned-records");
+        assert_eq!(
+            m.record_layout == "packed",
+            !line_aligned,
+            "{}",
+            m.record_layout
+        );
+        if line_aligned {
+            assert_eq!(m.record_layout, "line-aligned (64 B): silo, tictoc, mvto");
+        }
     }
 }

@@ -51,7 +51,7 @@ mod worker_state;
 pub use config::Mutation;
 pub use config::MvtoConfig;
 pub use engine::{Mvto, MvtoNwr, MvtoWorker};
-pub use record::MvtoRecord;
+pub use record::{LINE_ALIGNED_RECORDS, MvtoRecord};
 pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
 pub use txn::MvtoTxn;
 pub use version::Version;

@@ -20,8 +20,13 @@ use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 use txlab_core::storage::Record;
 use txlab_core::sync::Ordering;
 
+/// Whether this build pads every record to its own 64-byte cache line (cargo feature
+/// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
+pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
+
 /// One key's versions (module docs), and `P`, the NWR pivot version object (`()` for plain MVTO,
 /// which adds no space; `txlab_nwr::PivotCell` for MVTO+NWR, see `crate::nwr`).
+#[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
 pub struct MvtoRecord<P = ()> {
     pub(crate) head: Atomic<Version>,

@@ -49,6 +49,6 @@ mod worker_state;
 pub use config::Mutation;
 pub use config::SiloConfig;
 pub use engine::{Silo, SiloNwr, SiloWorker};
-pub use record::SiloRecord;
+pub use record::{LINE_ALIGNED_RECORDS, SiloRecord};
 pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
 pub use txn::SiloTxn;

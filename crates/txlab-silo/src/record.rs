@@ -5,12 +5,17 @@ use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
 
+/// Whether this build pads every record to its own 64-byte cache line (cargo feature
+/// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
+pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
+
 /// One record: TID word (see [`crate::tid`]) plus its value, and `P`, the NWR pivot version
 /// object (`()` for plain Silo, which adds no space; `txlab_nwr::PivotCell` for Silo+NWR). The
 /// NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit TID word
 /// and adds the 128-bit object next to it, so the two together carry the paper's fields plus a
 /// separate pivot counter (24 bytes of metadata instead of the paper's 16; see
 /// `docs/results/nwr.md`).
+#[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
 pub struct SiloRecord<P = ()> {
     pub(crate) tid: AtomicU64,

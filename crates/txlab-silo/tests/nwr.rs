@@ -507,15 +507,24 @@ fn threaded_blind_write_stress_omits_and_stays_serializable() {
 }
 
 /// Plain Silo's record is still the TID word plus the value (the pivot object is `()`); Silo+NWR's
-/// adds exactly one 128-bit pivot object.
+/// adds exactly one 128-bit pivot object. With the `line-aligned-records` feature both round up
+/// to one 64-byte line.
 #[test]
 fn plain_silo_record_layout_is_unchanged() {
-    use std::mem::size_of;
+    use std::mem::{align_of, size_of};
     use txlab_core::value::AtomicValue;
-    use txlab_silo::SiloRecord;
-    assert_eq!(size_of::<SiloRecord>(), 8 + size_of::<AtomicValue>());
+    use txlab_silo::{LINE_ALIGNED_RECORDS, SiloRecord};
+    let line = |packed: usize| {
+        if LINE_ALIGNED_RECORDS {
+            packed.next_multiple_of(64)
+        } else {
+            packed
+        }
+    };
+    assert_eq!(size_of::<SiloRecord>(), line(8 + size_of::<AtomicValue>()));
     assert_eq!(
         size_of::<SiloRecord<txlab_nwr::PivotCell>>(),
-        size_of::<SiloRecord>() + 16
+        line(8 + size_of::<AtomicValue>() + 16)
     );
+    assert_eq!(align_of::<SiloRecord>() == 64, LINE_ALIGNED_RECORDS);
 }

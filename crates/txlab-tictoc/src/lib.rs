@@ -68,5 +68,5 @@ pub use config::Mutation;
 pub use config::TicTocConfig;
 pub use engine::{MAX_WORKERS, TicToc, TicTocNwr, TicTocWorker};
 pub use nwr_hook::{NoNwr, Nwr, WriteOmission};
-pub use record::TicTocRecord;
+pub use record::{LINE_ALIGNED_RECORDS, TicTocRecord};
 pub use txn::TicTocTxn;

@@ -23,8 +23,13 @@ use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
 
+/// Whether this build pads every record to its own 64-byte cache line (cargo feature
+/// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
+pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
+
 /// One record: timestamp word, value, history tag, and `P`, the NWR pivot version object (`()`
 /// for plain TicToc; module docs).
+#[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
 pub struct TicTocRecord<P = ()> {
     pub(crate) word: AtomicU64,

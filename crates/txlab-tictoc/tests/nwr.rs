@@ -626,17 +626,27 @@ fn threaded_blind_write_stress_omits_and_stays_serializable() {
 }
 
 /// Plain TicToc's record is still the word, the history tag and the value (the pivot object is
-/// `()`); TicToc+NWR's adds one 128-bit pivot object, rounded up to its 16-byte alignment.
+/// `()`); TicToc+NWR's adds one 128-bit pivot object, rounded up to its 16-byte alignment. With
+/// the `line-aligned-records` feature both round up to one 64-byte line.
 #[test]
 fn plain_tictoc_record_layout_is_unchanged() {
-    use std::mem::size_of;
+    use std::mem::{align_of, size_of};
     use txlab_core::value::AtomicValue;
-    use txlab_tictoc::TicTocRecord;
-    assert_eq!(size_of::<TicTocRecord>(), 16 + size_of::<AtomicValue>());
+    use txlab_tictoc::{LINE_ALIGNED_RECORDS, TicTocRecord};
+    let line = |packed: usize| {
+        if LINE_ALIGNED_RECORDS {
+            packed.next_multiple_of(64)
+        } else {
+            packed
+        }
+    };
+    let plain = 16 + size_of::<AtomicValue>();
+    assert_eq!(size_of::<TicTocRecord>(), line(plain));
     assert_eq!(
         size_of::<TicTocRecord<txlab_nwr::PivotCell>>(),
-        (size_of::<TicTocRecord>() + 16).next_multiple_of(16)
+        line((plain + 16).next_multiple_of(16))
     );
+    assert_eq!(align_of::<TicTocRecord>() == 64, LINE_ALIGNED_RECORDS);
 }
 
 /// The worked example of `docs/protocols/tictoc.md` ("NWR"), with its numbers.
