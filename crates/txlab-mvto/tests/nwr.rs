@@ -639,13 +639,7 @@ fn threaded_blind_write_stress_omits_and_stays_serializable() {
 fn plain_mvto_record_layout_is_unchanged() {
     use std::mem::{align_of, size_of};
     use txlab_mvto::LINE_ALIGNED_RECORDS;
-    let line = |packed: usize| {
-        if LINE_ALIGNED_RECORDS {
-            packed.next_multiple_of(64)
-        } else {
-            packed
-        }
-    };
+    let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     assert_eq!(size_of::<MvtoRecord>(), line(size_of::<usize>()));
     let nwr = size_of::<MvtoRecord<txlab_nwr::PivotCell>>();
     assert_eq!(align_of::<txlab_nwr::PivotCell>(), 16);

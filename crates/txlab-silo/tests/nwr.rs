@@ -514,13 +514,7 @@ fn plain_silo_record_layout_is_unchanged() {
     use std::mem::{align_of, size_of};
     use txlab_core::value::AtomicValue;
     use txlab_silo::{LINE_ALIGNED_RECORDS, SiloRecord};
-    let line = |packed: usize| {
-        if LINE_ALIGNED_RECORDS {
-            packed.next_multiple_of(64)
-        } else {
-            packed
-        }
-    };
+    let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     assert_eq!(size_of::<SiloRecord>(), line(8 + size_of::<AtomicValue>()));
     assert_eq!(
         size_of::<SiloRecord<txlab_nwr::PivotCell>>(),

@@ -256,3 +256,14 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
     );
     assert_checks::<P>(&recorder, 0);
 }
+
+/// The size a record of `packed` bytes takes in the layout an engine was built with: `packed`,
+/// or rounded up to one 64-byte cache line when the engine's `line-aligned-records` feature is on
+/// (`line_aligned`, the engine's `LINE_ALIGNED_RECORDS`). Used by each engine's layout test.
+pub fn record_size_in_layout(packed: usize, line_aligned: bool) -> usize {
+    if line_aligned {
+        packed.next_multiple_of(64)
+    } else {
+        packed
+    }
+}

@@ -633,13 +633,7 @@ fn plain_tictoc_record_layout_is_unchanged() {
     use std::mem::{align_of, size_of};
     use txlab_core::value::AtomicValue;
     use txlab_tictoc::{LINE_ALIGNED_RECORDS, TicTocRecord};
-    let line = |packed: usize| {
-        if LINE_ALIGNED_RECORDS {
-            packed.next_multiple_of(64)
-        } else {
-            packed
-        }
-    };
+    let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     let plain = 16 + size_of::<AtomicValue>();
     assert_eq!(size_of::<TicTocRecord>(), line(plain));
     assert_eq!(
