@@ -212,6 +212,7 @@ pub fn cli_args(data: &[u8]) {
         "silo,tictoc",
         "mvto",
         "silo-nwr",
+        "silo-nwr-single",
         "tictoc-nwr",
         "mvto-nwr,tictoc",
         "batch-base",
@@ -329,6 +330,19 @@ impl Protocol for SiloNwrTarget {
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
         txlab_silo::Silo::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// Silo+NWR with single-write omitters (the kit's configuration), for the schedule target.
+pub struct SiloNwrSingleTarget;
+
+impl Protocol for SiloNwrSingleTarget {
+    type Engine = txlab_silo::SiloNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "silo-nwr-single";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
+        txlab_silo::Silo::nwr_single_with_recorder(schema, cfg, recorder)
     }
 }
 

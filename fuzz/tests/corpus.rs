@@ -65,6 +65,15 @@ fn silo_nwr_schedule_corpus() {
     );
 }
 
+/// The single-write rule has no corpus of its own: it replays Silo+NWR's schedules.
+#[test]
+fn silo_nwr_single_schedule_corpus() {
+    replay(
+        "silo_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::SiloNwrSingleTarget>,
+    );
+}
+
 #[test]
 fn tictoc_nwr_schedule_corpus() {
     replay(

@@ -45,6 +45,9 @@ pub enum Protocol {
     Mvto,
     /// Silo with the non-visible write rule (Nakazono et al.), txlab's sound rule.
     SiloNwr,
+    /// Silo with the non-visible write rule restricted to single-write omitters, which lets
+    /// read-only transactions leave no mark (`docs/protocols/nwr.md`).
+    SiloNwrSingle,
     /// TicToc with the non-visible write rule (epoch-prefixed timestamps).
     TicTocNwr,
     /// MVTO with the non-visible write rule (Silo's overwriter check).
@@ -71,11 +74,12 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 13] = [
+    pub const ALL: [Protocol; 14] = [
         Protocol::Silo,
         Protocol::TicToc,
         Protocol::Mvto,
         Protocol::SiloNwr,
+        Protocol::SiloNwrSingle,
         Protocol::TicTocNwr,
         Protocol::MvtoNwr,
         Protocol::BatchBase,
@@ -103,6 +107,7 @@ impl Protocol {
             Protocol::TicToc => "tictoc",
             Protocol::Mvto => "mvto",
             Protocol::SiloNwr => "silo-nwr",
+            Protocol::SiloNwrSingle => "silo-nwr-single",
             Protocol::TicTocNwr => "tictoc-nwr",
             Protocol::MvtoNwr => "mvto-nwr",
             Protocol::BatchBase => "batch-base",
@@ -129,6 +134,9 @@ impl Protocol {
             }
             Protocol::SiloNwr => {
                 "Silo + non-visible write rule: blind writes omitted via a 128-bit pivot CAS (sound variant)"
+            }
+            Protocol::SiloNwrSingle => {
+                "Silo + non-visible write rule for single blind writes only; read-only transactions mark nothing"
             }
             Protocol::TicTocNwr => {
                 "TicToc + non-visible write rule: epoch-prefixed timestamps, 128-bit pivot CAS (sound variant)"
@@ -611,6 +619,11 @@ where
             |rec| Silo::nwr_with_recorder(&schema, silo_config(params)?, rec)?,
             Silo::new_nwr(&schema, silo_config(params)?)?
         ),
+        Protocol::SiloNwrSingle => interactive!(
+            check,
+            |rec| Silo::nwr_single_with_recorder(&schema, silo_config(params)?, rec)?,
+            Silo::new_nwr_single(&schema, silo_config(params)?)?
+        ),
         Protocol::TicTocNwr => interactive!(
             check,
             |rec| TicToc::nwr_with_recorder(&schema, tictoc_config(params)?, rec)?,
@@ -746,7 +759,7 @@ mod tests {
         };
         // Every visible protocol, the batching engines (their own drivers) included.
         let protocols: Vec<Protocol> = Protocol::visible().collect();
-        assert_eq!(protocols.len(), 12);
+        assert_eq!(protocols.len(), 13);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
@@ -799,6 +812,7 @@ mod tests {
             Protocol::TicToc,
             Protocol::Mvto,
             Protocol::SiloNwr,
+            Protocol::SiloNwrSingle,
             Protocol::TicTocNwr,
             Protocol::MvtoNwr,
         ] {

@@ -543,7 +543,7 @@ fn batch_protocols_with_tpcc_are_refused_before_running() {
     // The interactive protocols and silo-ta take TPC-C, and the batching engines other workloads.
     for (protocol, workload) in [
         (
-            "silo,tictoc,mvto,silo-nwr,tictoc-nwr,mvto-nwr,silo-ta",
+            "silo,tictoc,mvto,silo-nwr,silo-nwr-single,tictoc-nwr,mvto-nwr,silo-ta",
             "tpcc,tpcc-np",
         ),
         ("batch-base,batch-srvc", "ycsb-a,smallbank,micro"),
@@ -681,10 +681,11 @@ fn compare_writes_the_table_files_and_the_plots() {
             "tictoc",
             "mvto",
             "silo-nwr",
+            "silo-nwr-single",
             "tictoc-nwr",
             "mvto-nwr"
         ],
-        "compare runs the six interactive protocols"
+        "compare runs the seven interactive protocols"
     );
     std::fs::remove_dir_all(&out).unwrap();
 }

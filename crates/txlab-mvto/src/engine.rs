@@ -97,6 +97,12 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
+        const {
+            assert!(
+                !W::SINGLE_WRITE_OMITTERS,
+                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo only"
+            )
+        };
         if W::ENABLED {
             txlab_nwr::require_lock_free_pivot()?;
         }

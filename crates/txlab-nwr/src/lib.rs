@@ -10,7 +10,8 @@
 //!   ([`NwrBaseline`]), with the argument why an omitted write is never visible and the history
 //!   stays strictly serializable under epoch-based group commit;
 //! - [`omission`]: the static switch [`WriteOmission`] (`NoNwr` compiles everything out, `Nwr`
-//!   enables it) engines are generic over;
+//!   enables it, `NwrSingleWrite` enables the single-write variant with fewer read marks)
+//!   engines are generic over;
 //! - [`printed`]: the paper's Algorithms 2 and 3 as printed, a test-only mutant
 //!   ([`NwrMutation::PrintedAlgorithm`]) that shows the cross-item cycles they miss;
 //! - [`stats`]: the counters engines report through `Worker::drain_counters`.
@@ -30,7 +31,10 @@ pub mod printed;
 pub mod rule;
 pub mod stats;
 
-pub use omission::{NoNwr, Nwr, WriteOmission, require_lock_free_pivot};
+pub use omission::{NoNwr, Nwr, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
-pub use rule::{NwrBaseline, NwrMutation, is_pre_epoch_reader, merge_reads, try_omit};
+pub use rule::{
+    NwrBaseline, NwrMutation, is_pre_epoch_reader, merge_reads, merge_written_reads, try_omit,
+    try_omit_single,
+};
 pub use stats::{NwrFailure, NwrStats};

@@ -17,6 +17,13 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// Whether the commit path consults the rule at all (`false` compiles the hook out).
     const ENABLED: bool;
 
+    /// Whether omitters are restricted to transactions that write exactly one item, so that only
+    /// reads of the items a transaction writes are merged into mRS ([`NwrSingleWrite`]; the rule is
+    /// [`crate::rule::try_omit_single`], the argument in `docs/protocols/nwr.md`, "A rule with
+    /// fewer read marks"). `false` for [`Nwr`]: any number of writes, every pre-epoch read marked.
+    /// Only Silo implements it; other engines reject such a policy at compile time.
+    const SINGLE_WRITE_OMITTERS: bool = false;
+
     /// The per-record pivot version object (`()` when disabled: no space, no work).
     type Pivot: Debug + Default + Send + Sync + 'static;
 
@@ -49,6 +56,24 @@ pub struct Nwr;
 
 impl WriteOmission for Nwr {
     const ENABLED: bool = true;
+    type Pivot = PivotCell;
+
+    #[inline(always)]
+    fn pivot(p: &PivotCell) -> &PivotCell {
+        p
+    }
+}
+
+/// The NWR-extended protocol with *single-write omitters*: only a transaction that writes exactly
+/// one item (blind) may be omitted, and in exchange read-only transactions, and the reads of
+/// items a transaction does not write, leave no mark in mRS (`docs/protocols/nwr.md`, "A rule
+/// with fewer read marks"). Silo only (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NwrSingleWrite;
+
+impl WriteOmission for NwrSingleWrite {
+    const ENABLED: bool = true;
+    const SINGLE_WRITE_OMITTERS: bool = true;
     type Pivot = PivotCell;
 
     #[inline(always)]

@@ -43,6 +43,7 @@
 
 use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
 use crate::stats::{NwrFailure, NwrStats};
+use txlab_core::sync::{Ordering, fence};
 
 /// CAS attempts per written item before giving up (`NwrFailure::CasRetry`).
 pub const MAX_CAS_RETRIES: u32 = 16;
@@ -70,6 +71,12 @@ pub trait NwrBaseline {
     /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
     /// Must load the item's version word before the caller's CAS on its pivot object.
     fn has_epoch_version(&self, i: usize, epoch: u32) -> bool;
+    /// Whether read `i`'s item is also in the write set. The default compares items against
+    /// every write (`O(writes)`); an engine with a sorted write set should override it.
+    fn read_is_written(&self, i: usize) -> bool {
+        let item = self.read_item(i);
+        (0..self.write_count()).any(|w| self.write_item(w) == item)
+    }
     /// Whether the transaction did range scans (left to the baseline).
     fn has_scans(&self) -> bool;
     /// The baseline's validation of overwriters, without taking locks: `true` if every read is
@@ -95,6 +102,10 @@ pub enum NwrMutation {
     /// merges a transaction's footprint only into the objects of the items it touches and so misses
     /// cycles through other items (`docs/protocols/nwr.md`).
     PrintedAlgorithm,
+    /// Single-write rule ([`try_omit_single`]): validate the reads *before* observing the pivot
+    /// (the order of [`try_omit`]), which lets a read be overwritten, by a transaction that read
+    /// the omitted item's older version, between the two checks.
+    ValidateReadsBeforePivot,
 }
 
 /// Algorithm 3 (1): merges `t`'s reads of versions older than `epoch` into their items' mRS.
@@ -115,6 +126,98 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
     }
 }
 
+/// The reads-to-mark of the single-write rule ([`crate::NwrSingleWrite`]): merges into mRS only
+/// `t`'s reads of versions older than `epoch` *of items `t` also writes* (read-modify-writes,
+/// deletes and inserts of read keys). Call it where [`merge_reads`] would be called, on baseline
+/// commits only (an omitter writes one item and read none of it, so it has nothing to merge).
+///
+/// Why these marks suffice once every omitter writes one item (`docs/protocols/nwr.md`, "A rule
+/// with fewer read marks"): a transaction `X` that read `y`'s last pre-epoch version and does not
+/// install `y`'s pivot validated that version as current before the pivot's writer locked `y`, so
+/// `X` is serialized before the pivot and before the omitters ordered just before it. The one
+/// reader that is not is the pivot's writer itself (Silo's validation accepts its own lock): its
+/// mark, merged before it publishes the pivot, is what an omitter's mRS check sees.
+pub fn merge_written_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
+    for i in 0..t.read_count() {
+        let v = t.read_version(i, epoch);
+        if v != PRE_EPOCH {
+            continue;
+        }
+        if !t.read_is_written(i) {
+            continue;
+        }
+        let (table, key) = t.read_item(i);
+        let slot = slot_of(table, key);
+        stats.cas_retries += t.read_pivot(i).merge_read(epoch, slot, v);
+    }
+}
+
+/// The single-write rule ([`crate::NwrSingleWrite`]): tries to commit `t`, which must write
+/// exactly one item, blind, with that write ordered just before the item's pivot (its first
+/// visible version of `epoch`). On `Ok` the write is omitted; on `Err` the caller runs the
+/// baseline commit. No [`merge_reads`] beforehand: under this policy an omitter marks nothing.
+///
+/// The checks, in this order (`docs/protocols/nwr.md`, "A rule with fewer read marks"):
+/// 1. no scan, one write, blind, every read of a version older than `epoch`;
+/// 2. the written item has a visible version of `epoch` ([`NwrBaseline::has_epoch_version`], an
+///    `Acquire` load): the pivot, whose writer's serialization point precedes this load;
+/// 3. `fence(SeqCst)`, then every read still current and unlocked
+///    ([`NwrBaseline::overwriters_valid`]). The fence orders this validation after the pivot's
+///    serialization point, so whoever overwrites a read item (or installs the pivot an omitter of
+///    it needs) is serialized after the pivot, hence after this transaction. Validating first
+///    (the order of [`try_omit`]) breaks this: `Y` reads `y`, overwrites `z`, after our check of
+///    `z` but before `y`'s pivot, and we close `O -rw(z)-> Y -rw(y)-> O`.
+/// 4. the item's mRS slot holds no pre-epoch read (the pivot writer's own read of the item), then
+///    one CAS decrements the pivot counter and marks mWS (retried from a fresh load).
+pub fn try_omit_single<B: NwrBaseline + ?Sized>(
+    t: &B,
+    epoch: u32,
+    stats: &mut NwrStats,
+) -> Result<(), NwrFailure> {
+    let r = validate_single(t, epoch, stats);
+    match r {
+        Ok(()) => {
+            stats.commits_omitted += 1;
+            stats.omitted_writes += 1;
+        }
+        Err(why) => stats.fail(why),
+    }
+    r
+}
+
+fn validate_single<B: NwrBaseline + ?Sized>(
+    t: &B,
+    epoch: u32,
+    stats: &mut NwrStats,
+) -> Result<(), NwrFailure> {
+    if t.has_scans() {
+        return Err(NwrFailure::Scan);
+    }
+    if t.write_count() != 1 {
+        return Err(NwrFailure::MultiWrite);
+    }
+    if !t.write_is_blind(0) {
+        return Err(NwrFailure::NotBlind);
+    }
+    if !(0..t.read_count()).all(|i| t.read_version(i, epoch) == PRE_EPOCH) {
+        return Err(NwrFailure::MergedWriteSet);
+    }
+    let m = t.mutation();
+    if m == Some(NwrMutation::ValidateReadsBeforePivot) && !t.overwriters_valid() {
+        return Err(NwrFailure::Overwriters);
+    }
+    if !t.has_epoch_version(0, epoch) && m != Some(NwrMutation::SkipEpochCheck) {
+        return Err(NwrFailure::Epoch);
+    }
+    if m != Some(NwrMutation::ValidateReadsBeforePivot) {
+        fence(Ordering::SeqCst);
+        if !t.overwriters_valid() {
+            return Err(NwrFailure::Overwriters);
+        }
+    }
+    join_pivot(t, 0, epoch, stats)
+}
+
 /// The checks of [`try_omit`] that need no atomic operation: no range scan and every write
 /// blind. Engines call it before their NWR phase and skip that phase (its fence and its merge;
 /// the baseline's own merge still runs) when it fails, counting the failure as [`try_omit`]
@@ -126,6 +229,25 @@ pub fn omission_shape_ok<B: NwrBaseline + ?Sized>(t: &B, stats: &mut NwrStats) -
     let why = if t.has_scans() {
         NwrFailure::Scan
     } else if !(0..t.write_count()).all(|i| t.write_is_blind(i)) {
+        NwrFailure::NotBlind
+    } else {
+        return true;
+    };
+    stats.fail(why);
+    false
+}
+
+/// [`omission_shape_ok`] for the single-write rule ([`try_omit_single`]): no range scan, exactly
+/// one write, and it is blind. Counts the failure as [`try_omit_single`] would.
+pub fn single_write_shape_ok<B: NwrBaseline + ?Sized>(t: &B, stats: &mut NwrStats) -> bool {
+    if t.mutation().is_some() {
+        return true;
+    }
+    let why = if t.has_scans() {
+        NwrFailure::Scan
+    } else if t.write_count() != 1 {
+        NwrFailure::MultiWrite
+    } else if !t.write_is_blind(0) {
         NwrFailure::NotBlind
     } else {
         return true;

@@ -23,11 +23,14 @@ pub enum NwrFailure {
     CasRetry,
     /// The baseline's validation of overwriters (the read set) failed.
     Overwriters,
+    /// The transaction writes more than one item, and the policy omits only single writes
+    /// ([`crate::NwrSingleWrite`]).
+    MultiWrite,
 }
 
 impl NwrFailure {
     /// Every failure reason, in counter order.
-    pub const ALL: [NwrFailure; 8] = [
+    pub const ALL: [NwrFailure; 9] = [
         NwrFailure::NotBlind,
         NwrFailure::Scan,
         NwrFailure::Epoch,
@@ -36,6 +39,7 @@ impl NwrFailure {
         NwrFailure::Saturated,
         NwrFailure::CasRetry,
         NwrFailure::Overwriters,
+        NwrFailure::MultiWrite,
     ];
 
     /// The counter name reported by `drain_counters`.
@@ -49,6 +53,7 @@ impl NwrFailure {
             NwrFailure::Saturated => "nwr_fail_saturated",
             NwrFailure::CasRetry => "nwr_fail_cas_retry",
             NwrFailure::Overwriters => "nwr_fail_overwriters",
+            NwrFailure::MultiWrite => "nwr_fail_multi_write",
         }
     }
 
@@ -62,6 +67,7 @@ impl NwrFailure {
             NwrFailure::Saturated => 5,
             NwrFailure::CasRetry => 6,
             NwrFailure::Overwriters => 7,
+            NwrFailure::MultiWrite => 8,
         }
     }
 }
@@ -77,10 +83,11 @@ pub struct NwrStats {
     pub omitted_writes: u64,
     /// Pivot-object CAS attempts that failed and were retried (reads and omissions).
     pub cas_retries: u64,
-    /// Read-only commits that read only pre-epoch versions and so merged nothing into mRS
-    /// ([`crate::rule::is_pre_epoch_reader`]).
+    /// Read-only commits that merged nothing into mRS: with [`crate::Nwr`], those that read only
+    /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with [`crate::NwrSingleWrite`],
+    /// every read-only commit.
     pub unmarked_readers: u64,
-    failures: [u64; 8],
+    failures: [u64; 9],
 }
 
 impl NwrStats {

@@ -40,6 +40,23 @@
 //!          of each epoch's tag range to the recorded order of omitted writes.
 //! ```
 //!
+//! ## Silo+NWR with single-write omitters (`Silo<Rec, NwrSingleWrite>`)
+//!
+//! ```text
+//! Phase 0  (a non-empty write set; txlab_nwr::rule::single_write_shape_ok: no scan, exactly one
+//!          write, blind)
+//!          fence(SeqCst); e = global epoch
+//!          if every read is older than e and txlab_nwr::try_omit_single accepts (the written
+//!          record has a version of e, loaded with Acquire; fence(SeqCst); every read still
+//!          current and unlocked; no pre-e read in its mRS; one CAS): commit in e, nothing
+//!          installed. No read is merged into mRS.
+//! Phase 1-3 as above, but after the epoch read only reads of records we also write are merged
+//!          (txlab_nwr::merge_written_reads); read-only commits merge nothing. The scan-miss
+//!          merge of Phase 3 stays.
+//! ```
+//!
+//! Why it is sound: `docs/protocols/nwr.md`, "A rule with fewer read marks".
+//!
 //! The test-only mutant `Mutation::NwrPrintedAlgorithm` swaps the rule for the paper's printed
 //! Algorithms 2 and 3 (`txlab_nwr::printed`); its Algorithm 3 (3) runs here, after Phase 3: each
 //! blind write that installed its record's first version of the epoch resets the record's pivot
@@ -92,6 +109,9 @@ impl Skips {
                         Some(NwrMutation::SkipMergedReadCheck)
                     }
                     Some(Mutation::NwrPrintedAlgorithm) => Some(NwrMutation::PrintedAlgorithm),
+                    Some(Mutation::NwrValidateReadsBeforePivot) => {
+                        Some(NwrMutation::ValidateReadsBeforePivot)
+                    }
                     _ => None,
                 },
             }
@@ -122,7 +142,21 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
 
     // Phase 0 (Silo+NWR only): try to commit with every write omitted.
-    if nwr_on
+    if nwr_on && W::SINGLE_WRITE_OMITTERS && !tx.w.state.writes.is_empty() {
+        let view = NwrView::<W> {
+            st: &tx.w.state,
+            mutation: skip.nwr,
+        };
+        if txlab_nwr::rule::single_write_shape_ok(&view, &mut tx.w.nwr) {
+            fence(Ordering::SeqCst);
+            let epoch = tx.w.epoch.global();
+            if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr)
+                && txlab_nwr::try_omit_single(&view, epoch as u32, &mut tx.w.nwr).is_ok()
+            {
+                return Ok(finish_omitted(tx, epoch));
+            }
+        }
+    } else if nwr_on
         && !tx.w.state.writes.is_empty()
         && txlab_nwr::rule::omission_shape_ok(
             &NwrView::<W> {
@@ -194,7 +228,16 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             st,
             mutation: skip.nwr,
         };
-        if skip.nwr != Some(NwrMutation::PrintedAlgorithm)
+        if W::SINGLE_WRITE_OMITTERS {
+            // Single-write omitters: only reads of items we also write can order us after a
+            // pivot we install (`txlab_nwr::merge_written_reads`); a read-only commit marks
+            // nothing.
+            if st.writes.is_empty() {
+                tx.w.nwr.unmarked_readers += 1;
+            } else {
+                txlab_nwr::merge_written_reads(&view, epoch as u32, &mut tx.w.nwr);
+            }
+        } else if skip.nwr != Some(NwrMutation::PrintedAlgorithm)
             && txlab_nwr::is_pre_epoch_reader(&view, epoch as u32)
         {
             tx.w.nwr.unmarked_readers += 1;
@@ -454,6 +497,12 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         // bit is still the installed version).
         let word = rec(self.st.writes[i].rec).tid.load(Ordering::Acquire) & !LOCK;
         epoch_of(word) == epoch as u64
+    }
+
+    /// Binary search by record address: the write set is sorted by then (Phase 1), and
+    /// `merge_written_reads` runs after Phase 1 only.
+    fn read_is_written(&self, i: usize) -> bool {
+        self.st.writes_record(self.st.reads[i].rec)
     }
 
     fn has_scans(&self) -> bool {

@@ -23,6 +23,9 @@ pub enum Mutation {
     /// (`txlab_nwr::printed`), which misses cycles that run through items the omitted transaction
     /// does not write (`docs/protocols/nwr.md`, "The printed algorithm, measured").
     NwrPrintedAlgorithm,
+    /// Silo+NWR with single-write omitters: validate the omitter's reads before observing the
+    /// pivot instead of after (`txlab_nwr::NwrMutation::ValidateReadsBeforePivot`).
+    NwrValidateReadsBeforePivot,
     /// Unlink deleted records as soon as possible instead of two epochs after the delete, so a
     /// key's next incarnation can get a TID below its tombstone's.
     RetireWithoutGrace,

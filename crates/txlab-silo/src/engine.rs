@@ -10,17 +10,22 @@ use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::Index;
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{NoNwr, Nwr, NwrStats, WriteOmission};
+use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, WriteOmission};
 use txlab_storage::Tables;
 
 /// Silo extended with the non-visible write rule (`txlab_nwr`; engine name `silo-nwr`).
 pub type SiloNwr<Rec = NoRecorder> = Silo<Rec, Nwr>;
 
+/// Silo+NWR with single-write omitters and fewer read marks (`txlab_nwr::NwrSingleWrite`; engine
+/// name `silo-nwr-single`; `docs/protocols/nwr.md`, "A rule with fewer read marks").
+pub type SiloNwrSingle<Rec = NoRecorder> = Silo<Rec, NwrSingleWrite>;
+
 /// A Silo database: tables of [`SiloRecord`]s, the epoch manager, and the configuration.
 ///
 /// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `W` is the
 /// write-omission switch: [`NoNwr`] (the default) is plain Silo, with the record layout and
-/// commit path unchanged; [`Nwr`] is Silo+NWR ([`SiloNwr`], see [`crate::commit`]).
+/// commit path unchanged; [`Nwr`] is Silo+NWR ([`SiloNwr`], see [`crate::commit`]);
+/// [`NwrSingleWrite`] is Silo+NWR with single-write omitters ([`SiloNwrSingle`]).
 #[derive(Debug)]
 pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
@@ -83,6 +88,26 @@ impl<Rec: Recorder> SiloNwr<Rec> {
     ) -> Result<Self, Error> {
         let tables = Tables::new(schema)?;
         Self::build(schema, tables, config, recorder)
+    }
+}
+
+impl<Rec: Recorder> SiloNwrSingle<Rec> {
+    /// A Silo+NWR database with single-write omitters ([`SiloNwrSingle`]) whose transactions are
+    /// recorded by `recorder`. Fails if 128-bit compare-and-swap is not lock-free on this target.
+    pub fn nwr_single_with_recorder(
+        schema: &Schema,
+        config: SiloConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::build(schema, tables, config, recorder)
+    }
+}
+
+impl SiloNwrSingle<NoRecorder> {
+    /// A Silo+NWR database with single-write omitters ([`SiloNwrSingle`]).
+    pub fn new_nwr_single(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
+        Self::nwr_single_with_recorder(schema, config, Arc::new(NoRecorder))
     }
 }
 
@@ -174,7 +199,11 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Silo<Rec, W> {
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        W::engine_name("silo", "silo-nwr")
+        if W::SINGLE_WRITE_OMITTERS {
+            "silo-nwr-single"
+        } else {
+            W::engine_name("silo", "silo-nwr")
+        }
     }
 
     fn schema(&self) -> &Schema {

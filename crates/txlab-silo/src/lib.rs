@@ -25,6 +25,10 @@
 //!   rule of `txlab_nwr` at the commit hook (Phase 0 in [`commit`]); records carry a 128-bit pivot
 //!   object next to the TID word. `Silo<Rec, NoNwr>` (the default) compiles all of it out. See
 //!   `docs/protocols/nwr.md`.
+//! - **Silo+NWR, single-write omitters** ([`SiloNwrSingle`] = `Silo<Rec, NwrSingleWrite>`, engine
+//!   name `silo-nwr-single`): only a transaction with one blind write may be omitted, and in
+//!   exchange only reads of written items are marked, so read-only transactions write nothing to
+//!   shared memory (`docs/protocols/nwr.md`, "A rule with fewer read marks").
 //!
 //! - **Retiring deleted records** ([`retire`]): a committed delete on a hash or ordered table is
 //!   queued on its worker; two epochs later (`E >= e_d + 2`) the worker marks the tombstone
@@ -48,7 +52,7 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::SiloConfig;
-pub use engine::{Silo, SiloNwr, SiloWorker};
+pub use engine::{Silo, SiloNwr, SiloNwrSingle, SiloWorker};
 pub use record::{LINE_ALIGNED_RECORDS, SiloRecord};
-pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
+pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
 pub use txn::SiloTxn;

@@ -257,6 +257,136 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
     assert_checks::<P>(&recorder, 0);
 }
 
+/// The marks of the single-write rule (`txlab_nwr::NwrSingleWrite`, `docs/protocols/nwr.md`,
+/// "A rule with fewer read marks"), in one epoch over keys x = 1, y = 2, z = 3 loaded before it.
+/// An omitter sits just before its item's pivot, so only a reader serialized *after* the pivot
+/// can be hurt by a missing mark, and that is the pivot's own writer:
+///
+/// 1. A writing transaction reads x (pre-epoch) and writes z, then x's pivot is installed: the
+///    reader validated x before the pivot's writer locked it, so a blind write of x is omitted
+///    (the reader left no mark). Under `Nwr` (every pre-epoch read marked) it would not be.
+/// 2. A read-only transaction reads y's pivot and the pre-epoch x, then x's pivot: it marks
+///    nothing (`nwr_unmarked_readers`), and a blind write of x is omitted. (`Nwr` needs the mark
+///    here because its omitters may write several items.)
+/// 3. x's pivot is a read-modify-write of x: its read of x's older version is marked, so a blind
+///    write of x is not omitted (`nwr_fail_mrs`): omitting it would be a lost update,
+///    `t_p -rw(x)-> t_j -ww(x)-> t_p`.
+/// 4. A transaction that blind-writes x and y, both with pivots, is not omitted
+///    (`nwr_fail_multi_write`).
+/// 5. Over an ordered table with k1 absent: the pivot of k1 is a blind write by a transaction
+///    that scanned k0..=k1 and saw k1 missing. That read is not in its read set; the scan-miss
+///    mark (rule step 5) blocks a later blind write of k1 (`nwr_fail_mrs`).
+///
+/// Every history is checked and its omitted writes counted.
+pub fn single_write_marks<P: Protocol>() {
+    const X: u64 = 1;
+    const Y: u64 = 2;
+    const Z: u64 = 3;
+
+    // 1: a reader-writer of the older x leaves no mark.
+    let (db, recorder) = loaded::<P>();
+    let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
+    let mut t = r.begin();
+    assert_eq!(read_value(&mut t, X), 10);
+    t.write(T, Z, &v(5)).expect("write z");
+    t.commit().expect("reader-writer commits");
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
+    assert!(
+        blind_write_omitted(&mut w, X, 2),
+        "{}: the reader-writer is serialized before x's pivot",
+        P::NAME
+    );
+    let mut t = w.begin();
+    assert_eq!(
+        read_value(&mut t, X),
+        1,
+        "{}: the pivot stays visible",
+        P::NAME
+    );
+    t.commit().expect("read-only commits");
+    assert_checks::<P>(&recorder, 1);
+
+    // 2: a read-only reader of y's pivot and the older x marks nothing.
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    assert!(!blind_write_omitted(&mut w, Y, 1), "{}: y's pivot", P::NAME);
+    let mut t = w.begin();
+    assert_eq!(read_value(&mut t, Y), 1, "{}: y's pivot", P::NAME);
+    assert_eq!(read_value(&mut t, X), 10);
+    t.commit().expect("read-only commits");
+    assert_eq!(counter(&mut w, "nwr_unmarked_readers"), 1, "{}", P::NAME);
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: x's pivot", P::NAME);
+    assert!(
+        blind_write_omitted(&mut w, X, 2),
+        "{}: the read-only reader is serialized before x's pivot",
+        P::NAME
+    );
+    assert_checks::<P>(&recorder, 1);
+
+    // 3: the pivot's writer read x's older version: marked, no omission.
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    let mut t = w.begin();
+    let x = read_value(&mut t, X);
+    t.write(T, X, &v(x + 1)).expect("read-modify-write of x");
+    t.commit().expect("x's pivot commits");
+    let _ = counter(&mut w, "nwr_fail_mrs");
+    let mut t = w.begin();
+    t.write(T, X, &v(2)).expect("blind write x");
+    t.commit().expect("NWR never aborts");
+    assert_eq!(
+        counter(&mut w, "nwr_fail_mrs"),
+        1,
+        "{}: a lost update if omitted",
+        P::NAME
+    );
+    let mut t = w.begin();
+    assert_eq!(
+        read_value(&mut t, X),
+        2,
+        "{}: the blind write is visible",
+        P::NAME
+    );
+    t.commit().expect("read-only commits");
+    assert_checks::<P>(&recorder, 0);
+
+    // 4: two writes are never omitted.
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    assert!(!blind_write_omitted(&mut w, X, 1), "{}: x's pivot", P::NAME);
+    assert!(!blind_write_omitted(&mut w, Y, 1), "{}: y's pivot", P::NAME);
+    let mut t = w.begin();
+    t.write(T, X, &v(2)).expect("blind write x");
+    t.write(T, Y, &v(2)).expect("blind write y");
+    t.commit().expect("NWR never aborts");
+    assert_eq!(counter(&mut w, "nwr_fail_multi_write"), 1, "{}", P::NAME);
+    assert_checks::<P>(&recorder, 0);
+
+    // 5: the scan-miss mark of a pivot written over an absent key.
+    let mut schema = Schema::new();
+    schema.add(TableSpec::ordered("t", 8)).expect("valid table");
+    let recorder = Arc::new(MemoryRecorder::new());
+    let db = P::build(&schema, recorder.clone()).expect("engine builds");
+    db.load(T, 0, &v(0)).expect("load k0");
+    let mut w = db.worker().expect("worker");
+    let mut t = w.begin();
+    let mut seen = Vec::new();
+    t.scan(T, 0, 1, &mut |k, _| {
+        seen.push(k);
+        true
+    })
+    .expect("scan");
+    assert_eq!(seen, [0], "{}: k1 is absent", P::NAME);
+    t.write(T, 1, &v(1)).expect("blind write k1");
+    t.commit().expect("k1's pivot commits");
+    assert!(
+        !blind_write_omitted(&mut w, 1, 2),
+        "{}: the pivot's writer saw k1 missing",
+        P::NAME
+    );
+    assert_checks::<P>(&recorder, 0);
+}
+
 /// The size a record of `packed` bytes takes in the layout an engine was built with: `packed`,
 /// or rounded up to one 64-byte cache line when the engine's `line-aligned-records` feature is on
 /// (`line_aligned`, the engine's `LINE_ALIGNED_RECORDS`). Used by each engine's layout test.

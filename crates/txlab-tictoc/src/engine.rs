@@ -94,6 +94,12 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         recorder: Arc<Rec>,
         omission: Omit,
     ) -> Result<Self, Error> {
+        const {
+            assert!(
+                !Omit::SINGLE_WRITE_OMITTERS,
+                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo only"
+            )
+        };
         if Omit::ENABLED {
             txlab_nwr::require_lock_free_pivot()?;
         }
