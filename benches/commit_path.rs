@@ -1,6 +1,6 @@
-//! Single-thread commit path per protocol, for the six interactive protocols (silo, tictoc,
-//! mvto, silo-nwr, tictoc-nwr, mvto-nwr): one YCSB transaction (10 operations on 100k records,
-//! uniform keys), read-only (YCSB-C) and read-write (YCSB-A), from `begin` to the return of
+//! Single-thread commit path per protocol, for the seven interactive protocols (silo, tictoc,
+//! mvto, silo-nwr, silo-nwr-single, tictoc-nwr, mvto-nwr): one YCSB transaction (10 operations
+//! on 100k records, uniform keys), read-only (YCSB-C) and read-write (YCSB-A), from `begin` to the return of
 //! `commit`, retries included (there are none on one thread). Reported as transactions per
 //! second.
 //!
@@ -83,6 +83,9 @@ fn commit_path(c: &mut Criterion) {
         let nwr_cfg = SiloConfig::default().with_ack(AckMode::EpochStable);
         let silo_nwr = Silo::new_nwr(&schema, nwr_cfg).expect("a Silo+NWR engine");
         bench_engine(c, "silo-nwr", &silo_nwr, &workload, label);
+        let silo_nwr_single =
+            Silo::new_nwr_single(&schema, nwr_cfg).expect("a single-write Silo+NWR engine");
+        bench_engine(c, "silo-nwr-single", &silo_nwr_single, &workload, label);
         let nwr_cfg = TicTocConfig::default().with_ack(AckMode::EpochStable);
         let tictoc_nwr = TicToc::new_nwr(&schema, nwr_cfg).expect("a TicToc+NWR engine");
         bench_engine(c, "tictoc-nwr", &tictoc_nwr, &workload, label);

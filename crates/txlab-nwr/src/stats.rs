@@ -83,9 +83,10 @@ pub struct NwrStats {
     pub omitted_writes: u64,
     /// Pivot-object CAS attempts that failed and were retried (reads and omissions).
     pub cas_retries: u64,
-    /// Read-only commits that merged nothing into mRS: with [`crate::Nwr`], those that read only
-    /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with [`crate::NwrSingleWrite`],
-    /// every read-only commit.
+    /// Read-only transactions that reached validation and merged nothing into mRS (counted
+    /// before validation, so some of them then abort): with [`crate::Nwr`], those that read only
+    /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with
+    /// [`crate::NwrSingleWrite`], every one.
     pub unmarked_readers: u64,
     failures: [u64; 9],
 }

@@ -505,8 +505,11 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         self.st.writes_record(self.st.reads[i].rec)
     }
 
+    /// Any range scan, on any table: `nodes` holds only ordered tables' stripes, and `h_scans`
+    /// is filled only when recording, so the flag is what makes unrecorded runs apply the same
+    /// rule as the tested, recorded ones.
     fn has_scans(&self) -> bool {
-        !self.st.nodes.is_empty() || !self.st.h_scans.is_empty()
+        self.st.scanned
     }
 
     fn overwriters_valid(&self) -> bool {

@@ -232,6 +232,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
         }
         let waits = engine.config.read_wait_rounds;
         let st = &mut self.w.state;
+        st.scanned = true;
         let mut coverage = txlab_core::history::ScanCoverage::new(table, lo, hi);
         index.scan(lo, hi, &self.guard, &mut |key, rec| {
             let outcome = if let Some(i) = st.find_write(table, key) {

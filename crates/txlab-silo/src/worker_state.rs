@@ -83,6 +83,9 @@ pub(crate) struct WorkerState<P> {
     pub h_reads: Vec<ReadEvent>,
     pub h_writes: Vec<WriteEvent>,
     pub h_scans: Vec<ScanEvent>,
+    /// Whether the open transaction ran a range scan (on any table, recorded or not: the NWR
+    /// rules never omit a scanner, `txlab_nwr::NwrBaseline::has_scans`).
+    pub scanned: bool,
     /// Why the open transaction failed during execution, if it did.
     pub failed: Option<ConflictCause>,
 }
@@ -104,6 +107,7 @@ impl<P> WorkerState<P> {
             h_reads: Vec::new(),
             h_writes: Vec::new(),
             h_scans: Vec::new(),
+            scanned: false,
             failed: None,
         }
     }
@@ -116,6 +120,7 @@ impl<P> WorkerState<P> {
         self.h_reads.clear();
         self.h_writes.clear();
         self.h_scans.clear();
+        self.scanned = false;
         self.failed = None;
     }
 

@@ -3,9 +3,10 @@
 //! read-modify-writes, inserts, deletes and scans), threaded stress across epochs, the NWR
 //! mutants, and the schedules that show which reads this rule marks.
 //!
-//! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; histories checked for
-//! serializability (strictness with acknowledgement times is `tests/nwr.rs`'s subject). The
-//! check-order mutant needs a preemption inside a commit and is caught in `tests/shuttle.rs`.
+//! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; the kit checks histories for
+//! serializability, and strictness with acknowledgement times is checked by the last test here
+//! (as `tests/nwr.rs` does for `silo-nwr`). The check-order mutant needs a preemption inside a
+//! commit and is caught in `tests/shuttle.rs`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -153,4 +154,90 @@ fn engine_name_and_unmarked_read_only_commits() {
         }
     });
     assert_eq!(unmarked, 3);
+}
+
+/// Strict serializability across epoch boundaries, epochs advanced by hand (as `tests/nwr.rs`
+/// does for `silo-nwr`): with commit-return times the real-time order is violated (t2 began
+/// after t1 returned, yet t2's omitted write is ordered before t1's), with group-commit
+/// acknowledgements (the end of each epoch) it holds. Each round also has a read-only reader of
+/// the older y (no mark) and a single-writer that read it.
+#[test]
+fn strict_serializable_with_group_commit_acknowledgements() {
+    use std::collections::HashMap;
+    use txlab_check::{CheckOptions, History, check};
+    use txlab_core::history::{Outcome, Recorder};
+    use txlab_core::{Engine, TableId, TableSpec, Transaction, TxOps, Worker};
+    const T: TableId = TableId(0);
+    let num = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap());
+    fn omitted(w: &mut impl Worker) -> u64 {
+        let mut m: HashMap<&'static str, u64> = HashMap::new();
+        w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
+        m.get("nwr_commits_omitted").copied().unwrap_or(0)
+    }
+    fn blind_write(w: &mut impl Worker, key: u64, value: u64) -> bool {
+        let _ = omitted(w);
+        let mut tx = w.begin();
+        tx.write(T, key, &value.to_le_bytes()).unwrap();
+        tx.commit().unwrap();
+        omitted(w) == 1
+    }
+    let mut schema = Schema::new();
+    schema.add(TableSpec::dense("t", 8, 8)).unwrap();
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = SiloNwrSingle::nwr_single_with_recorder(&schema, config(), rec.clone()).unwrap();
+    for k in 0..8 {
+        db.load(T, k, &(10 * k).to_le_bytes()).unwrap();
+    }
+    let (mut a, mut b, mut c) = (
+        db.worker().unwrap(),
+        db.worker().unwrap(),
+        db.worker().unwrap(),
+    );
+    let (x, y, z) = (1, 2, 3);
+    let mut acks = Vec::new();
+    let mut omissions = 0;
+    for round in 0..3u64 {
+        assert!(!blind_write(&mut a, x, 100 + round), "x's pivot");
+        assert!(
+            blind_write(&mut b, x, 200 + round),
+            "t2 begins after t1 returned"
+        );
+        omissions += 1;
+        let mut t = c.begin();
+        let old_y = t.read(T, y).unwrap().map(num).unwrap();
+        t.commit().unwrap();
+        let mut t = c.begin();
+        assert_eq!(t.read(T, y).unwrap().map(num), Some(old_y));
+        t.write(T, z, &round.to_le_bytes()).unwrap();
+        t.commit().unwrap();
+        assert!(!blind_write(&mut a, y, round + 1), "y's pivot");
+        assert!(db.epochs().advance());
+        acks.push(rec.now_ns());
+        let mut t = c.begin();
+        assert_eq!(t.read(T, x).unwrap().map(num), Some(100 + round));
+        t.commit().unwrap();
+    }
+    assert!(db.epochs().advance());
+    acks.push(rec.now_ns());
+    let last = rec.now_ns();
+    let raw = rec.take();
+    assert_eq!(txlab_testkit::nwr::omitted_writes(&raw), omissions);
+    let report = check(&raw, CheckOptions::strict());
+    assert!(
+        !report.is_serializable(),
+        "commit-return times must show the reordering: {report}"
+    );
+    let mut records = raw.into_records();
+    for r in records
+        .iter_mut()
+        .filter(|r| r.outcome == Outcome::Committed)
+    {
+        r.end_ns = acks
+            .iter()
+            .copied()
+            .find(|&t| t >= r.end_ns)
+            .unwrap_or(last);
+    }
+    let report = check(&History::from_records(records), CheckOptions::strict());
+    assert!(report.is_serializable(), "{report}");
 }
