@@ -20,7 +20,7 @@ use crate::{Protocol, check_options};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txlab_check::{MemoryRecorder, check};
-use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, TxResult, Worker};
 
 const T: TableId = TableId(0);
 
@@ -122,11 +122,13 @@ pub struct NwrRun {
     pub omitted_by_counter: u64,
 }
 
-/// The NWR scenario: threads 0 and 1 each blind-write x and y twice (the omission candidates);
-/// thread 2 twice reads y and read-modify-writes x (never omitted; its reads feed the merged read
-/// set that an omission must respect). One epoch throughout: engines of `P` must use manual epochs
-/// (and epoch-based acknowledgement, the only mode in which NWR is attempted).
-pub fn nwr_scenario<P: Protocol>() -> NwrRun
+/// One transaction body of an NWR scenario: thread `t`'s `i`-th transaction, run on `tx`.
+type NwrBody = fn(t: u64, i: u64, tx: &mut dyn TxOps) -> TxResult<()>;
+
+/// Runs `body` twice on each of three shuttle threads against a freshly loaded engine (keys 0, 1
+/// and 2, one epoch throughout), committing each transaction whose body succeeded; returns the
+/// checker's verdict and the omitted writes by history and by counter.
+fn nwr_threads<P: Protocol>(body: NwrBody) -> NwrRun
 where
     P::Engine: 'static,
 {
@@ -138,20 +140,7 @@ where
                 let mut w = engine.worker().expect("worker");
                 for i in 0..2u64 {
                     let mut tx = w.begin();
-                    let body = (|| {
-                        if t < 2 {
-                            let v = 100 * (t + 1) + i;
-                            tx.write(T, 0, &v.to_le_bytes())?;
-                            tx.write(T, 1, &v.to_le_bytes())
-                        } else {
-                            let y = tx.read(T, 1)?.map(num).unwrap_or(0);
-                            tx.update(T, 0, &mut |v| {
-                                v.copy_from_slice(&(num(v) + y).to_le_bytes())
-                            })
-                            .map(drop)
-                        }
-                    })();
-                    if body.is_ok() {
+                    if body(t, i, &mut tx).is_ok() {
                         let _ = tx.commit();
                     }
                 }
@@ -176,21 +165,42 @@ where
     }
 }
 
-/// For an NWR protocol: [`run`]'s scenario, then [`nwr_scenario`] on `iterations` random
-/// schedules. Panics on a violation, if the history and the counters disagree on the omitted
-/// writes, or if fewer than a tenth of the schedules omitted a write (the NWR path was not
-/// exercised).
-pub fn run_nwr<P: Protocol>(iterations: usize)
+/// The NWR scenario: threads 0 and 1 each blind-write x and y twice (the omission candidates);
+/// thread 2 twice reads y and read-modify-writes x (never omitted; its reads feed the merged read
+/// set that an omission must respect). One epoch throughout: engines of `P` must use manual epochs
+/// (and epoch-based acknowledgement, the only mode in which NWR is attempted).
+pub fn nwr_scenario<P: Protocol>() -> NwrRun
 where
     P::Engine: 'static,
 {
-    run::<P>(iterations);
+    nwr_threads::<P>(|t, i, tx| {
+        if t < 2 {
+            let v = 100 * (t + 1) + i;
+            tx.write(T, 0, &v.to_le_bytes())?;
+            tx.write(T, 1, &v.to_le_bytes())
+        } else {
+            let y = tx.read(T, 1)?.map(num).unwrap_or(0);
+            tx.update(T, 0, &mut |v| {
+                v.copy_from_slice(&(num(v) + y).to_le_bytes())
+            })
+            .map(drop)
+        }
+    })
+}
+
+/// Runs `scenario` on `iterations` random schedules. Panics on a violation, if the history and
+/// the counters disagree on the omitted writes, or if fewer than a tenth of the schedules omitted
+/// a write (the NWR path was not exercised).
+fn assert_scenario_omits<P: Protocol>(iterations: usize, scenario: fn() -> NwrRun, what: &str)
+where
+    P::Engine: 'static,
+{
     let omitted = Arc::new(AtomicU64::new(0));
     let schedules_with_omission = Arc::new(AtomicU64::new(0));
     let (o, s) = (Arc::clone(&omitted), Arc::clone(&schedules_with_omission));
     shuttle::check_random(
         move || {
-            let r = nwr_scenario::<P>();
+            let r = scenario();
             assert!(r.serializable, "{}: history not serializable", P::NAME);
             assert_eq!(
                 r.omitted_in_history,
@@ -206,15 +216,28 @@ where
     let omitted = omitted.load(Ordering::Relaxed);
     let with = schedules_with_omission.load(Ordering::Relaxed);
     println!(
-        "{}: {with} of {iterations} schedules omitted writes ({omitted} omitted writes)",
+        "{}: {with} of {iterations} {what} schedules omitted writes ({omitted} omitted writes)",
         P::NAME
     );
-    // Measured: 30 % (TicToc+NWR) to 75 % (Silo+NWR) of schedules omit; a tenth is the floor.
+    // Measured: 30 % (TicToc+NWR) to 75 % (Silo+NWR) of the NWR scenario's schedules omit, all
+    // of the single-write scenario's (Silo+NWR, single-write); a tenth is the floor.
     assert!(
         with * 10 >= iterations as u64,
         "{}: only {with} of {iterations} schedules omitted a write; the NWR path was barely exercised",
         P::NAME
     );
+}
+
+/// For an NWR protocol: [`run`]'s scenario, then [`nwr_scenario`] on `iterations` random
+/// schedules. Panics on a violation, if the history and the counters disagree on the omitted
+/// writes, or if fewer than a tenth of the schedules omitted a write (the NWR path was not
+/// exercised).
+pub fn run_nwr<P: Protocol>(iterations: usize)
+where
+    P::Engine: 'static,
+{
+    run::<P>(iterations);
+    assert_scenario_omits::<P>(iterations, nwr_scenario::<P>, "NWR");
 }
 
 /// The single-write NWR scenario (`txlab_nwr::NwrSingleWrite`), one epoch throughout, keys x = 0,
@@ -233,85 +256,30 @@ pub fn nwr_single_write_scenario<P: Protocol>() -> NwrRun
 where
     P::Engine: 'static,
 {
-    let (engine, recorder) = loaded_engine::<P>();
-    let handles: Vec<_> = (0..3u64)
-        .map(|t| {
-            let engine = Arc::clone(&engine);
-            shuttle::thread::spawn(move || {
-                let mut w = engine.worker().expect("worker");
-                for i in 0..2u64 {
-                    let mut tx = w.begin();
-                    let v = 100 * (t + 1) + i;
-                    let body = (|| match t {
-                        0 => {
-                            tx.read(T, 2)?;
-                            tx.write(T, 1, &v.to_le_bytes())
-                        }
-                        1 => {
-                            tx.read(T, 1)?;
-                            tx.write(T, 2, &v.to_le_bytes())
-                        }
-                        _ => tx.write(T, 1, &v.to_le_bytes()),
-                    })();
-                    if body.is_ok() {
-                        let _ = tx.commit();
-                    }
-                }
-                let mut omitted = 0;
-                w.drain_counters(&mut |name, n| {
-                    if name == "nwr_omitted_writes" {
-                        omitted += n;
-                    }
-                });
-                omitted
-            })
-        })
-        .collect();
-    let omitted_by_counter = handles.into_iter().map(|h| h.join().expect("thread")).sum();
-    drop(engine);
-    let history = recorder.take();
-    let omitted_in_history = crate::nwr::omitted_writes(&history) as u64;
-    NwrRun {
-        serializable: check(&history, check_options::<P>()).is_serializable(),
-        omitted_in_history,
-        omitted_by_counter,
-    }
+    nwr_threads::<P>(|t, i, tx| {
+        let v = 100 * (t + 1) + i;
+        match t {
+            0 => {
+                tx.read(T, 2)?;
+                tx.write(T, 1, &v.to_le_bytes())
+            }
+            1 => {
+                tx.read(T, 1)?;
+                tx.write(T, 2, &v.to_le_bytes())
+            }
+            _ => tx.write(T, 1, &v.to_le_bytes()),
+        }
+    })
 }
 
 /// For a single-write NWR protocol: [`run`]'s scenario, then [`nwr_single_write_scenario`] on
-/// `iterations` random schedules. Panics on a violation, if the history and the counters
-/// disagree on the omitted writes, or if fewer than a tenth of the schedules omitted a write.
+/// `iterations` random schedules, with [`run_nwr`]'s assertions.
 pub fn run_nwr_single_write<P: Protocol>(iterations: usize)
 where
     P::Engine: 'static,
 {
     run::<P>(iterations);
-    let schedules_with_omission = Arc::new(AtomicU64::new(0));
-    let s = Arc::clone(&schedules_with_omission);
-    shuttle::check_random(
-        move || {
-            let r = nwr_single_write_scenario::<P>();
-            assert!(r.serializable, "{}: history not serializable", P::NAME);
-            assert_eq!(
-                r.omitted_in_history,
-                r.omitted_by_counter,
-                "{}: omitted writes in the history vs. the nwr_omitted_writes counter",
-                P::NAME
-            );
-            s.fetch_add(u64::from(r.omitted_in_history > 0), Ordering::Relaxed);
-        },
-        iterations,
-    );
-    let with = schedules_with_omission.load(Ordering::Relaxed);
-    println!(
-        "{}: {with} of {iterations} single-write schedules omitted writes",
-        P::NAME
-    );
-    assert!(
-        with * 10 >= iterations as u64,
-        "{}: only {with} of {iterations} schedules omitted a write; the NWR path was barely exercised",
-        P::NAME
-    );
+    assert_scenario_omits::<P>(iterations, nwr_single_write_scenario::<P>, "single-write");
 }
 
 /// Whether some random schedule of [`nwr_single_write_scenario`] (seeds `0..seeds`,
