@@ -144,6 +144,29 @@ fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
     omitted_commits(w) == 1
 }
 
+/// On `w`: installs `key`'s pivot (value 1, never omitted), blind-writes 2 and asserts whether
+/// that write was `omitted` (`why` explains the expectation), then reads `key` on `w` (MVTO's
+/// per-worker clocks make another worker's read older) and asserts the visible value: the
+/// pivot's if the write was omitted, else the write's.
+fn assert_pivot_then_blind_write<P: Protocol>(
+    w: &mut impl Worker,
+    key: u64,
+    omitted: bool,
+    why: &str,
+) {
+    assert!(!blind_write_omitted(w, key, 1), "{}: the pivot", P::NAME);
+    assert_eq!(
+        blind_write_omitted(w, key, 2),
+        omitted,
+        "{}: {why}",
+        P::NAME
+    );
+    let mut t = w.begin();
+    let visible = if omitted { 1 } else { 2 };
+    assert_eq!(read_value(&mut t, key), visible, "{}: {why}", P::NAME);
+    t.commit().expect("read-only commits");
+}
+
 fn assert_checks<P: Protocol>(recorder: &MemoryRecorder, omitted: usize) {
     let history = recorder.take();
     assert_eq!(omitted_writes(&history), omitted, "{}", P::NAME);
@@ -183,16 +206,12 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
     t.write(T, Z, &v(5)).expect("write z");
     t.commit().expect("reader-writer commits");
     assert_eq!(counter(&mut r, "nwr_unmarked_readers"), 0, "{}", P::NAME);
-    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
-    assert!(
-        !blind_write_omitted(&mut w, X, 2),
-        "{}: a reader-writer of the epoch read x's older version",
-        P::NAME
+    assert_pivot_then_blind_write::<P>(
+        &mut w,
+        X,
+        false,
+        "a reader-writer of the epoch read x's older version",
     );
-    // Read on the writer's worker: MVTO's per-worker clocks may give `r` an older timestamp.
-    let mut t = w.begin();
-    assert_eq!(read_value(&mut t, X), 2, "{}", P::NAME);
-    t.commit().expect("read-only commits");
     assert_checks::<P>(&recorder, 0);
 
     // 2: a read-only pre-epoch reader leaves no mark.
@@ -203,20 +222,12 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
     assert_eq!(read_value(&mut t, Y), 20);
     t.commit().expect("read-only commits");
     assert_eq!(counter(&mut r, "nwr_unmarked_readers"), 1, "{}", P::NAME);
-    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
-    assert!(
-        blind_write_omitted(&mut w, X, 2),
-        "{}: the read-only reader sits before the epoch's omitters",
-        P::NAME
+    assert_pivot_then_blind_write::<P>(
+        &mut w,
+        X,
+        true,
+        "the read-only reader sits before the epoch's omitters",
     );
-    let mut t = w.begin();
-    assert_eq!(
-        read_value(&mut t, X),
-        1,
-        "{}: the pivot stays visible",
-        P::NAME
-    );
-    t.commit().expect("read-only commits");
     assert_checks::<P>(&recorder, 1);
 
     // 3: a read-only reader of the older x that commits after the omission.
@@ -290,20 +301,12 @@ pub fn single_write_marks<P: Protocol>() {
     assert_eq!(read_value(&mut t, X), 10);
     t.write(T, Z, &v(5)).expect("write z");
     t.commit().expect("reader-writer commits");
-    assert!(!blind_write_omitted(&mut w, X, 1), "{}: the pivot", P::NAME);
-    assert!(
-        blind_write_omitted(&mut w, X, 2),
-        "{}: the reader-writer is serialized before x's pivot",
-        P::NAME
+    assert_pivot_then_blind_write::<P>(
+        &mut w,
+        X,
+        true,
+        "the reader-writer is serialized before x's pivot",
     );
-    let mut t = w.begin();
-    assert_eq!(
-        read_value(&mut t, X),
-        1,
-        "{}: the pivot stays visible",
-        P::NAME
-    );
-    t.commit().expect("read-only commits");
     assert_checks::<P>(&recorder, 1);
 
     // 2: a read-only reader of y's pivot and the older x marks nothing.
@@ -315,11 +318,11 @@ pub fn single_write_marks<P: Protocol>() {
     assert_eq!(read_value(&mut t, X), 10);
     t.commit().expect("read-only commits");
     assert_eq!(counter(&mut w, "nwr_unmarked_readers"), 1, "{}", P::NAME);
-    assert!(!blind_write_omitted(&mut w, X, 1), "{}: x's pivot", P::NAME);
-    assert!(
-        blind_write_omitted(&mut w, X, 2),
-        "{}: the read-only reader is serialized before x's pivot",
-        P::NAME
+    assert_pivot_then_blind_write::<P>(
+        &mut w,
+        X,
+        true,
+        "the read-only reader is serialized before x's pivot",
     );
     assert_checks::<P>(&recorder, 1);
 
