@@ -17,7 +17,7 @@ use std::hint::black_box;
 use txlab::core::epoch::EpochConfig;
 use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
 use txlab::mvto::{Mvto, MvtoConfig};
-use txlab::silo::{Silo, SiloConfig};
+use txlab::silo::{Silo, SiloConfig, SiloNwrSingle};
 use txlab::tictoc::{TicToc, TicTocConfig};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
 
@@ -83,8 +83,8 @@ fn commit_path(c: &mut Criterion) {
         let nwr_cfg = SiloConfig::default().with_ack(AckMode::EpochStable);
         let silo_nwr = Silo::new_nwr(&schema, nwr_cfg).expect("a Silo+NWR engine");
         bench_engine(c, "silo-nwr", &silo_nwr, &workload, label);
-        let silo_nwr_single =
-            Silo::new_nwr_single(&schema, nwr_cfg).expect("a single-write Silo+NWR engine");
+        let silo_nwr_single = SiloNwrSingle::new_with_omission(&schema, nwr_cfg)
+            .expect("a single-write Silo+NWR engine");
         bench_engine(c, "silo-nwr-single", &silo_nwr_single, &workload, label);
         let nwr_cfg = TicTocConfig::default().with_ack(AckMode::EpochStable);
         let tictoc_nwr = TicToc::new_nwr(&schema, nwr_cfg).expect("a TicToc+NWR engine");

@@ -342,7 +342,7 @@ impl Protocol for SiloNwrSingleTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_silo::Silo::nwr_single_with_recorder(schema, cfg, recorder)
+        txlab_silo::SiloNwrSingle::with_omission(schema, cfg, recorder)
     }
 }
 

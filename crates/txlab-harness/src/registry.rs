@@ -27,7 +27,7 @@ use txlab_core::epoch::EpochConfig;
 use txlab_core::sync::Arc;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_mvto::{Mvto, MvtoConfig};
-use txlab_silo::{Silo, SiloConfig};
+use txlab_silo::{Silo, SiloConfig, SiloNwrSingle};
 use txlab_tictoc::{TicToc, TicTocConfig};
 use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
 use txlab_workload::{Tpcc, TpccConfig, TpccMix};
@@ -621,8 +621,8 @@ where
         ),
         Protocol::SiloNwrSingle => interactive!(
             check,
-            |rec| Silo::nwr_single_with_recorder(&schema, silo_config(params)?, rec)?,
-            Silo::new_nwr_single(&schema, silo_config(params)?)?
+            |rec| SiloNwrSingle::with_omission(&schema, silo_config(params)?, rec)?,
+            SiloNwrSingle::new_with_omission(&schema, silo_config(params)?)?
         ),
         Protocol::TicTocNwr => interactive!(
             check,

@@ -86,15 +86,23 @@ impl<Rec: Recorder> SiloNwr<Rec> {
         config: SiloConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::build(schema, tables, config, recorder)
+        Self::with_omission(schema, config, recorder)
     }
 }
 
-impl<Rec: Recorder> SiloNwrSingle<Rec> {
-    /// A Silo+NWR database with single-write omitters ([`SiloNwrSingle`]) whose transactions are
-    /// recorded by `recorder`. Fails if 128-bit compare-and-swap is not lock-free on this target.
-    pub fn nwr_single_with_recorder(
+impl<W: WriteOmission> Silo<NoRecorder, W> {
+    /// A database with write-omission policy `W` (e.g. [`SiloNwrSingle::new_with_omission`])
+    /// and one built-in index per table of `schema`.
+    pub fn new_with_omission(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
+        Self::with_omission(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
+    /// A database with write-omission policy `W` ([`NoNwr`], [`Nwr`], [`NwrSingleWrite`]) whose
+    /// transactions are recorded by `recorder`, one built-in index per table of `schema`. With an
+    /// enabled policy it fails unless 128-bit compare-and-swap is lock-free on this target.
+    pub fn with_omission(
         schema: &Schema,
         config: SiloConfig,
         recorder: Arc<Rec>,
@@ -102,16 +110,7 @@ impl<Rec: Recorder> SiloNwrSingle<Rec> {
         let tables = Tables::new(schema)?;
         Self::build(schema, tables, config, recorder)
     }
-}
 
-impl SiloNwrSingle<NoRecorder> {
-    /// A Silo+NWR database with single-write omitters ([`SiloNwrSingle`]).
-    pub fn new_nwr_single(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
-        Self::nwr_single_with_recorder(schema, config, Arc::new(NoRecorder))
-    }
-}
-
-impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     fn build(
         schema: &Schema,
         tables: Tables<SiloRecord<W::Pivot>>,

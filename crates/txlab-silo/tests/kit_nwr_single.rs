@@ -28,7 +28,7 @@ impl Protocol for SiloNwrSingleKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        SiloNwrSingle::nwr_single_with_recorder(schema, config(), recorder)
+        SiloNwrSingle::with_omission(schema, config(), recorder)
     }
 
     /// Plain Silo's outcomes (`kit.rs`): the Hermitage schedules that NWR changes for
@@ -67,7 +67,7 @@ impl Protocol for SiloNwrSingleTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        SiloNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        SiloNwrSingle::with_omission(schema, cfg, recorder)
     }
 }
 
@@ -105,11 +105,7 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                SiloNwrSingle::nwr_single_with_recorder(
-                    schema,
-                    config().with_mutation($mutation),
-                    recorder,
-                )
+                SiloNwrSingle::with_omission(schema, config().with_mutation($mutation), recorder)
             }
         }
         #[test]
@@ -138,7 +134,7 @@ fn engine_name_and_unmarked_read_only_commits() {
     use txlab_core::{Engine, TableId, TableSpec, Transaction, TxOps, Worker};
     let mut schema = Schema::new();
     schema.add(TableSpec::dense("t", 8, 4)).unwrap();
-    let db = SiloNwrSingle::new_nwr_single(&schema, config()).unwrap();
+    let db = SiloNwrSingle::new_with_omission(&schema, config()).unwrap();
     assert_eq!(db.name(), "silo-nwr-single");
     db.load(TableId(0), 1, &7u64.to_le_bytes()).unwrap();
     let mut w = db.worker().unwrap();
@@ -184,7 +180,7 @@ fn strict_serializable_with_group_commit_acknowledgements() {
     let mut schema = Schema::new();
     schema.add(TableSpec::dense("t", 8, 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = SiloNwrSingle::nwr_single_with_recorder(&schema, config(), rec.clone()).unwrap();
+    let db = SiloNwrSingle::with_omission(&schema, config(), rec.clone()).unwrap();
     for k in 0..8 {
         db.load(T, k, &(10 * k).to_le_bytes()).unwrap();
     }

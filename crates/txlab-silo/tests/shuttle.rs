@@ -87,7 +87,7 @@ fn silo_nwr_single(
     if let Some(m) = mutation {
         cfg = cfg.with_mutation(m);
     }
-    SiloNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+    SiloNwrSingle::with_omission(schema, cfg, recorder)
 }
 
 struct SiloNwrSingleShuttle;
