@@ -34,7 +34,7 @@ pub mod stats;
 pub use omission::{NoNwr, Nwr, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
 pub use rule::{
-    NwrBaseline, NwrMutation, is_pre_epoch_reader, merge_reads, merge_written_reads, try_omit,
+    NwrBaseline, NwrMutation, SinglePivot, is_pre_epoch_reader, merge_reads, try_omit,
     try_omit_single,
 };
 pub use stats::{NwrFailure, NwrStats};

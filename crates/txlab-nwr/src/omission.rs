@@ -18,7 +18,7 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     const ENABLED: bool;
 
     /// Whether omitters are restricted to transactions that write exactly one item, so that only
-    /// reads of the items a transaction writes are merged into mRS ([`NwrSingleWrite`]; the rule is
+    /// the pivot writer's read of its own item is marked ([`NwrSingleWrite`]; the rule is
     /// [`crate::rule::try_omit_single`], the argument in `docs/protocols/nwr.md`, "A rule with
     /// fewer read marks"). `false` for [`Nwr`]: any number of writes, every pre-epoch read marked.
     /// Only Silo implements it; other engines reject such a policy at compile time.
@@ -66,19 +66,23 @@ impl WriteOmission for Nwr {
 
 /// The NWR-extended protocol with *single-write omitters*: only a transaction that writes exactly
 /// one item (blind) may be omitted, and in exchange read-only transactions, and the reads of
-/// items a transaction does not write, leave no mark in mRS (`docs/protocols/nwr.md`, "A rule
-/// with fewer read marks"). Silo only (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`).
+/// items a transaction does not write, leave no mark (`docs/protocols/nwr.md`, "A rule with
+/// fewer read marks"). The one mark left is the pivot writer's own read of its item, and the
+/// pivot's writer can publish it together with the pivot, in the item's version word
+/// ([`crate::NwrBaseline::single_write_pivot`]). So records carry no pivot object (`Pivot` is
+/// `()`, the baseline's layout) and an omitter does no atomic read-modify-write. Silo only
+/// (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NwrSingleWrite;
 
 impl WriteOmission for NwrSingleWrite {
     const ENABLED: bool = true;
     const SINGLE_WRITE_OMITTERS: bool = true;
-    type Pivot = PivotCell;
+    type Pivot = ();
 
     #[inline(always)]
-    fn pivot(p: &PivotCell) -> &PivotCell {
-        p
+    fn pivot(_p: &()) -> &PivotCell {
+        &crate::pivot::DETACHED
     }
 }
 

@@ -132,8 +132,9 @@ impl PivotWord {
     }
 }
 
-/// A pivot object attached to no record (what [`crate::NoNwr`] hands out; never used, since
-/// engines check `WriteOmission::ENABLED` first).
+/// A pivot object attached to no record (what [`crate::NoNwr`] and [`crate::NwrSingleWrite`]
+/// hand out; never used, since engines check `WriteOmission::ENABLED` and
+/// `WriteOmission::SINGLE_WRITE_OMITTERS` first).
 #[cfg(not(txlab_loom))]
 pub static DETACHED: PivotCell = PivotCell::new();
 

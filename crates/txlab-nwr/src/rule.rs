@@ -71,11 +71,16 @@ pub trait NwrBaseline {
     /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
     /// Must load the item's version word before the caller's CAS on its pivot object.
     fn has_epoch_version(&self, i: usize, epoch: u32) -> bool;
-    /// Whether read `i`'s item is also in the write set. The default compares items against
-    /// every write (`O(writes)`); an engine with a sorted write set should override it.
-    fn read_is_written(&self, i: usize) -> bool {
-        let item = self.read_item(i);
-        (0..self.write_count()).any(|w| self.write_item(w) == item)
+    /// Single-write rule only ([`try_omit_single`]): one `Acquire` load of write `i`'s item's
+    /// version word, telling whether the item has a visible version of `epoch` (the pivot) and,
+    /// if so, whether the pivot's writer read the item's older version ([`SinglePivot`]). The
+    /// engine keeps that mark with the version itself: the pivot's writer sets it in the word it
+    /// publishes when it read the item (a read-modify-write, insert, delete or scan hit) or
+    /// replaced an absent word of an earlier epoch (a possible scan miss), and every later writer
+    /// of the same epoch copies it forward. The default says "no pivot", so an engine that does
+    /// not implement it never omits under the single-write rule.
+    fn single_write_pivot(&self, _i: usize, _epoch: u32) -> SinglePivot {
+        SinglePivot::Missing
     }
     /// Whether the transaction did range scans (left to the baseline).
     fn has_scans(&self) -> bool;
@@ -108,6 +113,21 @@ pub enum NwrMutation {
     ValidateReadsBeforePivot,
 }
 
+/// What an omitter of the single-write rule sees on its written item
+/// ([`NwrBaseline::single_write_pivot`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SinglePivot {
+    /// The item has no visible version of the epoch: the write may be the item's latest, so it
+    /// cannot be omitted (check (2)).
+    Missing,
+    /// The pivot exists and its writer read the item's older version: an omitted write, ordered
+    /// after that version and before the pivot, would be a lost update (check (4), the mRS
+    /// check, reduced to the one reader that needs it).
+    ReadByItsWriter,
+    /// The pivot exists and nobody serialized after it read the older version.
+    Unread,
+}
+
 /// Algorithm 3 (1): merges `t`'s reads of versions older than `epoch` into their items' mRS.
 /// Call before the baseline validates the read set, on every commit of an NWR engine.
 pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
@@ -126,55 +146,31 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
     }
 }
 
-/// The reads-to-mark of the single-write rule ([`crate::NwrSingleWrite`]): merges into mRS only
-/// `t`'s reads of versions older than `epoch` *of items `t` also writes* (read-modify-writes,
-/// deletes and inserts of read keys). Call it where [`merge_reads`] would be called, on baseline
-/// commits only (an omitter writes one item and read none of it, so it has nothing to merge).
-///
-/// Why these marks suffice once every omitter writes one item (`docs/protocols/nwr.md`, "A rule
-/// with fewer read marks"): a transaction `X` that read `y`'s last pre-epoch version and does not
-/// install `y`'s pivot validated that version as current before the pivot's writer locked `y`, so
-/// `X` is serialized before the pivot and before the omitters ordered just before it. The one
-/// reader that is not is the pivot's writer itself (Silo's validation accepts its own lock): its
-/// mark, merged before it publishes the pivot, is what an omitter's mRS check sees.
-pub fn merge_written_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
-    for i in 0..t.read_count() {
-        let v = t.read_version(i, epoch);
-        if v != PRE_EPOCH {
-            continue;
-        }
-        if !t.read_is_written(i) {
-            continue;
-        }
-        let (table, key) = t.read_item(i);
-        let slot = slot_of(table, key);
-        stats.cas_retries += t.read_pivot(i).merge_read(epoch, slot, v);
-    }
-}
-
 /// The single-write rule ([`crate::NwrSingleWrite`]): tries to commit `t`, which must write
 /// exactly one item, blind, with that write ordered just before the item's pivot (its first
 /// visible version of `epoch`). On `Ok` the write is omitted; on `Err` the caller runs the
-/// baseline commit. No [`merge_reads`] beforehand: under this policy an omitter marks nothing.
+/// baseline commit. Nothing is merged beforehand, and nothing is written: under this policy an
+/// omitter leaves no mark and needs no compare-and-swap.
 ///
 /// The checks, in this order (`docs/protocols/nwr.md`, "A rule with fewer read marks"):
 /// 1. no scan, one write, blind, every read of a version older than `epoch`;
-/// 2. the written item has a visible version of `epoch` ([`NwrBaseline::has_epoch_version`], an
-///    `Acquire` load): the pivot, whose writer's serialization point precedes this load;
-/// 3. `fence(SeqCst)`, then every read still current and unlocked
+/// 2. the written item has a visible version of `epoch` ([`NwrBaseline::single_write_pivot`],
+///    an `Acquire` load): the pivot, whose writer's serialization point precedes this load;
+/// 3. the pivot's writer did not read the item's older version (the mark that load returned;
+///    the pivot's writer published it with the pivot, so no reader's mark can race with this
+///    check: every other reader of the older version is serialized before the pivot);
+/// 4. `fence(SeqCst)`, then every read still current and unlocked
 ///    ([`NwrBaseline::overwriters_valid`]). The fence orders this validation after the pivot's
 ///    serialization point, so whoever overwrites a read item (or installs the pivot an omitter of
 ///    it needs) is serialized after the pivot, hence after this transaction. Validating first
 ///    (the order of [`try_omit`]) breaks this: `Y` reads `y`, overwrites `z`, after our check of
 ///    `z` but before `y`'s pivot, and we close `O -rw(z)-> Y -rw(y)-> O`.
-/// 4. the item's mRS slot holds no pre-epoch read (the pivot writer's own read of the item), then
-///    one CAS decrements the pivot counter and marks mWS (retried from a fresh load).
 pub fn try_omit_single<B: NwrBaseline + ?Sized>(
     t: &B,
     epoch: u32,
     stats: &mut NwrStats,
 ) -> Result<(), NwrFailure> {
-    let r = validate_single(t, epoch, stats);
+    let r = validate_single(t, epoch);
     match r {
         Ok(()) => {
             stats.commits_omitted += 1;
@@ -185,11 +181,7 @@ pub fn try_omit_single<B: NwrBaseline + ?Sized>(
     r
 }
 
-fn validate_single<B: NwrBaseline + ?Sized>(
-    t: &B,
-    epoch: u32,
-    stats: &mut NwrStats,
-) -> Result<(), NwrFailure> {
+fn validate_single<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), NwrFailure> {
     if t.has_scans() {
         return Err(NwrFailure::Scan);
     }
@@ -206,8 +198,14 @@ fn validate_single<B: NwrBaseline + ?Sized>(
     if m == Some(NwrMutation::ValidateReadsBeforePivot) && !t.overwriters_valid() {
         return Err(NwrFailure::Overwriters);
     }
-    if !t.has_epoch_version(0, epoch) && m != Some(NwrMutation::SkipEpochCheck) {
-        return Err(NwrFailure::Epoch);
+    match t.single_write_pivot(0, epoch) {
+        SinglePivot::Missing if m != Some(NwrMutation::SkipEpochCheck) => {
+            return Err(NwrFailure::Epoch);
+        }
+        SinglePivot::ReadByItsWriter if m != Some(NwrMutation::SkipMergedReadCheck) => {
+            return Err(NwrFailure::MergedReadSet);
+        }
+        _ => {}
     }
     if m != Some(NwrMutation::ValidateReadsBeforePivot) {
         fence(Ordering::SeqCst);
@@ -215,7 +213,7 @@ fn validate_single<B: NwrBaseline + ?Sized>(
             return Err(NwrFailure::Overwriters);
         }
     }
-    join_pivot(t, 0, epoch, stats)
+    Ok(())
 }
 
 /// The checks of [`try_omit`] that need no atomic operation: no range scan and every write

@@ -12,7 +12,8 @@ pub enum NwrFailure {
     /// paper's epoch check (2) of Algorithm 2).
     Epoch,
     /// A transaction of this epoch read a version the omitted write would be ordered after
-    /// (the mRS check (4) of Algorithm 2).
+    /// (the mRS check (4) of Algorithm 2; under [`crate::NwrSingleWrite`], the pivot's writer
+    /// read the item's older version).
     MergedReadSet,
     /// The transaction read a version written in this epoch, which may have been written by a
     /// successor of the pivot (the mWS check (3) of Algorithm 2, in its conservative form).
@@ -83,7 +84,7 @@ pub struct NwrStats {
     pub omitted_writes: u64,
     /// Pivot-object CAS attempts that failed and were retried (reads and omissions).
     pub cas_retries: u64,
-    /// Read-only transactions that reached validation and merged nothing into mRS (counted
+    /// Read-only transactions that reached validation and left no mark (counted
     /// before validation, so some of them then abort): with [`crate::Nwr`], those that read only
     /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with
     /// [`crate::NwrSingleWrite`], every one.

@@ -47,13 +47,23 @@
 //!          write, blind)
 //!          fence(SeqCst); e = global epoch
 //!          if every read is older than e and txlab_nwr::try_omit_single accepts (the written
-//!          record has a version of e, loaded with Acquire; fence(SeqCst); every read still
-//!          current and unlocked; no pre-e read in its mRS; one CAS): commit in e, nothing
-//!          installed. No read is merged into mRS.
-//! Phase 1-3 as above, but after the epoch read only reads of records we also write are merged
-//!          (txlab_nwr::merge_written_reads); read-only commits merge nothing. The scan-miss
-//!          merge of Phase 3 stays.
+//!          record's word, loaded with Acquire, is of epoch e and has no PIVOT_READ;
+//!          fence(SeqCst); every read still current and unlocked): commit in e, nothing
+//!          installed, nothing written.
+//! Phase 1  as above; no read is merged anywhere (records carry no pivot object)
+//! Phase 2  as above; a read of a record we locked (found by the binary search Silo's
+//!          validation already does) flags that write entry as read
+//! Phase 3  as above, and each written word carries PIVOT_READ (crate::tid) if the replaced word
+//!          is of the same epoch and carries it (sticky), or if it is of an earlier epoch (our
+//!          version is the pivot) and we read the record or the replaced word is ABSENT (a scan
+//!          of this epoch may have missed the key: the scan-miss rule).
 //! ```
+//!
+//! The mark is the only one the single-write rule needs: the pivot writer's own read of its item
+//! (`txlab_nwr::NwrSingleWrite`). A reader that passes validation with a read older than `e` of a
+//! record it writes is exactly the writer of that record's first version of `e`, so the mark
+//! lives in the word that publishes the pivot (the `Release` store an omitter's `Acquire` load
+//! reads from) and no reader's mark can race with an omitter's check.
 //!
 //! Why it is sound: `docs/protocols/nwr.md`, "A rule with fewer read marks".
 //!
@@ -69,11 +79,12 @@
 
 use crate::record::SiloRecord;
 use crate::retire::{self, RetireEntry};
-use crate::tid::{ABSENT, LOCK, is_absent, is_locked, is_retired, next_tid, tag};
+use crate::tid::{ABSENT, LOCK, PIVOT_READ, is_absent, is_locked, is_pivot_read, is_retired};
 use crate::tid::{SEQ_ONE, epoch_of};
+use crate::tid::{next_tid, tag};
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
-use crate::worker_state::WriteKind;
+use crate::worker_state::{WriteKind, write_index};
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
@@ -81,7 +92,7 @@ use txlab_core::storage::Index;
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
 use txlab_nwr::pivot::{PIVOT_BASE, PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
-use txlab_nwr::{NwrBaseline, NwrMutation, WriteOmission};
+use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
@@ -228,13 +239,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             mutation: skip.nwr,
         };
         if W::SINGLE_WRITE_OMITTERS {
-            // Single-write omitters: only reads of items we also write can order us after a
-            // pivot we install (`txlab_nwr::merge_written_reads`); a read-only commit marks
-            // nothing.
+            // Single-write omitters: no merge here. The one mark, the pivot writer's read of its
+            // own record, goes into the word Phase 3 publishes (`PIVOT_READ`).
             if st.writes.is_empty() {
                 tx.w.nwr.unmarked_readers += 1;
-            } else {
-                txlab_nwr::merge_written_reads(&view, epoch as u32, &mut tx.w.nwr);
             }
         } else if skip.nwr != Some(NwrMutation::PrintedAlgorithm)
             && txlab_nwr::is_pre_epoch_reader(&view, epoch as u32)
@@ -248,11 +256,28 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     // Phase 2: validate the read set and the node (stripe) set.
     let mut failure: Option<Conflict> = None;
     if !skip.reads {
+        // With single-write omitters, a read of a record we write flags its write entry for the
+        // pivot writer's mark; the lookup is the one validation does anyway for a locked record.
+        let flag_reads = nwr_on && W::SINGLE_WRITE_OMITTERS;
         for r in st.reads.iter() {
             let cur = rec(r.rec).tid.load(Ordering::Acquire);
-            if cur & !LOCK != r.word || (is_locked(cur) && !skip_lock && !st.writes_record(r.rec)) {
+            if cur & !LOCK != r.word {
                 failure = Some(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
                 break;
+            }
+            if is_locked(cur) || (skip_lock && flag_reads) {
+                match write_index(&st.writes, r.rec) {
+                    Some(i) => {
+                        if flag_reads {
+                            st.writes[i].read = true;
+                        }
+                    }
+                    None if skip_lock => {}
+                    None => {
+                        failure = Some(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
+                        break;
+                    }
+                }
             }
         }
     }
@@ -299,7 +324,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             // Keep the lower half of epoch `epoch`'s tags for omitted writes (module docs).
             tid = tid.max((epoch << 32) + PIVOT_BASE as u64 + SEQ_ONE);
         }
-        if nwr_on {
+        if nwr_on && !W::SINGLE_WRITE_OMITTERS {
             // Scan-miss rule: a scan of this epoch that found this key absent (or found no record
             // at all) left nothing in the record's mRS. When we replace an absent word of an
             // earlier epoch, our version becomes the key's first version of the epoch (the pivot),
@@ -308,29 +333,40 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             // Ordering: the merge is a CAS done before the Release publish below, and an omitter
             // reads the mRS only after it saw our version (`has_epoch_version`, an Acquire load),
             // so every omitter that could use our version as its pivot also sees the mark.
+            // Sequence overflow (`tid` carried into a later epoch than the one we serialized in,
+            // after 2^27 TIDs in one epoch): our versions would look like pivots of that later
+            // epoch, whose omitters are placed after us, so every written item is marked there.
+            let visible = epoch_of(tid);
             for w in st.writes.iter() {
-                if is_absent(w.locked_word) && epoch_of(w.locked_word) < epoch {
+                if visible != epoch
+                    || (is_absent(w.locked_word) && epoch_of(w.locked_word) < visible)
+                {
                     let slot = txlab_nwr::pivot::slot_of(w.table.0, w.key);
                     tx.w.nwr.cas_retries +=
-                        W::pivot(&rec(w.rec).pivot).merge_read(epoch as u32, slot, PRE_EPOCH);
+                        W::pivot(&rec(w.rec).pivot).merge_read(visible as u32, slot, PRE_EPOCH);
                 }
             }
         }
         fence(Ordering::Release);
         for w in st.writes.iter() {
             let r = rec(w.rec);
+            let word = if nwr_on && W::SINGLE_WRITE_OMITTERS {
+                tid | pivot_read_mark(w, tid, epoch)
+            } else {
+                tid
+            };
             match w.kind {
                 WriteKind::BlindPut | WriteKind::Put | WriteKind::Insert => {
                     let v = &st.wbuf[w.off as usize..(w.off + w.len) as usize];
-                    r.install(Some(v), tid);
+                    r.install(Some(v), word);
                 }
                 WriteKind::Delete => {
-                    r.install(None, tid | ABSENT);
+                    r.install(None, word | ABSENT);
                     if engine.tables.get(w.table).is_ok_and(retire::unlinks) {
                         tx.w.retire.push(RetireEntry {
                             table: w.table,
                             key: w.key,
-                            word: tid | ABSENT,
+                            word: word | ABSENT,
                         });
                     }
                 }
@@ -353,7 +389,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         st.last_tid = tid;
         if nwr_on {
             tx.w.nwr.commits_baseline += 1;
-            if skip.nwr == Some(NwrMutation::PrintedAlgorithm) {
+            if skip.nwr == Some(NwrMutation::PrintedAlgorithm) && !W::SINGLE_WRITE_OMITTERS {
                 // The printed Algorithm 3 (3) (test-only mutant; `skip.nwr` is the constant
                 // `None` without the `mutation` feature): each blind write that installed its
                 // item's first version of the epoch becomes the item's pivot.
@@ -437,6 +473,28 @@ fn finish_omitted<Rec: Recorder, W: WriteOmission>(
     }
 }
 
+/// The single-write rule's mark for write `w` committing with `tid` in `epoch` (`PIVOT_READ` or
+/// 0; module docs and `crate::tid`). Same epoch as the replaced word: copied from it (sticky, so
+/// every version of the epoch tells an omitter what the pivot's writer did). Earlier epoch: this
+/// write installs the pivot, marked if the transaction read the record (`w.read`, set in Phase 2
+/// for validated reads, which then read the replaced word, a version older than the epoch) or
+/// replaced an absent word (a scan of the epoch may have missed the key). Marked too if the
+/// sequence overflowed (`tid` lies in a later epoch than `epoch`, the one the transaction is
+/// serialized in): such a version must not serve as a pivot of that later epoch, whose omitters
+/// are placed after this transaction.
+#[inline]
+fn pivot_read_mark<P>(w: &crate::worker_state::WriteEntry<P>, tid: u64, epoch: u64) -> u64 {
+    if epoch_of(tid) != epoch {
+        PIVOT_READ
+    } else if epoch_of(w.locked_word) == epoch {
+        w.locked_word & PIVOT_READ
+    } else if w.read || is_absent(w.locked_word) {
+        PIVOT_READ
+    } else {
+        0
+    }
+}
+
 /// The per-epoch version number (`txlab_nwr::pivot::VersionNumber`) of the version with TID word
 /// `word`, for a transaction of `epoch`: `PRE_EPOCH` if it was written in an earlier epoch, else
 /// derived from the sequence above the epoch's first Silo+NWR TID (monotone per record).
@@ -498,10 +556,17 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         epoch_of(word) == epoch as u64
     }
 
-    /// Binary search by record address: the write set is sorted by then (Phase 1), and
-    /// `merge_written_reads` runs after Phase 1 only.
-    fn read_is_written(&self, i: usize) -> bool {
-        self.st.writes_record(self.st.reads[i].rec)
+    /// One `Acquire` load of the record's word: of `epoch` or not, and its `PIVOT_READ` mark
+    /// (which every version of the epoch carries if the pivot does, `pivot_read_mark`).
+    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
+        let word = rec(self.st.writes[i].rec).tid.load(Ordering::Acquire) & !LOCK;
+        if epoch_of(word) != epoch as u64 {
+            SinglePivot::Missing
+        } else if is_pivot_read(word) {
+            SinglePivot::ReadByItsWriter
+        } else {
+            SinglePivot::Unread
+        }
     }
 
     /// Any range scan, on any table: `nodes` holds only ordered tables' stripes, and `h_scans`
@@ -520,5 +585,71 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
 
     fn mutation(&self) -> Option<NwrMutation> {
         self.mutation
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pivot_read_mark;
+    use crate::tid::{ABSENT, PIVOT_READ, SEQ_ONE};
+    use crate::worker_state::{WriteEntry, WriteKind};
+    use txlab_core::TableId;
+
+    fn entry(locked_word: u64, read: bool) -> WriteEntry<()> {
+        WriteEntry {
+            rec: std::ptr::null(),
+            table: TableId(0),
+            key: 0,
+            kind: WriteKind::BlindPut,
+            off: 0,
+            len: 0,
+            locked_word,
+            read,
+        }
+    }
+
+    /// Which words carry the single-write rule's mark: the pivot of a reader or of an absent word,
+    /// every later version of the same epoch that replaces a marked one, and every version whose
+    /// TID overflowed into a later epoch; nothing else.
+    #[test]
+    fn the_pivot_writers_mark_is_decided_per_epoch_and_copied_within_it() {
+        let e = 7u64;
+        let tid = (e << 32) | (1 << 31) | SEQ_ONE;
+        let old = (6u64 << 32) | SEQ_ONE;
+        assert_eq!(
+            pivot_read_mark(&entry(old, false), tid, e),
+            0,
+            "blind pivot"
+        );
+        assert_eq!(
+            pivot_read_mark(&entry(old, true), tid, e),
+            PIVOT_READ,
+            "read pivot"
+        );
+        assert_eq!(
+            pivot_read_mark(&entry(ABSENT, false), tid, e),
+            PIVOT_READ,
+            "absent"
+        );
+        assert_eq!(
+            pivot_read_mark(&entry(old | PIVOT_READ, false), tid, e),
+            0,
+            "older mark"
+        );
+        let pivot = tid - SEQ_ONE;
+        assert_eq!(
+            pivot_read_mark(&entry(pivot, true), tid, e),
+            0,
+            "unmarked pivot"
+        );
+        assert_eq!(
+            pivot_read_mark(&entry(pivot | PIVOT_READ, false), tid, e),
+            PIVOT_READ
+        );
+        let overflowed = (e + 1) << 32;
+        assert_eq!(
+            pivot_read_mark(&entry(old, false), overflowed, e),
+            PIVOT_READ
+        );
     }
 }

@@ -117,7 +117,8 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
         config: SiloConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
-        if W::ENABLED {
+        if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
+            // Single-write omitters use no 128-bit atomics (their mark is a TID bit).
             txlab_nwr::require_lock_free_pivot()?;
         }
         tables.check_schema(schema)?;

@@ -27,8 +27,10 @@
 //!   `docs/protocols/nwr.md`.
 //! - **Silo+NWR, single-write omitters** ([`SiloNwrSingle`] = `Silo<Rec, NwrSingleWrite>`, engine
 //!   name `silo-nwr-single`): only a transaction with one blind write may be omitted, and in
-//!   exchange only reads of written items are marked, so read-only transactions write nothing to
-//!   shared memory (`docs/protocols/nwr.md`, "A rule with fewer read marks").
+//!   exchange the one mark left is the pivot writer's read of its own record, a status bit of
+//!   the TID word it publishes (`tid::PIVOT_READ`). Records keep plain Silo's layout, readers
+//!   write nothing to shared memory, and an omitter does no atomic read-modify-write
+//!   (`docs/protocols/nwr.md`, "A rule with fewer read marks").
 //!
 //! - **Retiring deleted records** ([`retire`]): a committed delete on a hash or ordered table is
 //!   queued on its worker; two epochs later (`E >= e_d + 2`) the worker marks the tombstone

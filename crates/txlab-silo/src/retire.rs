@@ -1,7 +1,7 @@
 //! Epoch-based unlinking of deleted records ("retiring" tombstones).
 //!
 //! A committed delete leaves its record in the index as an absent *tombstone* (word
-//! `tid | ABSENT`, see [`crate::tid`]), because readers and writers that located the record
+//! `tid | ABSENT`, plus `PIVOT_READ` under `silo-nwr-single`, see [`crate::tid`]), because readers and writers that located the record
 //! earlier still hold pointers to it and validate against its word. Left there forever, tombstones
 //! pile up: TPC-C's Delivery scans for the oldest NEW-ORDER row and would walk (and add to its read
 //! set) every NEW-ORDER row ever delivered. This module removes them.
@@ -93,7 +93,8 @@ pub const GRACE_EPOCHS: u64 = 2;
 pub(crate) struct RetireEntry {
     pub table: TableId,
     pub key: u64,
-    /// The tombstone word the delete installed (`tid | ABSENT`, unlocked).
+    /// The tombstone word the delete installed (`tid | ABSENT`, with `PIVOT_READ` if the
+    /// single-write NWR rule marked it; unlocked).
     pub word: u64,
 }
 

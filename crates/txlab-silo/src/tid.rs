@@ -1,10 +1,10 @@
 //! The Silo TID word: one `AtomicU64` per record.
 //!
 //! ```text
-//!  63            32 31                 3   2        1        0
-//! +----------------+--------------------+--------+--------+------+
-//! |  epoch (32)    |  sequence (29)     | RETIRED| ABSENT | LOCK |
-//! +----------------+--------------------+--------+--------+------+
+//!  63            32 31               4      3          2        1        0
+//! +----------------+------------------+------------+--------+--------+------+
+//! |  epoch (32)    |  sequence (28)   | PIVOT_READ | RETIRED| ABSENT | LOCK |
+//! +----------------+------------------+------------+--------+--------+------+
 //! ```
 //!
 //! - `epoch`: the global epoch the writing transaction committed in (Silo §4.2; the NWR paper
@@ -18,13 +18,21 @@
 //!   TID with this bit, so readers of the old version notice.
 //! - `LOCK`: held by a committing writer between locking its write set and installing, or by the
 //!   worker retiring a tombstone while it unlinks it ([`crate::retire`]).
+//! - `PIVOT_READ` (set only by Silo+NWR with single-write omitters, `SiloNwrSingle`; always clear
+//!   otherwise): the record's first version of this word's epoch (the NWR *pivot*) was installed
+//!   by a transaction that read the record's older version, through a read-modify-write, an
+//!   insert, a delete or a scan hit, or that replaced an absent word of an earlier epoch (a scan
+//!   may have missed the key). Sticky within the epoch: every later writer of the same epoch
+//!   copies it from the word it replaces. It is the single-write rule's one mark
+//!   (`crate::commit`, `docs/protocols/nwr.md`); a blind write of the record is then never
+//!   omitted in this epoch.
 //! - `RETIRED`: the record (always an absent tombstone) has been, or is being, unlinked from its
 //!   index. The word never changes again and the record is never used again: every reader, writer
 //!   and validator that meets it aborts with `ConflictCause::RecordRetired` (or fails validation),
 //!   and a retry looks the key up again.
 //!
 //! The *version* of a record is the word without `LOCK`; the *tag* (what histories record) is the
-//! word without the three low bits: `epoch << 32 | sequence << 3`. A loaded record has tag 0.
+//! word without the four status bits: `epoch << 32 | sequence << 4`. A loaded record has tag 0.
 
 /// Lock bit.
 pub const LOCK: u64 = 1;
@@ -32,10 +40,12 @@ pub const LOCK: u64 = 1;
 pub const ABSENT: u64 = 1 << 1;
 /// Retired-from-the-index bit (see [`crate::retire`]).
 pub const RETIRED: u64 = 1 << 2;
-/// The three status bits (lock, absent, retired).
-pub const STATUS_MASK: u64 = 0b111;
+/// The pivot writer's mark of the single-write NWR rule (module docs).
+pub const PIVOT_READ: u64 = 1 << 3;
+/// The four status bits (lock, absent, retired, pivot read).
+pub const STATUS_MASK: u64 = 0b1111;
 /// One step of the sequence field.
-pub const SEQ_ONE: u64 = 1 << 3;
+pub const SEQ_ONE: u64 = 1 << 4;
 
 /// The version tag of a TID word (status bits cleared).
 #[inline]
@@ -59,6 +69,12 @@ pub const fn is_locked(word: u64) -> bool {
 #[inline]
 pub const fn is_absent(word: u64) -> bool {
     word & ABSENT != 0
+}
+
+/// Whether the pivot writer's mark is set (see [`PIVOT_READ`]).
+#[inline]
+pub const fn is_pivot_read(word: u64) -> bool {
+    word & PIVOT_READ != 0
 }
 
 /// Whether the retired bit is set.
@@ -92,5 +108,9 @@ mod tests {
         assert_eq!(tag(t | RETIRED | ABSENT), t);
         assert!(is_retired(t | RETIRED) && !is_retired(t | ABSENT | LOCK));
         assert_eq!(next_tid(t | RETIRED, 1), t + SEQ_ONE);
+        // So is the pivot writer's mark.
+        assert_eq!(tag(t | PIVOT_READ), t);
+        assert!(is_pivot_read(t | PIVOT_READ) && !is_pivot_read(t | STATUS_MASK & !PIVOT_READ));
+        assert_eq!(next_tid(t | PIVOT_READ | LOCK, 1), t + SEQ_ONE);
     }
 }

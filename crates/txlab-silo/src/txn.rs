@@ -161,6 +161,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
             off: off as u32,
             len: vs as u32,
             locked_word: 0,
+            read: false,
         });
         Ok(true)
     }

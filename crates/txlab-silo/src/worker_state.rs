@@ -41,6 +41,10 @@ pub(crate) struct WriteEntry<P> {
     pub len: u32,
     /// The TID word replaced when the record was locked at commit.
     pub locked_word: u64,
+    /// Whether the read set holds a validated read of this record (set in Phase 2 of the commit,
+    /// and only by Silo+NWR with single-write omitters, for the pivot writer's mark
+    /// `crate::tid::PIVOT_READ`).
+    pub read: bool,
 }
 
 // Manual `Clone`/`Copy`: the entries hold raw pointers, which are `Copy` whatever `P` is.
@@ -164,6 +168,7 @@ impl<P> WorkerState<P> {
             off,
             len: value.len() as u32,
             locked_word: 0,
+            read: false,
         });
     }
 
@@ -242,12 +247,13 @@ impl<P> WorkerState<P> {
             }
         }
     }
+}
 
-    /// Whether `rec` is in the (sorted) write set.
-    #[inline]
-    pub fn writes_record(&self, rec: *const SiloRecord<P>) -> bool {
-        self.writes
-            .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
-            .is_ok()
-    }
+/// The index of `rec`'s entry in a write set sorted by record address (Phase 1 of the commit
+/// sorts it). A free function so the caller can hold the read set borrowed meanwhile.
+#[inline]
+pub(crate) fn write_index<P>(writes: &[WriteEntry<P>], rec: *const SiloRecord<P>) -> Option<usize> {
+    writes
+        .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
+        .ok()
 }

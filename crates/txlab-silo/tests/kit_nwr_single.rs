@@ -237,3 +237,58 @@ fn strict_serializable_with_group_commit_acknowledgements() {
     let report = check(&History::from_records(records), CheckOptions::strict());
     assert!(report.is_serializable(), "{report}");
 }
+
+/// The pivot writer's mark (`PIVOT_READ` in the TID word) lasts one epoch. In epoch `e` a
+/// read-modify-write of x installs x's pivot and marks it, so two later blind writes of x commit
+/// visibly (the mark is copied to each version of `e`). In `e + 1` a blind write installs x's
+/// new pivot, unmarked, and the next blind write of x is omitted. Every history is checked.
+#[test]
+fn the_pivot_writers_mark_lasts_one_epoch() {
+    use std::collections::HashMap;
+    use txlab_check::{CheckOptions, check};
+    use txlab_core::{Engine, TableId, TableSpec, Transaction, TxOps, Worker};
+    const T: TableId = TableId(0);
+    const X: u64 = 1;
+    fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
+        let mut m = HashMap::new();
+        w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
+        m
+    }
+    fn blind_write(w: &mut impl Worker, value: u64) -> HashMap<&'static str, u64> {
+        let _ = counters(w);
+        let mut tx = w.begin();
+        tx.write(T, X, &value.to_le_bytes()).unwrap();
+        tx.commit().unwrap();
+        counters(w)
+    }
+    let mut schema = Schema::new();
+    schema.add(TableSpec::dense("t", 8, 4)).unwrap();
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = SiloNwrSingle::with_omission(&schema, config(), rec.clone()).unwrap();
+    db.load(T, X, &7u64.to_le_bytes()).unwrap();
+    let mut w = db.worker().unwrap();
+
+    let mut t = w.begin();
+    let old = u64::from_le_bytes(t.read(T, X).unwrap().unwrap().try_into().unwrap());
+    t.write(T, X, &(old + 1).to_le_bytes()).unwrap();
+    t.commit().unwrap();
+    for value in [20, 21] {
+        let c = blind_write(&mut w, value);
+        assert_eq!(c["nwr_commits_omitted"], 0, "{c:?}");
+        assert_eq!(c["nwr_fail_mrs"], 1, "{c:?}");
+    }
+
+    assert!(db.epochs().advance());
+    let c = blind_write(&mut w, 30);
+    assert_eq!(c["nwr_fail_epoch"], 1, "the new epoch's pivot: {c:?}");
+    let c = blind_write(&mut w, 31);
+    assert_eq!(c["nwr_commits_omitted"], 1, "{c:?}");
+
+    let mut t = w.begin();
+    assert_eq!(t.read(T, X).unwrap(), Some(&30u64.to_le_bytes()[..]));
+    t.commit().unwrap();
+    let history = rec.take();
+    assert_eq!(txlab_testkit::nwr::omitted_writes(&history), 1);
+    let report = check(&history, CheckOptions::default());
+    assert!(report.is_serializable(), "{report}");
+}

@@ -507,7 +507,8 @@ fn threaded_blind_write_stress_omits_and_stays_serializable() {
 }
 
 /// Plain Silo's record is still the TID word plus the value (the pivot object is `()`); Silo+NWR's
-/// adds exactly one 128-bit pivot object. With the `line-aligned-records` feature both round up
+/// adds exactly one 128-bit pivot object; Silo+NWR with single-write omitters keeps plain Silo's
+/// record (its mark is a TID status bit). With the `line-aligned-records` feature all round up
 /// to one 64-byte line.
 #[test]
 fn plain_silo_record_layout_is_unchanged() {
@@ -521,4 +522,13 @@ fn plain_silo_record_layout_is_unchanged() {
         line(8 + size_of::<AtomicValue>() + 16)
     );
     assert_eq!(align_of::<SiloRecord>() == 64, LINE_ALIGNED_RECORDS);
+    type SinglePivot = <txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::Pivot;
+    assert_eq!(
+        size_of::<SiloRecord<SinglePivot>>(),
+        size_of::<SiloRecord>()
+    );
+    assert_eq!(
+        align_of::<SiloRecord<SinglePivot>>(),
+        align_of::<SiloRecord>()
+    );
 }

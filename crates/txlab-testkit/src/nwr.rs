@@ -281,7 +281,8 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
 ///    here because its omitters may write several items.)
 /// 3. x's pivot is a read-modify-write of x: its read of x's older version is marked, so a blind
 ///    write of x is not omitted (`nwr_fail_mrs`): omitting it would be a lost update,
-///    `t_p -rw(x)-> t_j -ww(x)-> t_p`.
+///    `t_p -rw(x)-> t_j -ww(x)-> t_p`. Nor is a second one, after the first committed visibly
+///    (the mark lasts the epoch, whichever version of it is the latest).
 /// 4. A transaction that blind-writes x and y, both with pivots, is not omitted
 ///    (`nwr_fail_multi_write`).
 /// 5. Over an ordered table with k1 absent: the pivot of k1 is a blind write by a transaction
@@ -343,11 +344,22 @@ pub fn single_write_marks<P: Protocol>() {
         "{}: a lost update if omitted",
         P::NAME
     );
+    // The mark outlives the pivot for the rest of the epoch: the visible blind write above is now
+    // the item's latest version, and a second blind write still may not sit before the pivot.
+    let mut t = w.begin();
+    t.write(T, X, &v(3)).expect("second blind write x");
+    t.commit().expect("NWR never aborts");
+    assert_eq!(
+        counter(&mut w, "nwr_fail_mrs"),
+        1,
+        "{}: the pivot writer's mark is kept through the epoch",
+        P::NAME
+    );
     let mut t = w.begin();
     assert_eq!(
         read_value(&mut t, X),
-        2,
-        "{}: the blind write is visible",
+        3,
+        "{}: both blind writes are visible",
         P::NAME
     );
     t.commit().expect("read-only commits");
