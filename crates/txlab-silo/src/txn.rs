@@ -9,7 +9,7 @@ use crate::worker_state::WriteKind;
 use crossbeam_epoch::Guard;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, txn_id};
 use txlab_core::storage::Index;
-use txlab_core::{CommitInfo, TableId, Transaction, TxOps, TxResult};
+use txlab_core::{CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxOps, TxResult};
 use txlab_nwr::{NoNwr, WriteOmission};
 
 /// An open Silo transaction. Dropping it aborts it.
@@ -56,12 +56,24 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
     /// an absent record so that a later insert of the key changes a TID the reader validates.
     #[inline]
     fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const SiloRecord<W::Pivot>> {
+        self.locate_noting_scan_miss(table, key).map(|(rec, _)| rec)
+    }
+
+    /// [`Self::locate`], also telling whether we created the record inside a stripe one of our
+    /// scans covered (that scan saw the key missing, and our own bump of the stripe no longer
+    /// protects that observation).
+    #[inline]
+    fn locate_noting_scan_miss(
+        &mut self,
+        table: TableId,
+        key: u64,
+    ) -> TxResult<(*const SiloRecord<W::Pivot>, bool)> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
-        if let Some(b) = entry.bumped {
-            self.w.state.own_bump(table, b);
-        }
-        Ok(entry.record as *const SiloRecord<W::Pivot>)
+        let scan_miss = entry
+            .bumped
+            .is_some_and(|b| self.w.state.own_bump(table, b));
+        Ok((entry.record as *const SiloRecord<W::Pivot>, scan_miss))
     }
 
     #[inline]
@@ -128,7 +140,21 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
             }
             return Ok(());
         }
-        let rec = self.locate(table, key)?;
+        let (rec, scan_miss) = self.locate_noting_scan_miss(table, key)?;
+        if scan_miss {
+            // A scan of ours saw this key missing and we just created its record, moving our
+            // stripe version past our own bump. Another transaction's write of the record bumps
+            // no stripe, so read the record too: validation then sees such a write (without it,
+            // both commit and our write lands last: `us -rw-> them -ww-> us`). Every other
+            // operation that creates a record reads it anyway.
+            let vs = self.w.engine.value_size(table)?;
+            let word = self.observe(rec, vs, table, key)?;
+            if !is_absent(word) {
+                let cause = ConflictCause::PhantomValidation;
+                self.w.state.failed = Some(cause);
+                return Err(Conflict::at(cause, table, key).into());
+            }
+        }
         self.w
             .state
             .push_write(rec, table, key, WriteKind::BlindPut, value);

@@ -240,12 +240,16 @@ impl<P> WorkerState<P> {
 
     /// Our own insert bumped a phantom stripe: if we scanned that stripe at exactly the version
     /// before our bump, move our recorded version along so our own insert does not abort us.
-    pub fn own_bump(&mut self, table: TableId, b: StripeBump) {
+    /// Returns whether it did (a scan of ours then saw the new record's key missing).
+    pub fn own_bump(&mut self, table: TableId, b: StripeBump) -> bool {
+        let mut scanned = false;
         for n in self.nodes.iter_mut() {
             if n.table == table && n.stripe == b.stripe && n.version == b.before {
                 n.version = b.before + 1;
+                scanned = true;
             }
         }
+        scanned
     }
 }
 

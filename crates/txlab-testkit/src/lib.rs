@@ -19,6 +19,8 @@
 //!   blind writes, read-modify-writes, inserts, deletes, scans), replayed from one thread, every
 //!   history checked; failures shrink to a minimal schedule. 2,000 cases by default,
 //!   `TXLAB_PROPTEST_CASES=N` for more.
+//! - [`phantom`]: a blind write of a key the same transaction's scan found missing, raced by
+//!   another writer of that key (a schedule the random ones reach too rarely).
 //! - [`stress`]: real threads (2 and 4) on contended YCSB (theta 0.99 over 10 and 1,000 keys) and
 //!   SmallBank (balance conservation), histories checked. Bounded by transaction count.
 //! - [`mutation`]: the same checks, run against a deliberately broken build of the protocol, must
@@ -32,6 +34,7 @@
 pub mod hermitage;
 pub mod mutation;
 pub mod nwr;
+pub mod phantom;
 pub mod replay;
 pub mod schedule;
 #[cfg(txlab_shuttle)]
@@ -144,6 +147,10 @@ macro_rules! protocol_kit {
             #[test]
             fn stress_smallbank_conserves_money() {
                 $crate::stress::smallbank::<$proto>(&[2, 4], 1_500);
+            }
+            #[test]
+            fn phantom_blind_write_after_scan_miss() {
+                $crate::phantom::blind_write_after_scan_miss::<$proto>();
             }
         }
     };
