@@ -159,24 +159,12 @@ fn engine_name_and_unmarked_read_only_commits() {
 /// the older y (no mark) and a single-writer that read it.
 #[test]
 fn strict_serializable_with_group_commit_acknowledgements() {
-    use std::collections::HashMap;
     use txlab_check::{CheckOptions, History, check};
     use txlab_core::history::{Outcome, Recorder};
     use txlab_core::{Engine, TableId, TableSpec, Transaction, TxOps, Worker};
     const T: TableId = TableId(0);
     let num = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap());
-    fn omitted(w: &mut impl Worker) -> u64 {
-        let mut m: HashMap<&'static str, u64> = HashMap::new();
-        w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
-        m.get("nwr_commits_omitted").copied().unwrap_or(0)
-    }
-    fn blind_write(w: &mut impl Worker, key: u64, value: u64) -> bool {
-        let _ = omitted(w);
-        let mut tx = w.begin();
-        tx.write(T, key, &value.to_le_bytes()).unwrap();
-        tx.commit().unwrap();
-        omitted(w) == 1
-    }
+    let omitted = |c: Counters| c.get("nwr_commits_omitted") == Some(&1);
     let mut schema = Schema::new();
     schema.add(TableSpec::dense("t", 8, 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
@@ -193,9 +181,9 @@ fn strict_serializable_with_group_commit_acknowledgements() {
     let mut acks = Vec::new();
     let mut omissions = 0;
     for round in 0..3u64 {
-        assert!(!blind_write(&mut a, x, 100 + round), "x's pivot");
+        assert!(!omitted(blind_write(&mut a, x, 100 + round)), "x's pivot");
         assert!(
-            blind_write(&mut b, x, 200 + round),
+            omitted(blind_write(&mut b, x, 200 + round)),
             "t2 begins after t1 returned"
         );
         omissions += 1;
@@ -206,7 +194,7 @@ fn strict_serializable_with_group_commit_acknowledgements() {
         assert_eq!(t.read(T, y).unwrap().map(num), Some(old_y));
         t.write(T, z, &round.to_le_bytes()).unwrap();
         t.commit().unwrap();
-        assert!(!blind_write(&mut a, y, round + 1), "y's pivot");
+        assert!(!omitted(blind_write(&mut a, y, round + 1)), "y's pivot");
         assert!(db.epochs().advance());
         acks.push(rec.now_ns());
         let mut t = c.begin();
@@ -244,23 +232,10 @@ fn strict_serializable_with_group_commit_acknowledgements() {
 /// new pivot, unmarked, and the next blind write of x is omitted. Every history is checked.
 #[test]
 fn the_pivot_writers_mark_lasts_one_epoch() {
-    use std::collections::HashMap;
     use txlab_check::{CheckOptions, check};
     use txlab_core::{Engine, TableId, TableSpec, Transaction, TxOps, Worker};
     const T: TableId = TableId(0);
     const X: u64 = 1;
-    fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
-        let mut m = HashMap::new();
-        w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
-        m
-    }
-    fn blind_write(w: &mut impl Worker, value: u64) -> HashMap<&'static str, u64> {
-        let _ = counters(w);
-        let mut tx = w.begin();
-        tx.write(T, X, &value.to_le_bytes()).unwrap();
-        tx.commit().unwrap();
-        counters(w)
-    }
     let mut schema = Schema::new();
     schema.add(TableSpec::dense("t", 8, 4)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
@@ -273,15 +248,15 @@ fn the_pivot_writers_mark_lasts_one_epoch() {
     t.write(T, X, &(old + 1).to_le_bytes()).unwrap();
     t.commit().unwrap();
     for value in [20, 21] {
-        let c = blind_write(&mut w, value);
+        let c = blind_write(&mut w, X, value);
         assert_eq!(c["nwr_commits_omitted"], 0, "{c:?}");
         assert_eq!(c["nwr_fail_mrs"], 1, "{c:?}");
     }
 
     assert!(db.epochs().advance());
-    let c = blind_write(&mut w, 30);
+    let c = blind_write(&mut w, X, 30);
     assert_eq!(c["nwr_fail_epoch"], 1, "the new epoch's pivot: {c:?}");
-    let c = blind_write(&mut w, 31);
+    let c = blind_write(&mut w, X, 31);
     assert_eq!(c["nwr_commits_omitted"], 1, "{c:?}");
 
     let mut t = w.begin();
@@ -291,4 +266,24 @@ fn the_pivot_writers_mark_lasts_one_epoch() {
     assert_eq!(txlab_testkit::nwr::omitted_writes(&history), 1);
     let report = check(&history, CheckOptions::default());
     assert!(report.is_serializable(), "{report}");
+}
+
+type Counters = std::collections::HashMap<&'static str, u64>;
+
+/// Drains `w`'s counters.
+fn counters(w: &mut impl txlab_core::Worker) -> Counters {
+    let mut m = Counters::new();
+    w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
+    m
+}
+
+/// Blind-writes `value` to `key` of table 0 in a transaction of its own and returns the counters
+/// that commit changed.
+fn blind_write(w: &mut impl txlab_core::Worker, key: u64, value: u64) -> Counters {
+    use txlab_core::{TableId, Transaction, TxOps};
+    let _ = counters(w);
+    let mut tx = w.begin();
+    tx.write(TableId(0), key, &value.to_le_bytes()).unwrap();
+    tx.commit().unwrap();
+    counters(w)
 }
