@@ -81,22 +81,8 @@ impl Protocol for SiloNwrTimed {
     }
 }
 
-/// YCSB-A (50 % blind writes), theta 0.99 over 10 and 1,000 keys, 2 and 4 threads, epochs
-/// advancing underneath; every history checked.
-#[test]
-fn stress_ycsb_a_across_epochs() {
-    txlab_testkit::stress::ycsb::<SiloNwrTimed>(&[2, 4], 10, 0.99, 1_500);
-    txlab_testkit::stress::ycsb::<SiloNwrTimed>(&[2, 4], 1_000, 0.99, 1_500);
-}
-
-/// Read-mostly YCSB-B (95 % reads, blind writes) over 10 and 1,000 keys, theta 0.99, 2 and 4
-/// threads, epochs advancing underneath: read-only transactions that merge nothing (pre-epoch
-/// readers) race omitted blind writes; every history checked.
-#[test]
-fn stress_read_mostly_across_epochs() {
-    txlab_testkit::stress::ycsb_read_mostly::<SiloNwrTimed>(&[2, 4], 10, 0.99, 1_500);
-    txlab_testkit::stress::ycsb_read_mostly::<SiloNwrTimed>(&[2, 4], 1_000, 0.99, 1_500);
-}
+// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+txlab_testkit::nwr_epoch_stress!(SiloNwrTimed);
 
 macro_rules! mutant {
     ($name:ident, $test:ident, $mutation:expr) => {

@@ -71,21 +71,8 @@ impl Protocol for SiloNwrSingleTimed {
     }
 }
 
-/// YCSB (half reads, half writes of which half read-modify-writes), theta 0.99 over 10 and
-/// 1,000 keys, 2 and 4 threads, epochs advancing underneath; every history checked.
-#[test]
-fn stress_ycsb_a_across_epochs() {
-    txlab_testkit::stress::ycsb::<SiloNwrSingleTimed>(&[2, 4], 10, 0.99, 1_500);
-    txlab_testkit::stress::ycsb::<SiloNwrSingleTimed>(&[2, 4], 1_000, 0.99, 1_500);
-}
-
-/// Read-mostly YCSB-B (95 % reads, blind writes): read-only transactions that mark nothing race
-/// single blind writes that the rule omits; every history checked.
-#[test]
-fn stress_read_mostly_across_epochs() {
-    txlab_testkit::stress::ycsb_read_mostly::<SiloNwrSingleTimed>(&[2, 4], 10, 0.99, 1_500);
-    txlab_testkit::stress::ycsb_read_mostly::<SiloNwrSingleTimed>(&[2, 4], 1_000, 0.99, 1_500);
-}
+// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+txlab_testkit::nwr_epoch_stress!(SiloNwrSingleTimed);
 
 /// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
 /// invariants and the history checked.

@@ -155,3 +155,29 @@ macro_rules! protocol_kit {
         }
     };
 }
+
+/// The epoch-crossing stress tests every NWR engine runs, for a protocol `P` whose engine advances
+/// its epoch in the background (e.g. every millisecond), so the runs cross many epoch boundaries:
+///
+/// - `stress_ycsb_a_across_epochs`: YCSB (half reads, half writes, half of those
+///   read-modify-writes), theta 0.99 over 10 and 1,000 keys, 2 and 4 threads;
+/// - `stress_read_mostly_across_epochs`: read-mostly YCSB-B (95 % reads, blind writes), same
+///   sizes: read-only transactions race omitted blind writes.
+///
+/// Every history is checked.
+#[macro_export]
+macro_rules! nwr_epoch_stress {
+    ($proto:ty) => {
+        #[test]
+        fn stress_ycsb_a_across_epochs() {
+            $crate::stress::ycsb::<$proto>(&[2, 4], 10, 0.99, 1_500);
+            $crate::stress::ycsb::<$proto>(&[2, 4], 1_000, 0.99, 1_500);
+        }
+
+        #[test]
+        fn stress_read_mostly_across_epochs() {
+            $crate::stress::ycsb_read_mostly::<$proto>(&[2, 4], 10, 0.99, 1_500);
+            $crate::stress::ycsb_read_mostly::<$proto>(&[2, 4], 1_000, 0.99, 1_500);
+        }
+    };
+}
