@@ -159,7 +159,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn has_scans(&self) -> bool {
-        !self.st.nodes.is_empty() || !self.st.h_scans.is_empty()
+        self.st.scanned
     }
 
     /// Silo's check on MVTO's lists: each version read is still the newest non-aborted version.

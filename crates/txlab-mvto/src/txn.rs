@@ -310,6 +310,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
         engine.value_size(table)?;
         let index = engine.tables.get(table)?;
         let ts = self.ts;
+        self.w.state.scanned = true;
         // Phantom protection, before the traversal: raise the stripes' scan timestamps (so an
         // older insert into the range aborts), then record their versions (so a newer record
         // appearing in the range aborts us), as in `crate::commit`.

@@ -78,6 +78,10 @@ pub(crate) struct WorkerState<P> {
     pub reads: Vec<ReadEntry<P>>,
     pub writes: Vec<WriteEntry<P>>,
     pub nodes: Vec<NodeEntry>,
+    /// Whether the transaction ran a range scan, on any table (`nodes` holds only ordered tables'
+    /// stripes, and the history's scan events exist only when recording): the NWR rule leaves
+    /// scanners to the baseline, the same way with and without a recorder.
+    pub scanned: bool,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
     /// History events (only filled when the recorder is enabled).
@@ -97,6 +101,7 @@ impl<P> WorkerState<P> {
             reads: Vec::with_capacity(64),
             writes: Vec::with_capacity(64),
             nodes: Vec::new(),
+            scanned: false,
             wbuf: Vec::with_capacity(4096),
             h_reads: Vec::new(),
             h_writes: Vec::new(),
@@ -109,6 +114,7 @@ impl<P> WorkerState<P> {
         self.reads.clear();
         self.writes.clear();
         self.nodes.clear();
+        self.scanned = false;
         self.wbuf.clear();
         self.h_reads.clear();
         self.h_writes.clear();
