@@ -1,13 +1,13 @@
-//! Single-thread commit path per protocol, for the seven interactive protocols (silo, tictoc,
-//! mvto, silo-nwr, silo-nwr-single, tictoc-nwr, mvto-nwr): one YCSB transaction (10 operations
-//! on 100k records, uniform keys), read-only (YCSB-C) and read-write (YCSB-A), from `begin` to the return of
-//! `commit`, retries included (there are none on one thread). Reported as transactions per
-//! second.
+//! Single-thread commit path per protocol, for the eight interactive protocols (silo, tictoc,
+//! mvto, silo-nwr, silo-nwr-single, tictoc-nwr, tictoc-nwr-single, mvto-nwr): one YCSB
+//! transaction (10 operations on 100k records, uniform keys), read-only (YCSB-C) and read-write
+//! (YCSB-A), from `begin` to the return of `commit`, retries included (there are none on one
+//! thread). Reported as transactions per second.
 //!
-//! Silo, TicToc and MVTO acknowledge at commit (`AckMode::AtCommit`). The three NWR variants run
+//! Silo, TicToc and MVTO acknowledge at commit (`AckMode::AtCommit`). The five NWR variants run
 //! under group commit (`AckMode::EpochStable`), the only mode in which the rule may omit a write;
 //! the bench still stops the clock when `commit` returns and does not wait for the epoch to
-//! become stable, so all six measure the same commit path.
+//! become stable, so all eight measure the same commit path.
 //!
 //! Run: `cargo bench --bench commit_path` (add `-- silo` to filter). The harness's own cost is
 //! measured through the runner instead: `txlab run --protocol noop --workload noop`.
@@ -18,7 +18,7 @@ use txlab::core::epoch::EpochConfig;
 use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
 use txlab::mvto::{Mvto, MvtoConfig};
 use txlab::silo::{Silo, SiloConfig, SiloNwrSingle};
-use txlab::tictoc::{TicToc, TicTocConfig};
+use txlab::tictoc::{TicToc, TicTocConfig, TicTocNwrSingle};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
 
 // The allocator policy: mimalloc in bench and binary targets only, never in libraries.
@@ -89,6 +89,9 @@ fn commit_path(c: &mut Criterion) {
         let nwr_cfg = TicTocConfig::default().with_ack(AckMode::EpochStable);
         let tictoc_nwr = TicToc::new_nwr(&schema, nwr_cfg).expect("a TicToc+NWR engine");
         bench_engine(c, "tictoc-nwr", &tictoc_nwr, &workload, label);
+        let tictoc_nwr_single = TicTocNwrSingle::new_nwr_single(&schema, nwr_cfg)
+            .expect("a single-write TicToc+NWR engine");
+        bench_engine(c, "tictoc-nwr-single", &tictoc_nwr_single, &workload, label);
         let nwr_cfg = MvtoConfig::default().with_ack(AckMode::EpochStable);
         let mvto_nwr = Mvto::new_nwr(&schema, nwr_cfg).expect("an MVTO+NWR engine");
         bench_engine(c, "mvto-nwr", &mvto_nwr, &workload, label);

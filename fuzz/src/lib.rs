@@ -214,6 +214,7 @@ pub fn cli_args(data: &[u8]) {
         "silo-nwr",
         "silo-nwr-single",
         "tictoc-nwr",
+        "tictoc-nwr-single",
         "mvto-nwr,tictoc",
         "batch-base",
         "batch-batch",
@@ -380,6 +381,19 @@ impl Protocol for TicTocNwrTarget {
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_tictoc::TicTocConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
         txlab_tictoc::TicTocNwr::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// TicToc+NWR with single-write omitters (the kit's configuration), for the schedule target.
+pub struct TicTocNwrSingleTarget;
+
+impl Protocol for TicTocNwrSingleTarget {
+    type Engine = txlab_tictoc::TicTocNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "tictoc-nwr-single";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = txlab_tictoc::TicTocConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
+        txlab_tictoc::TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
     }
 }
 

@@ -82,6 +82,15 @@ fn tictoc_nwr_schedule_corpus() {
     );
 }
 
+/// The single-write rule has no corpus of its own: it replays TicToc+NWR's schedules.
+#[test]
+fn tictoc_nwr_single_schedule_corpus() {
+    replay(
+        "tictoc_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::TicTocNwrSingleTarget>,
+    );
+}
+
 #[test]
 fn mvto_nwr_schedule_corpus() {
     replay(

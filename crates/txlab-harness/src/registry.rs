@@ -28,7 +28,7 @@ use txlab_core::sync::Arc;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_mvto::{Mvto, MvtoConfig};
 use txlab_silo::{Silo, SiloConfig, SiloNwrSingle};
-use txlab_tictoc::{TicToc, TicTocConfig};
+use txlab_tictoc::{TicToc, TicTocConfig, TicTocNwrSingle};
 use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
 use txlab_workload::{Tpcc, TpccConfig, TpccMix};
 use txlab_workload::{Ycsb, YcsbConfig, YcsbPreset};
@@ -50,6 +50,9 @@ pub enum Protocol {
     SiloNwrSingle,
     /// TicToc with the non-visible write rule (epoch-prefixed timestamps).
     TicTocNwr,
+    /// TicToc with the non-visible write rule restricted to single-write omitters; no reader
+    /// leaves a mark (`docs/protocols/tictoc.md`).
+    TicTocNwrSingle,
     /// MVTO with the non-visible write rule (Silo's overwriter check).
     MvtoNwr,
     /// The OCC-batching pipeline (Ding et al., VLDB 2018), mode `base`: no batching.
@@ -74,13 +77,14 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 14] = [
+    pub const ALL: [Protocol; 15] = [
         Protocol::Silo,
         Protocol::TicToc,
         Protocol::Mvto,
         Protocol::SiloNwr,
         Protocol::SiloNwrSingle,
         Protocol::TicTocNwr,
+        Protocol::TicTocNwrSingle,
         Protocol::MvtoNwr,
         Protocol::BatchBase,
         Protocol::BatchBatch,
@@ -109,6 +113,7 @@ impl Protocol {
             Protocol::SiloNwr => "silo-nwr",
             Protocol::SiloNwrSingle => "silo-nwr-single",
             Protocol::TicTocNwr => "tictoc-nwr",
+            Protocol::TicTocNwrSingle => "tictoc-nwr-single",
             Protocol::MvtoNwr => "mvto-nwr",
             Protocol::BatchBase => "batch-base",
             Protocol::BatchBatch => "batch-batch",
@@ -140,6 +145,9 @@ impl Protocol {
             }
             Protocol::TicTocNwr => {
                 "TicToc + non-visible write rule: epoch-prefixed timestamps, 128-bit pivot CAS (sound variant)"
+            }
+            Protocol::TicTocNwrSingle => {
+                "TicToc + non-visible write rule for single blind writes only; no reader marks anything"
             }
             Protocol::MvtoNwr => {
                 "MVTO + non-visible write rule: omitted blind writes link no version (sound variant)"
@@ -629,6 +637,11 @@ where
             |rec| TicToc::nwr_with_recorder(&schema, tictoc_config(params)?, rec)?,
             TicToc::new_nwr(&schema, tictoc_config(params)?)?
         ),
+        Protocol::TicTocNwrSingle => interactive!(
+            check,
+            |rec| TicTocNwrSingle::nwr_single_with_recorder(&schema, tictoc_config(params)?, rec)?,
+            TicTocNwrSingle::new_nwr_single(&schema, tictoc_config(params)?)?
+        ),
         Protocol::MvtoNwr => interactive!(
             check,
             |rec| Mvto::nwr_with_recorder(&schema, mvto_config(params)?, rec)?,
@@ -814,6 +827,7 @@ mod tests {
             Protocol::SiloNwr,
             Protocol::SiloNwrSingle,
             Protocol::TicTocNwr,
+            Protocol::TicTocNwrSingle,
             Protocol::MvtoNwr,
         ] {
             for w in [WorkloadKind::Tpcc, WorkloadKind::TpccNp] {

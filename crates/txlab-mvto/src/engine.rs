@@ -100,7 +100,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         const {
             assert!(
                 !W::SINGLE_WRITE_OMITTERS,
-                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo only"
+                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo and TicToc only"
             )
         };
         if W::ENABLED {

@@ -570,68 +570,6 @@ fn skipping_the_epoch_check_is_caught_by_the_checker() {
     assert_not_serializable(&rec.take());
 }
 
-/// Threads on a hot write-contended mix (4 operations, half reads, half blind writes; writes over
-/// 4 or 8 keys skewed towards key 0, reads over keys 8..16, which nobody writes), epochs advancing
-/// every millisecond underneath: writes are omitted, and the recorded history (omitted writes
-/// included) is serializable. 2 and 4 threads, 2,000 committed transactions each. (The mixed
-/// YCSB-A stress, where reads and writes share hot keys, is in `tests/kit_nwr.rs`.)
-#[test]
-fn threaded_blind_write_stress_omits_and_stays_serializable() {
-    use std::time::Duration;
-    use txlab_core::epoch::EpochConfig;
-    for (threads, keys) in [(2usize, 4u64), (4, 8)] {
-        let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1)).unwrap());
-        let (db, rec) = db_with(cfg);
-        let omitted_total: u64 = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|t| {
-                    let db = &db;
-                    s.spawn(move || {
-                        let mut w = db.worker().unwrap();
-                        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t as u64 + 1);
-                        let mut next = move || {
-                            x ^= x << 13;
-                            x ^= x >> 7;
-                            x ^= x << 17;
-                            x
-                        };
-                        let mut committed = 0;
-                        while committed < 2_000 {
-                            let mut tx = w.begin();
-                            let mut ok = true;
-                            for _ in 0..4 {
-                                let r = next();
-                                // Skewed: the lowest set bit picks the key, so key 0 is hottest.
-                                let key = (r.trailing_zeros() as u64).min(keys - 1);
-                                let res = if r >> 63 == 0 {
-                                    tx.read(T, 8 + (r >> 32) % 8).map(|_| ())
-                                } else {
-                                    tx.write(T, key, &v(r))
-                                };
-                                if res.is_err() {
-                                    ok = false;
-                                    break;
-                                }
-                            }
-                            if ok && tx.commit().is_ok() {
-                                committed += 1;
-                            }
-                        }
-                        let c = counters(&mut w);
-                        eprintln!("worker {t}: {c:?}");
-                        c["nwr_omitted_writes"]
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap()).sum()
-        });
-        let h = rec.take();
-        assert_eq!(omitted(&h) as u64, omitted_total);
-        assert!(omitted_total > 0, "{threads} threads: no write was omitted");
-        assert_serializable(&h);
-    }
-}
-
 /// Plain MVTO's record is still one list pointer (the pivot object is `()`); MVTO+NWR's adds one
 /// 128-bit pivot object (16-byte aligned). With the `line-aligned-records` feature both take one
 /// 64-byte line.

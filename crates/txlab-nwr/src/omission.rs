@@ -21,7 +21,7 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// the pivot writer's read of its own item is marked ([`NwrSingleWrite`]; the rule is
     /// [`crate::rule::try_omit_single`], the argument in `docs/protocols/nwr.md`, "A rule with
     /// fewer read marks"). `false` for [`Nwr`]: any number of writes, every pre-epoch read marked.
-    /// Only Silo implements it; other engines reject such a policy at compile time.
+    /// Silo and TicToc implement it; MVTO rejects such a policy at compile time.
     const SINGLE_WRITE_OMITTERS: bool = false;
 
     /// The per-record pivot version object (`()` when disabled: no space, no work).
@@ -70,8 +70,10 @@ impl WriteOmission for Nwr {
 /// fewer read marks"). The one mark left is the pivot writer's own read of its item, and the
 /// pivot's writer can publish it together with the pivot, in the item's version word
 /// ([`crate::NwrBaseline::single_write_pivot`]). So records carry no pivot object (`Pivot` is
-/// `()`, the baseline's layout) and an omitter does no atomic read-modify-write. Silo only
-/// (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`).
+/// `()`, the baseline's layout) and an omitter does no atomic read-modify-write on a pivot
+/// object. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
+/// TicToc (`txlab_tictoc::TicTocNwrSingle`, engine `tictoc-nwr-single`, the mark a bit of the
+/// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NwrSingleWrite;
 

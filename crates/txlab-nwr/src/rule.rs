@@ -165,6 +165,11 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
 ///    it needs) is serialized after the pivot, hence after this transaction. Validating first
 ///    (the order of [`try_omit`]) breaks this: `Y` reads `y`, overwrites `z`, after our check of
 ///    `z` but before `y`'s pivot, and we close `O -rw(z)-> Y -rw(y)-> O`.
+///
+/// For TicToc (`tictoc-nwr-single`) the same order matters through timestamps, not the fence:
+/// [`NwrBaseline::overwriters_valid`] extends each read's `rts` to the timestamp of the pivot seen
+/// in step 2, so whoever overwrites a read commits above it (`docs/protocols/tictoc.md`,
+/// "Single-write omitters").
 pub fn try_omit_single<B: NwrBaseline + ?Sized>(
     t: &B,
     epoch: u32,

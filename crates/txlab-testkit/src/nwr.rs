@@ -141,12 +141,7 @@ fn read_value(tx: &mut impl TxOps, key: u64) -> u64 {
 }
 
 fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
-    let _ = omitted_commits(w);
-    let mut tx = w.begin();
-    tx.write(T, key, &v(value)).expect("blind write");
-    tx.commit()
-        .expect("a blind write commits (NWR never aborts)");
-    omitted_commits(w) == 1
+    blind_write_counters(w, key, value).get("nwr_commits_omitted") == Some(&1)
 }
 
 /// On `w`: installs `key`'s pivot (value 1, never omitted), blind-writes 2 and asserts whether
@@ -411,4 +406,226 @@ pub fn record_size_in_layout(packed: usize, line_aligned: bool) -> usize {
     } else {
         packed
     }
+}
+
+/// The engine of `P` (a single-write NWR engine) reports `name`, and counts every read-only
+/// commit as an unmarked reader (under the single-write rule no reader marks anything).
+pub fn single_write_engine_name_and_unmarked_readers<P: Protocol>(name: &str) {
+    let (db, _recorder) = loaded::<P>();
+    assert_eq!(db.name(), name);
+    let mut w = db.worker().expect("worker");
+    for _ in 0..3 {
+        let mut t = w.begin();
+        assert_eq!(read_value(&mut t, 1), 10);
+        t.commit().expect("read-only commits");
+    }
+    assert_eq!(counter(&mut w, "nwr_unmarked_readers"), 3, "{}", P::NAME);
+}
+
+/// Strict serializability of a single-write NWR engine across epoch boundaries, epochs advanced
+/// by `advance` (the engine's manual epoch step; it must return whether the epoch moved). With
+/// commit-return times the real-time order is violated (t2 began after t1 returned, yet t2's
+/// omitted write is ordered before t1's); with group-commit acknowledgements (the end of each
+/// epoch) it holds. Each round also has a read-only reader of the older y (no mark) and a
+/// single-writer that read it.
+pub fn single_write_strict_with_acknowledgements<P: Protocol>(
+    advance: impl Fn(&P::Engine) -> bool,
+) {
+    use txlab_check::CheckOptions;
+    use txlab_core::history::Recorder;
+    let (db, rec) = loaded::<P>();
+    let (mut a, mut b, mut c) = (
+        db.worker().expect("worker"),
+        db.worker().expect("worker"),
+        db.worker().expect("worker"),
+    );
+    let (x, y, z) = (1, 2, 3);
+    let mut acks = Vec::new();
+    let mut omissions = 0;
+    for round in 0..3u64 {
+        assert!(
+            !blind_write_omitted(&mut a, x, 100 + round),
+            "{}: x's pivot",
+            P::NAME
+        );
+        assert!(
+            blind_write_omitted(&mut b, x, 200 + round),
+            "{}: t2 begins after t1 returned",
+            P::NAME
+        );
+        omissions += 1;
+        let mut t = c.begin();
+        let old_y = read_value(&mut t, y);
+        t.commit().expect("read-only commits");
+        let mut t = c.begin();
+        assert_eq!(read_value(&mut t, y), old_y);
+        t.write(T, z, &v(round)).expect("write z");
+        t.commit().expect("reader-writer commits");
+        assert!(
+            !blind_write_omitted(&mut a, y, round + 1),
+            "{}: y's pivot",
+            P::NAME
+        );
+        assert!(advance(&db), "{}: the epoch advances", P::NAME);
+        acks.push(rec.now_ns());
+        let mut t = c.begin();
+        assert_eq!(read_value(&mut t, x), 100 + round, "{}", P::NAME);
+        t.commit().expect("read-only commits");
+    }
+    assert!(advance(&db), "{}: the epoch advances", P::NAME);
+    acks.push(rec.now_ns());
+    let last = rec.now_ns();
+    let raw = rec.take();
+    assert_eq!(omitted_writes(&raw), omissions, "{}", P::NAME);
+    let report = check(&raw, CheckOptions::strict());
+    assert!(
+        !report.is_serializable(),
+        "{}: commit-return times must show the reordering: {report}",
+        P::NAME
+    );
+    let mut records = raw.into_records();
+    for r in records
+        .iter_mut()
+        .filter(|r| r.outcome == Outcome::Committed)
+    {
+        r.end_ns = acks
+            .iter()
+            .copied()
+            .find(|&t| t >= r.end_ns)
+            .unwrap_or(last);
+    }
+    let report = check(&History::from_records(records), CheckOptions::strict());
+    assert!(report.is_serializable(), "{}: {report}", P::NAME);
+}
+
+/// The pivot writer's mark of a single-write NWR engine lasts one epoch (`advance` as in
+/// [`single_write_strict_with_acknowledgements`]). In epoch `e` a read-modify-write of x installs
+/// x's pivot and marks it, so two later blind writes of x commit visibly (the mark is copied to
+/// each version of `e`). In `e + 1` a blind write installs x's new pivot, unmarked, and the next
+/// blind write of x is omitted. The history is checked.
+pub fn single_write_mark_lasts_one_epoch<P: Protocol>(advance: impl Fn(&P::Engine) -> bool) {
+    const X: u64 = 1;
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    let mut t = w.begin();
+    let old = read_value(&mut t, X);
+    t.write(T, X, &v(old + 1)).expect("read-modify-write of x");
+    t.commit().expect("x's pivot commits");
+    let _ = counters(&mut w);
+    for value in [20, 21] {
+        let c = blind_write_counters(&mut w, X, value);
+        let omitted = c.get("nwr_commits_omitted").copied().unwrap_or(0);
+        assert_eq!(omitted, 0, "{}: {c:?}", P::NAME);
+        assert_eq!(c.get("nwr_fail_mrs"), Some(&1), "{}: {c:?}", P::NAME);
+    }
+    assert!(advance(&db), "{}: the epoch advances", P::NAME);
+    let c = blind_write_counters(&mut w, X, 30);
+    assert_eq!(
+        c.get("nwr_fail_epoch"),
+        Some(&1),
+        "{}: the new epoch's pivot: {c:?}",
+        P::NAME
+    );
+    let c = blind_write_counters(&mut w, X, 31);
+    assert_eq!(c.get("nwr_commits_omitted"), Some(&1), "{}: {c:?}", P::NAME);
+    let mut t = w.begin();
+    assert_eq!(read_value(&mut t, X), 30, "{}", P::NAME);
+    t.commit().expect("read-only commits");
+    assert_checks::<P>(&recorder, 1);
+}
+
+/// Blind-writes `value` to `key` in a transaction of its own and returns the counters that commit
+/// changed (the counters are drained first).
+fn blind_write_counters(w: &mut impl Worker, key: u64, value: u64) -> HashMap<&'static str, u64> {
+    let _ = counters(w);
+    let mut tx = w.begin();
+    tx.write(T, key, &v(value)).expect("blind write");
+    tx.commit()
+        .expect("a blind write commits (NWR never aborts)");
+    counters(w)
+}
+
+/// Threads on a hot write-contended mix (4 operations, half reads, half blind writes; writes over
+/// 4 or 8 keys skewed towards key 0, reads over keys 8..16, which nobody writes) with `P`'s engine
+/// advancing its epoch underneath (build `P` with a background epoch, e.g. every millisecond):
+/// writes are omitted, and the recorded history (omitted writes included) is serializable. 2 and
+/// 4 threads, 2,000 committed transactions each. (The mixed YCSB-A stress, where reads and writes
+/// share hot keys, is [`crate::nwr_epoch_stress`].)
+pub fn threaded_blind_write_stress<P: Protocol>()
+where
+    P::Engine: Sync,
+{
+    for (threads, keys) in [(2usize, 4u64), (4, 8)] {
+        let mut schema = Schema::new();
+        schema
+            .add(TableSpec::dense("t", 8, 16))
+            .expect("valid table");
+        let recorder = Arc::new(MemoryRecorder::new());
+        let db = P::build(&schema, recorder.clone()).expect("engine builds");
+        for k in 0..16 {
+            db.load(T, k, &v(10 * k)).expect("load");
+        }
+        let omitted_total: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let db = &db;
+                    s.spawn(move || blind_write_worker(db, t as u64, keys))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("worker thread"))
+                .sum()
+        });
+        let history = recorder.take();
+        assert_eq!(
+            omitted_writes(&history) as u64,
+            omitted_total,
+            "{}",
+            P::NAME
+        );
+        assert!(
+            omitted_total > 0,
+            "{}, {threads} threads: no write was omitted",
+            P::NAME
+        );
+        let report = check(&history, check_options::<P>());
+        assert!(report.is_serializable(), "{}: {report}", P::NAME);
+    }
+}
+
+/// One thread of [`threaded_blind_write_stress`]: commits 2,000 transactions and returns the
+/// writes it omitted.
+fn blind_write_worker<E: Engine>(db: &E, seed: u64, keys: u64) -> u64 {
+    let mut w = db.worker().expect("worker");
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (seed + 1);
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut committed = 0;
+    while committed < 2_000 {
+        let mut tx = w.begin();
+        let mut ok = true;
+        for _ in 0..4 {
+            let r = next();
+            // Skewed: the lowest set bit picks the key, so key 0 is hottest.
+            let key = u64::from(r.trailing_zeros()).min(keys - 1);
+            let res = if r >> 63 == 0 {
+                tx.read(T, 8 + (r >> 32) % 8).map(|_| ())
+            } else {
+                tx.write(T, key, &v(r))
+            };
+            if res.is_err() {
+                ok = false;
+                break;
+            }
+        }
+        if ok && tx.commit().is_ok() {
+            committed += 1;
+        }
+    }
+    counter(&mut w, "nwr_omitted_writes")
 }

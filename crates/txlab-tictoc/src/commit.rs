@@ -111,22 +111,60 @@
 //! later epoch) and declines. No reader is ever aborted because of NWR; `R`, if it read `x0`
 //! before the extension, fails TicToc's own validation (its version was replaced).
 //! `docs/protocols/tictoc.md` ("NWR") has the full argument and a worked example.
+//!
+//! ## TicToc+NWR with single-write omitters (`TicToc<Rec, NwrSingleWrite>`, `tictoc-nwr-single`)
+//!
+//! ```text
+//! Phase 0  (a non-empty write set; txlab_nwr::rule::single_write_shape_ok: no scan, exactly one
+//!          write, blind)
+//!          fence(SeqCst); e = global epoch
+//!          if every read's tag is older than e and txlab_nwr::try_omit_single accepts (the
+//!          written record's word and tag, read consistently, are of epoch e: timestamp p in
+//!          [floor(e), base(e + 1)), and the tag has no TAG_PIVOT_READ; then every read still
+//!          current and unlocked, its rts extended by CAS to at least p): commit in e, nothing
+//!          installed, nothing merged.
+//! Step 1-2 as TicToc+NWR (the floor, the pre-epoch reader exemption); nothing is merged
+//! Step 3   as above; a read of a record we locked flags that write entry as read
+//! Step 4   as above; each installed tag carries TAG_PIVOT_READ (crate::record) if the replaced
+//!          version is of epoch e and carries it (sticky), or, for the epoch's first version, if
+//!          we read the record, insert or delete it, or replace an absent version (a scan may
+//!          have missed the key: the scan-miss rule)
+//! ```
+//!
+//! Serial order: baseline commits at `commit_ts`; an omitter of `y` just before `y`'s first
+//! version of `e` (timestamp `p1 <= p`), i.e. at `p1 - 1/2`, omitters of one `y` among themselves
+//! by stamp; its write recorded at `base(e) | stamp` (between `y`'s last pre-`e` version and its
+//! first `e` version, as in TicToc+NWR). Why that position holds:
+//! - every transaction that read `y`'s last pre-`e` version `y0` other than the writer of `y`'s
+//!   first `e` version sits below `p1`: its `commit_ts <= rts(y0) < p1` (that writer locked `y`
+//!   after the last extension). That writer's own read is the mark. So readers leave no marks,
+//!   and the old-version hazard of TicToc+NWR (a reader of `y0` serialized after an omitter that
+//!   sits at the epoch's start) cannot arise: the omitter sits above every such reader.
+//! - the omitter's reads are of versions older than `e` (below `p1`), and their `rts` now reach
+//!   `p >= p1`, so whoever overwrites one commits above `p`, after the omitter; an omitter of an
+//!   item it read sits before that item's first `e` version, above `p` too. Extending to the
+//!   floor only is not enough (the mutant `NwrValidateReadsBeforePivot`): `Y` reads `y0` (whose
+//!   `rts` another reader pushed to `floor(e) + 5`) and overwrites `z` at `floor(e) + 1` after the
+//!   omitter read `z`, which closes `O -rw(z)-> Y -rw(y)-> O`.
+//!
+//! `docs/protocols/tictoc.md`, "Single-write omitters", has the whole argument.
 
 use crate::nwr_hook::WriteOmission;
-use crate::record::TicTocRecord;
+use crate::record::{TAG_PIVOT_READ, TicTocRecord};
 use crate::txn::TicTocTxn;
 use crate::word::{
     EPOCH_TS_SHIFT, MAX_WTS, epoch_base, epoch_floor, installed, is_absent, is_locked, rts,
     with_rts, wts,
 };
 use crate::worker_state::{ReadEntry, WorkerState, WriteKind};
+use std::cell::Cell;
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number, slot_of};
-use txlab_nwr::{NwrBaseline, NwrMutation};
+use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot};
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
 /// (TicToc+NWR only; `crate::word`).
@@ -161,6 +199,9 @@ impl Skips {
                     Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
                     Some(Mutation::NwrSkipMergedReadCheck) => {
                         Some(NwrMutation::SkipMergedReadCheck)
+                    }
+                    Some(Mutation::NwrValidateReadsBeforePivot) => {
+                        Some(NwrMutation::ValidateReadsBeforePivot)
                     }
                     _ => None,
                 },
@@ -244,7 +285,8 @@ fn shifted_version<P>(
     let t = tag?;
     if is_locked(cur) {
         // Only the lock holder changes the tag; when that is us, the tag is stable.
-        return (own && record.tag.load(Ordering::Relaxed) == t).then_some(cur);
+        let now = record.tag.load(Ordering::Relaxed) & !TAG_PIVOT_READ;
+        return (own && now == t).then_some(cur);
     }
     let (word, now) = record.stable_tag()?;
     (now == t).then_some(word)
@@ -264,25 +306,38 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     // their pivot objects, then try to commit with every write omitted, serialized at the start
     // of the epoch (module docs). If the rule declines, the baseline below runs unchanged ("no
     // false aborts", NWR paper §4.1).
-    if nwr_on
+    if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
+        // Single-write omitters (`tictoc-nwr-single`): no merge anywhere; the omitter sits just
+        // before the item's first version of the epoch and extends its reads to the current
+        // version's timestamp (`NwrView::overwriters_valid`; module docs).
+        let shape_ok = !tx.w.state.writes.is_empty()
+            && txlab_nwr::rule::single_write_shape_ok(
+                &NwrView::<Omit>::new(&tx.w.state, 0, skip.nwr),
+                &mut tx.w.nwr,
+            );
+        if shape_ok {
+            fence(Ordering::SeqCst);
+            let epoch = tx.w.epoch.global();
+            if epoch_floor(epoch) <= MAX_WTS {
+                let view = NwrView::<Omit>::new(&tx.w.state, epoch, skip.nwr);
+                if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr)
+                    && txlab_nwr::try_omit_single(&view, epoch as u32, &mut tx.w.nwr).is_ok()
+                {
+                    return Ok(finish_omitted(tx, epoch));
+                }
+            }
+        }
+    } else if nwr_on
         && !tx.w.state.writes.is_empty()
         && txlab_nwr::rule::omission_shape_ok(
-            &NwrView::<Omit> {
-                st: &tx.w.state,
-                epoch: 0,
-                mutation: skip.nwr,
-            },
+            &NwrView::<Omit>::new(&tx.w.state, 0, skip.nwr),
             &mut tx.w.nwr,
         )
     {
         fence(Ordering::SeqCst);
         let epoch = tx.w.epoch.global();
         if epoch_floor(epoch) <= MAX_WTS {
-            let view = NwrView::<Omit> {
-                st: &tx.w.state,
-                epoch,
-                mutation: skip.nwr,
-            };
+            let view = NwrView::<Omit>::new(&tx.w.state, epoch, skip.nwr);
             if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr) {
                 txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
                 if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
@@ -362,14 +417,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     let unmarked = nwr_on
         && st.writes.is_empty()
         && commit_ts < epoch_floor(epoch)
-        && txlab_nwr::is_pre_epoch_reader(
-            &NwrView::<Omit> {
-                st,
-                epoch,
-                mutation: None,
-            },
-            epoch as u32,
-        );
+        && txlab_nwr::is_pre_epoch_reader(&NwrView::<Omit>::new(st, epoch, None), epoch as u32);
     if Omit::ENABLED && !unmarked {
         commit_ts = commit_ts.max(epoch_floor(epoch));
     }
@@ -381,25 +429,36 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     } else if Omit::ENABLED && commit_ts >= epoch_base(epoch + 1) {
         failure = Some(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED));
     }
-    if unmarked {
+    if unmarked || (nwr_on && Omit::SINGLE_WRITE_OMITTERS && st.writes.is_empty()) {
+        // Single-write omitters: no reader marks anything (`nwr_unmarked_readers` counts every
+        // read-only commit, as in `silo-nwr-single`).
         tx.w.nwr.unmarked_readers += 1;
-    } else if nwr_on && failure.is_none() {
+    } else if nwr_on && !Omit::SINGLE_WRITE_OMITTERS && failure.is_none() {
         // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
         // pre-epoch version is merged into its pivot object *before* Step 3 may extend its rts to
         // `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
-        let view = NwrView::<Omit> {
-            st,
-            epoch,
-            mutation: None,
-        };
+        let view = NwrView::<Omit>::new(st, epoch, None);
         txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
     }
     if failure.is_none() && !skip.reads {
         for (i, r) in st.reads.iter().enumerate() {
             if rts(r.word) >= commit_ts {
+                // Never a read of a record we write: commit_ts exceeds the locked word's rts,
+                // which is at least the rts of any version of it we read.
                 continue;
             }
-            let own = !st.writes.is_empty() && st.writes_record(r.rec);
+            let own = if st.writes.is_empty() {
+                None
+            } else {
+                st.write_index(r.rec)
+            };
+            if Omit::SINGLE_WRITE_OMITTERS
+                && let Some(w) = own
+            {
+                // The pivot writer's own read (`tictoc-nwr-single`'s one mark, Step 4).
+                st.writes[w].read = true;
+            }
+            let own = own.is_some();
             let tag = Omit::ENABLED.then(|| st.read_tags[i]);
             if !validate_read(r, tag, commit_ts, own, skip.extension) {
                 failure = Some(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
@@ -450,7 +509,23 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
             let r = rec(w.rec);
             let delete = w.kind == WriteKind::Delete;
             let value = (!delete).then(|| &st.wbuf[w.off as usize..(w.off + w.len) as usize]);
-            if nwr_on && is_absent(w.locked_word) && r.tag.load(Ordering::Relaxed) == 0 {
+            let mut tag = commit_ts;
+            if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
+                // `tictoc-nwr-single`'s mark (`TAG_PIVOT_READ`): sticky within the epoch; the
+                // epoch's first version is marked if we read the record (a read-modify-write,
+                // insert, delete, point read or scan hit) or replace an absent version (a scan
+                // may have missed the key without a read entry). The old tag is stable: only the
+                // lock holder changes it.
+                let old = r.tag.load(Ordering::Relaxed);
+                let marked = if old & !TAG_PIVOT_READ >= epoch_base(epoch) {
+                    old & TAG_PIVOT_READ != 0
+                } else {
+                    w.read || w.kind != WriteKind::Put || is_absent(w.locked_word)
+                };
+                if marked {
+                    tag |= TAG_PIVOT_READ;
+                }
+            } else if nwr_on && is_absent(w.locked_word) && r.tag.load(Ordering::Relaxed) == 0 {
                 // The first version of a key that had no record: a scan may have read "absent"
                 // from the key's absence in the index, without a read entry to merge. Merge that
                 // possible read for it before publishing, so no omitter of this epoch orders a
@@ -459,7 +534,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 let cell = Omit::pivot(&r.pivot);
                 tx.w.nwr.cas_retries += cell.merge_read(epoch as u32, slot, PRE_EPOCH);
             }
-            r.install(value, commit_ts, installed(commit_ts, delete));
+            r.install(value, tag, installed(commit_ts, delete));
             if Rec::ENABLED {
                 st.h_writes.push(WriteEvent {
                     table: w.table,
@@ -554,6 +629,20 @@ struct NwrView<'a, Omit: WriteOmission> {
     st: &'a WorkerState<Omit::Pivot>,
     epoch: u64,
     mutation: Option<NwrMutation>,
+    /// `tictoc-nwr-single`: the timestamp of the written record's current version, seen by
+    /// `single_write_pivot` (0 until then); `overwriters_valid` extends every read to it.
+    pivot_ts: Cell<u64>,
+}
+
+impl<'a, Omit: WriteOmission> NwrView<'a, Omit> {
+    fn new(st: &'a WorkerState<Omit::Pivot>, epoch: u64, mutation: Option<NwrMutation>) -> Self {
+        Self {
+            st,
+            epoch,
+            mutation,
+            pivot_ts: Cell::new(0),
+        }
+    }
 }
 
 impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
@@ -613,8 +702,32 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
             .is_some_and(|(_, tag)| tag >= epoch_floor(epoch) && tag < epoch_base(epoch + 1))
     }
 
+    /// `tictoc-nwr-single`: the written record's current version, read consistently with its
+    /// tag, is of `epoch` (its timestamp in `[floor(epoch), base(epoch + 1))`; a locked or changing
+    /// record counts as "no"), and the tag's [`TAG_PIVOT_READ`] says whether the writer of the
+    /// record's first version of `epoch` read the record. Remembers the version's timestamp for
+    /// [`Self::overwriters_valid`].
+    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
+        let epoch = epoch as u64;
+        let Some((_, tag)) = rec(self.st.writes[i].rec).stable_marked_tag() else {
+            return SinglePivot::Missing;
+        };
+        let ts = tag & !TAG_PIVOT_READ;
+        if ts < epoch_floor(epoch) || ts >= epoch_base(epoch + 1) {
+            return SinglePivot::Missing;
+        }
+        self.pivot_ts.set(ts);
+        if tag & TAG_PIVOT_READ != 0 {
+            SinglePivot::ReadByItsWriter
+        } else {
+            SinglePivot::Unread
+        }
+    }
+
+    /// Any range scan, on any table (a per-transaction flag, so recorded and unrecorded runs
+    /// apply the same rule).
     fn has_scans(&self) -> bool {
-        !self.st.stripes.is_empty() || !self.st.h_scans.is_empty()
+        self.st.scanned
     }
 
     /// Silo's overwriter check (each read's version is still the current one and unlocked) plus
@@ -622,8 +735,14 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
     /// `rts` is extended to at least `floor(epoch)` (a CAS, retried while the version stays current),
     /// so no version with a timestamp below the floor can be installed after it any more. The
     /// caller (`merge_reads`, run first) has already merged these reads into their pivot objects.
+    ///
+    /// `tictoc-nwr-single` extends to the written record's current timestamp instead (at least
+    /// the floor), seen just before by `single_write_pivot`: the omitter sits just before the
+    /// record's first version of the epoch, and whoever overwrites what it read must come after
+    /// that version too (module docs; the test-only mutant that validates before observing the
+    /// pivot extends to the floor only).
     fn overwriters_valid(&self) -> bool {
-        let floor = epoch_floor(self.epoch);
+        let floor = epoch_floor(self.epoch).max(self.pivot_ts.get());
         self.st
             .reads
             .iter()

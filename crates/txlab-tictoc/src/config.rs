@@ -28,6 +28,10 @@ pub enum Mutation {
     /// TicToc+NWR: omit writes even when a transaction of this epoch read the version the write
     /// would be ordered after (`txlab_nwr::NwrMutation::SkipMergedReadCheck`).
     NwrSkipMergedReadCheck,
+    /// `tictoc-nwr-single`: validate (and extend) the omitter's reads before observing the pivot,
+    /// so they are extended to the epoch's floor only, not to the pivot's timestamp
+    /// (`txlab_nwr::NwrMutation::ValidateReadsBeforePivot`).
+    NwrValidateReadsBeforePivot,
 }
 
 /// How a TicToc engine behaves.

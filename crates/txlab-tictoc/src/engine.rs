@@ -11,12 +11,17 @@ use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{Nwr, NwrStats};
+use txlab_nwr::{Nwr, NwrSingleWrite, NwrStats};
 use txlab_storage::Tables;
 
 /// TicToc extended with the non-visible write rule (`txlab_nwr`; engine name `tictoc-nwr`; see
 /// [`crate::commit`] and `docs/protocols/tictoc.md`, section "NWR").
 pub type TicTocNwr<Rec = NoRecorder> = TicToc<Rec, Nwr>;
+
+/// TicToc+NWR with single-write omitters and no read marks (`txlab_nwr::NwrSingleWrite`;
+/// engine name `tictoc-nwr-single`; [`crate::commit`] and `docs/protocols/tictoc.md`, "Single-write
+/// omitters").
+pub type TicTocNwrSingle<Rec = NoRecorder> = TicToc<Rec, NwrSingleWrite>;
 
 /// Largest number of workers one engine hands out (history ids keep 24 bits of worker number).
 pub const MAX_WORKERS: u32 = 1 << 23;
@@ -83,10 +88,31 @@ impl<Rec: Recorder> TicTocNwr<Rec> {
     }
 }
 
+impl TicTocNwrSingle<NoRecorder> {
+    /// A TicToc+NWR database with single-write omitters ([`TicTocNwrSingle`]), one built-in
+    /// index per table of `schema`.
+    pub fn new_nwr_single(schema: &Schema, config: TicTocConfig) -> Result<Self, Error> {
+        Self::nwr_single_with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> TicTocNwrSingle<Rec> {
+    /// A [`TicTocNwrSingle`] database whose transactions are recorded by `recorder`.
+    pub fn nwr_single_with_recorder(
+        schema: &Schema,
+        config: TicTocConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::with_tables(schema, tables, config, recorder, NwrSingleWrite)
+    }
+}
+
 impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
-    /// [`Tables::with_custom`]) and with an explicit write-omission policy. With an enabled policy
-    /// it fails unless 128-bit compare-and-swap is lock-free on this target.
+    /// [`Tables::with_custom`]) and with an explicit write-omission policy. With [`Nwr`] it fails
+    /// unless 128-bit compare-and-swap is lock-free on this target ([`NwrSingleWrite`] uses no
+    /// 128-bit atomics: its mark is a bit of the history tag).
     pub fn with_tables(
         schema: &Schema,
         tables: Tables<TicTocRecord<Omit::Pivot>>,
@@ -94,13 +120,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         recorder: Arc<Rec>,
         omission: Omit,
     ) -> Result<Self, Error> {
-        const {
-            assert!(
-                !Omit::SINGLE_WRITE_OMITTERS,
-                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo only"
-            )
-        };
-        if Omit::ENABLED {
+        if Omit::ENABLED && !Omit::SINGLE_WRITE_OMITTERS {
             txlab_nwr::require_lock_free_pivot()?;
         }
         tables.check_schema(schema)?;
@@ -185,7 +205,11 @@ impl<Rec: Recorder, Omit: WriteOmission> Engine for TicToc<Rec, Omit> {
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        Omit::engine_name("tictoc", "tictoc-nwr")
+        if Omit::SINGLE_WRITE_OMITTERS {
+            "tictoc-nwr-single"
+        } else {
+            Omit::engine_name("tictoc", "tictoc-nwr")
+        }
     }
 
     fn schema(&self) -> &Schema {

@@ -44,7 +44,10 @@
 //!   [`TicToc::nwr_with_recorder`]): blind writes may be omitted at the `NWR HOOK` of [`commit`],
 //!   timestamps carry the epoch ([`word`]), and every commit merges its pre-epoch reads into the
 //!   records' pivot objects before extending their `rts`, which keeps TicToc's reads of old
-//!   versions safe next to omitted writes (proof sketch in [`commit`]).
+//!   versions safe next to omitted writes (proof sketch in [`commit`]). [`NwrSingleWrite`] is
+//!   TicToc+NWR with single-write omitters ([`TicTocNwrSingle`], engine `tictoc-nwr-single`):
+//!   no reader marks anything, no pivot objects; the one mark is a bit of the history tag set by
+//!   the writer of a record's first version of an epoch that read the record.
 //!
 //! Not implemented: the paper's optional optimizations (§4: no-wait locking in the validation
 //! phase, preemptive aborts, timestamp history); writers lock with spinning in address order and
@@ -66,7 +69,7 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::TicTocConfig;
-pub use engine::{MAX_WORKERS, TicToc, TicTocNwr, TicTocWorker};
-pub use nwr_hook::{NoNwr, Nwr, WriteOmission};
+pub use engine::{MAX_WORKERS, TicToc, TicTocNwr, TicTocNwrSingle, TicTocWorker};
+pub use nwr_hook::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
 pub use record::{LINE_ALIGNED_RECORDS, TicTocRecord};
 pub use txn::TicTocTxn;

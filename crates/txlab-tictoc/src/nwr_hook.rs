@@ -17,4 +17,4 @@
 //! The switch itself ([`WriteOmission`], [`NoNwr`], [`Nwr`]) lives in `txlab-nwr`, shared with
 //! Silo+NWR and MVTO+NWR; it is re-exported here.
 
-pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
+pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};

@@ -15,6 +15,12 @@
 //!   it to tell the epoch a version was installed in (`crate::word`, delta overflow across an
 //!   epoch), and at commit for locked records whose word is absent: tag 0 there means the record
 //!   was never written, and its first write must be announced to scanners (`crate::stripe_clock`).
+//! - Bit 63 of `tag` ([`TAG_PIVOT_READ`]) is a mark, not part of the timestamp. Only TicToc+NWR
+//!   with single-write omitters (`tictoc-nwr-single`) sets it: the writer of a record's first
+//!   version of an epoch sets it when it read the record (or replaced an absent version), and every
+//!   later writer of the same epoch copies it (`crate::commit`). Every reader of `tag` as a
+//!   timestamp masks it off ([`Self::stable_tag`], [`Self::read_stable`]); timestamps use 47 bits,
+//!   so the mask never changes one.
 //! - `pivot` is `P`: `()` for plain TicToc (no space), `txlab_nwr::PivotCell` (the 128-bit pivot
 //!   version object) for TicToc+NWR. The record does not touch it; `crate::commit` does.
 
@@ -22,6 +28,10 @@ use crate::word::{ABSENT, LOCK, is_locked};
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
+
+/// The mark bit of the history tag (module docs): the writer of the epoch's first version of this
+/// record read it, so no write may be omitted before that version (`tictoc-nwr-single` only).
+pub(crate) const TAG_PIVOT_READ: u64 = 1 << 63;
 
 /// Whether this build pads every record to its own 64-byte cache line (cargo feature
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
@@ -58,11 +68,18 @@ pub(crate) enum StableRead {
 }
 
 impl<P> TicTocRecord<P> {
-    /// The current version's word (unlocked) and history tag, read consistently (the seqlock
-    /// pattern of [`Self::read_stable`] without the value); `None` if the record is locked or
-    /// changed during the read.
+    /// The current version's word (unlocked) and history tag (the timestamp, without the mark),
+    /// read consistently (the seqlock pattern of [`Self::read_stable`] without the value); `None`
+    /// if the record is locked or changed during the read.
     #[inline]
     pub(crate) fn stable_tag(&self) -> Option<(u64, u64)> {
+        self.stable_marked_tag()
+            .map(|(word, tag)| (word, tag & !TAG_PIVOT_READ))
+    }
+
+    /// [`Self::stable_tag`] with the tag's [`TAG_PIVOT_READ`] mark kept.
+    #[inline]
+    pub(crate) fn stable_marked_tag(&self) -> Option<(u64, u64)> {
         let w1 = self.word.load(Ordering::Acquire);
         if is_locked(w1) {
             return None;
@@ -88,7 +105,7 @@ impl<P> TicTocRecord<P> {
                     self.value.load_into(out);
                 }
                 let tag = if with_tag {
-                    self.tag.load(Ordering::Relaxed)
+                    self.tag.load(Ordering::Relaxed) & !TAG_PIVOT_READ
                 } else {
                     0
                 };
@@ -118,7 +135,8 @@ impl<P> TicTocRecord<P> {
             .ok()
     }
 
-    /// Installs `value` (if any) with history tag `tag` and publishes `word` (unlocked), releasing
+    /// Installs `value` (if any) with history tag `tag` (a timestamp, plus [`TAG_PIVOT_READ`] when
+    /// marked) and publishes `word` (unlocked), releasing
     /// the lock. The caller holds the lock and has issued a `Release` fence since locking.
     #[inline]
     pub(crate) fn install(&self, value: Option<&[u8]>, tag: u64, word: u64) {

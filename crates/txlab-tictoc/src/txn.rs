@@ -151,6 +151,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
             off: off as u32,
             len: vs as u32,
             locked_word: 0,
+            read: false,
         });
         Ok(true)
     }
@@ -224,6 +225,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
         }
         let waits = engine.config.read_wait_rounds;
         let st = &mut self.w.state;
+        st.scanned = true;
         // Where the scan really stopped (the history's predicate read covers only that far).
         let mut coverage = ScanCoverage::new(table, lo, hi);
         index.scan(lo, hi, &self.guard, &mut |key, rec| {

@@ -38,6 +38,9 @@ pub(crate) struct WriteEntry<P> {
     pub len: u32,
     /// The word replaced when the record was locked at commit.
     pub locked_word: u64,
+    /// Set at commit (Step 3, `tictoc-nwr-single` only) when a read of this record validated
+    /// under our own lock: the transaction read the record it writes (`crate::commit`).
+    pub read: bool,
 }
 
 /// A phantom stripe a scan covered and its version (`crate::stripe_clock`) before the traversal.
@@ -61,6 +64,10 @@ pub(crate) struct WorkerState<P> {
     pub read_tags: Vec<u64>,
     pub writes: Vec<WriteEntry<P>>,
     pub stripes: Vec<StripeEntry>,
+    /// Whether the transaction ran a range scan, on any table (`stripes` holds only ordered
+    /// tables' stripes, and the history's scan events exist only when recording): the NWR rules
+    /// leave scanners to the baseline, the same way with and without a recorder.
+    pub scanned: bool,
     /// Commit scratch: the `(table, stripe)`s holding records this transaction writes first
     /// (`crate::stripe_clock`).
     pub first_writes: Vec<(TableId, u32)>,
@@ -88,6 +95,7 @@ impl<P> WorkerState<P> {
             read_tags: Vec::new(),
             writes: Vec::with_capacity(64),
             stripes: Vec::new(),
+            scanned: false,
             first_writes: Vec::new(),
             wbuf: Vec::with_capacity(4096),
             rbuf: Vec::with_capacity(256),
@@ -103,6 +111,7 @@ impl<P> WorkerState<P> {
         self.read_tags.clear();
         self.writes.clear();
         self.stripes.clear();
+        self.scanned = false;
         self.first_writes.clear();
         self.wbuf.clear();
         self.h_reads.clear();
@@ -151,6 +160,7 @@ impl<P> WorkerState<P> {
             off,
             len: value.len() as u32,
             locked_word: 0,
+            read: false,
         });
     }
 
@@ -225,11 +235,11 @@ impl<P> WorkerState<P> {
         }
     }
 
-    /// Whether `rec` is in the write set (which must be sorted by address, as at commit).
+    /// The position of `rec` in the write set (which must be sorted by address, as at commit).
     #[inline]
-    pub fn writes_record(&self, rec: *const TicTocRecord<P>) -> bool {
+    pub fn write_index(&self, rec: *const TicTocRecord<P>) -> Option<usize> {
         self.writes
             .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
-            .is_ok()
+            .ok()
     }
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_testkit::{Protocol, shuttle_check};
-use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr};
+use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
 
 struct Shuttle;
 
@@ -64,4 +64,23 @@ impl Protocol for ShuttleNwr {
 #[test]
 fn tictoc_nwr_commit_path_is_serializable_under_random_schedules() {
     shuttle_check::run_nwr::<ShuttleNwr>(2_000);
+}
+
+struct ShuttleNwrSingle;
+
+impl Protocol for ShuttleNwrSingle {
+    type Engine = TicTocNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "tictoc-nwr-single";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = TicTocConfig::manual().with_ack(AckMode::EpochStable);
+        TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// The generic scenario, then the single-write scenario (an omitter whose read is overwritten by
+/// a reader of the item it writes): serializable, and some schedules omit.
+#[test]
+fn tictoc_nwr_single_commit_path_is_serializable_under_random_schedules() {
+    shuttle_check::run_nwr_single_write::<ShuttleNwrSingle>(2_000);
 }

@@ -1,0 +1,316 @@
+//! TicToc+NWR with single-write omitters (`TicTocNwrSingle`, engine `tictoc-nwr-single`) in the
+//! correctness kit: Hermitage schedules, random schedules (reads, blind writes,
+//! read-modify-writes, inserts, deletes and scans), threaded stress across epochs, the NWR
+//! mutants, the schedules that show which reads this rule marks, and the two schedules that are
+//! TicToc's own: the omitter's extension target, and the old-version reader.
+//!
+//! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; the kit checks histories for
+//! serializability, and strictness with acknowledgement times is checked here too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use txlab_check::{CheckOptions, History, MemoryRecorder, check};
+use txlab_core::epoch::EpochConfig;
+use txlab_core::{AckMode, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_testkit::nwr::omitted_writes;
+use txlab_testkit::{Expect, Hermitage, Protocol};
+use txlab_tictoc::word::epoch_floor;
+use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwrSingle};
+
+fn config() -> TicTocConfig {
+    TicTocConfig::manual().with_ack(AckMode::EpochStable)
+}
+
+struct TicTocNwrSingleKit;
+
+impl Protocol for TicTocNwrSingleKit {
+    type Engine = TicTocNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "tictoc-nwr-single";
+    const STRICT: bool = false;
+
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        TicTocNwrSingle::nwr_single_with_recorder(schema, config(), recorder)
+    }
+
+    /// Plain TicToc's outcomes (`kit.rs`): the Hermitage schedules that NWR changes for
+    /// `tictoc-nwr` (G0, OTV) omit transactions that write two items, which this rule never
+    /// does.
+    fn expect(test: Hermitage) -> Expect {
+        match test {
+            Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
+            Hermitage::G1b
+            | Hermitage::G1c
+            | Hermitage::PmpWrite
+            | Hermitage::P4
+            | Hermitage::G2Item
+            | Hermitage::G2 => Expect::Aborts(&[1]),
+            Hermitage::Otv => Expect::Aborts(&[2]),
+            Hermitage::Pmp | Hermitage::GSingle => Expect::Aborts(&[0]),
+            _ => Expect::Serializable,
+        }
+    }
+}
+
+txlab_testkit::protocol_kit!(TicTocNwrSingleKit);
+
+/// Which reads leave a mark under this rule, and the scan-miss mark (`txlab_testkit::nwr`).
+#[test]
+fn nwr_single_write_marks() {
+    txlab_testkit::nwr::single_write_marks::<TicTocNwrSingleKit>();
+}
+
+/// A background epoch every millisecond, so stress runs cross many epoch boundaries.
+struct TicTocNwrSingleTimed;
+
+impl Protocol for TicTocNwrSingleTimed {
+    type Engine = TicTocNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "tictoc-nwr-single-1ms-epochs";
+    const STRICT: bool = false;
+
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
+        TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+    }
+}
+
+// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+txlab_testkit::nwr_epoch_stress!(TicTocNwrSingleTimed);
+
+/// Blind writes on hot keys, reads of keys nobody writes, epochs advancing underneath: writes
+/// are omitted and the history checks (`txlab_testkit::nwr::threaded_blind_write_stress`).
+#[test]
+fn threaded_blind_write_stress_omits_and_stays_serializable() {
+    txlab_testkit::nwr::threaded_blind_write_stress::<TicTocNwrSingleTimed>();
+}
+
+/// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
+/// invariants and the history checked.
+#[test]
+fn stress_smallbank_across_epochs() {
+    txlab_testkit::stress::smallbank::<TicTocNwrSingleTimed>(&[2, 4], 1_500);
+}
+
+macro_rules! mutant {
+    ($name:ident, $test:ident, $mutation:expr) => {
+        struct $name;
+        impl Protocol for $name {
+            type Engine = TicTocNwrSingle<MemoryRecorder>;
+            const NAME: &'static str = stringify!($name);
+            const STRICT: bool = false;
+            fn build(
+                schema: &Schema,
+                recorder: Arc<MemoryRecorder>,
+            ) -> Result<Self::Engine, Error> {
+                let cfg = config().with_mutation($mutation);
+                TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+            }
+        }
+        #[test]
+        fn $test() {
+            txlab_testkit::mutation::assert_caught::<$name>();
+        }
+    };
+}
+
+mutant!(
+    NwrSingleSkipEpochCheck,
+    kit_catches_skipped_epoch_check,
+    Mutation::NwrSkipEpochCheck
+);
+// The mark only holds the pivot writer's own read of the item (and absent versions it replaced),
+// so the random schedules must find the lost update through a read-modify-write pivot.
+mutant!(
+    NwrSingleSkipMergedReadCheck,
+    kit_catches_skipped_mrs_check,
+    Mutation::NwrSkipMergedReadCheck
+);
+
+/// The engine reports its own name, and counts read-only commits as unmarked readers.
+#[test]
+fn engine_name_and_unmarked_read_only_commits() {
+    txlab_testkit::nwr::single_write_engine_name_and_unmarked_readers::<TicTocNwrSingleKit>(
+        "tictoc-nwr-single",
+    );
+}
+
+/// Strict serializability across epoch boundaries, epochs advanced by hand
+/// (`txlab_testkit::nwr::single_write_strict_with_acknowledgements`).
+#[test]
+fn strict_serializable_with_group_commit_acknowledgements() {
+    txlab_testkit::nwr::single_write_strict_with_acknowledgements::<TicTocNwrSingleKit>(|db| {
+        db.epochs().advance()
+    });
+}
+
+/// The pivot writer's mark (`TAG_PIVOT_READ` in the history tag) lasts one epoch
+/// (`txlab_testkit::nwr::single_write_mark_lasts_one_epoch`).
+#[test]
+fn the_pivot_writers_mark_lasts_one_epoch() {
+    txlab_testkit::nwr::single_write_mark_lasts_one_epoch::<TicTocNwrSingleKit>(|db| {
+        db.epochs().advance()
+    });
+}
+
+/// The single-write record is plain TicToc's: the mark lives in the history tag, so there is no
+/// pivot object.
+#[test]
+fn the_single_write_record_is_plain_tictocs() {
+    use std::mem::size_of;
+    use txlab_tictoc::TicTocRecord;
+    assert_eq!(
+        size_of::<TicTocRecord<<txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::Pivot>>(),
+        size_of::<TicTocRecord>()
+    );
+}
+
+const T: TableId = TableId(0);
+const Y: u64 = 2;
+const Z: u64 = 3;
+const K: u64 = 4;
+
+type Db = TicTocNwrSingle<MemoryRecorder>;
+
+fn db_with(cfg: TicTocConfig) -> (Db, Arc<MemoryRecorder>) {
+    let mut s = Schema::new();
+    s.add(TableSpec::dense("t", 8, 8)).unwrap();
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = TicTocNwrSingle::nwr_single_with_recorder(&s, cfg, rec.clone()).unwrap();
+    for k in 0..8 {
+        db.load(T, k, &(k * 10).to_le_bytes()).unwrap();
+    }
+    (db, rec)
+}
+
+fn num(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().unwrap())
+}
+
+fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
+    let mut m = HashMap::new();
+    w.drain_counters(&mut |name, d| *m.entry(name).or_insert(0) += d);
+    m
+}
+
+/// Blind-writes `value` to `key` in one transaction and returns whether it was omitted.
+fn blind_write(w: &mut impl Worker, key: u64, value: u64) -> bool {
+    let _ = counters(w);
+    let mut tx = w.begin();
+    tx.write(T, key, &value.to_le_bytes()).unwrap();
+    tx.commit().unwrap();
+    counters(w).get("nwr_commits_omitted") == Some(&1)
+}
+
+/// Read-modify-writes of `K` until its version's timestamp is `floor(e) + n - 1`, then a
+/// read-only transaction reads `key`'s loaded version and `K`: it commits at `floor(e) + n - 1`
+/// and extends `key`'s `rts` there (it is no pre-epoch reader, so it is lifted to the floor and
+/// beyond). Returns the epoch.
+fn push_rts_into_the_epoch(db: &Db, key: u64, n: u64) -> u64 {
+    let mut w = db.worker().unwrap();
+    for _ in 0..n {
+        let mut t = w.begin();
+        assert!(
+            t.update(T, K, &mut |b| b
+                .copy_from_slice(&(num(b) + 1).to_le_bytes()))
+                .unwrap()
+        );
+        t.commit().unwrap();
+    }
+    let mut t = w.begin();
+    assert_eq!(t.read(T, key).unwrap().map(num), Some(key * 10));
+    assert_eq!(t.read(T, K).unwrap().map(num), Some(40 + n));
+    t.commit().unwrap().epoch
+}
+
+/// The omitter's extension target. `Y` reads y's loaded version `y0`, whose `rts` another reader
+/// pushed to `floor(e) + 5`; `O` reads `z0` and blind-writes y; `W1` installs y's pivot at
+/// `floor(e) + 6`; `O` is omitted (ordered just before the pivot); `Y` then writes z. Correct:
+/// `O` extended `z0` to the pivot's timestamp, so `Y` commits above it, where `y0` is no longer
+/// valid: `Y` aborts. Returns whether `Y` committed, and the epoch.
+fn extension_target_schedule(db: &Db) -> (bool, u64) {
+    let epoch = push_rts_into_the_epoch(db, Y, 6);
+    let mut ws: Vec<_> = (0..3).map(|_| db.worker().unwrap()).collect();
+    let [y, o, w1] = &mut ws[..] else {
+        unreachable!()
+    };
+    let mut ty = y.begin();
+    assert_eq!(ty.read(T, Y).unwrap().map(num), Some(20));
+    let mut to = o.begin();
+    assert_eq!(to.read(T, Z).unwrap().map(num), Some(30));
+    to.write(T, Y, &1u64.to_le_bytes()).unwrap();
+    assert!(!blind_write(w1, Y, 2), "y's pivot");
+    to.commit().unwrap();
+    assert_eq!(counters(o)["nwr_commits_omitted"], 1, "O is omitted");
+    ty.write(T, Z, &3u64.to_le_bytes()).unwrap();
+    (ty.commit().is_ok(), epoch)
+}
+
+#[test]
+fn an_omitter_extends_its_reads_to_the_pivots_timestamp() {
+    let (db, rec) = db_with(config());
+    let (committed, epoch) = extension_target_schedule(&db);
+    assert!(
+        !committed,
+        "Y read y0, which the pivot replaced below Y's timestamp"
+    );
+    let h = rec.take();
+    assert_eq!(omitted_writes(&h), 1);
+    let report = check(&h, CheckOptions::serializable());
+    assert!(report.is_serializable(), "{report}");
+    // The pivot's timestamp, floor(e) + 6, is where O's read of z now reaches.
+    let mut w = db.worker().unwrap();
+    let mut t = w.begin();
+    assert_eq!(t.read(T, Y).unwrap().map(num), Some(2));
+    let ts = t.commit().unwrap();
+    assert_eq!(ts.epoch, epoch);
+    assert!(epoch_floor(epoch) > 0);
+}
+
+#[test]
+fn extending_to_the_floor_only_is_caught_by_the_checker() {
+    let (db, rec) = db_with(config().with_mutation(Mutation::NwrValidateReadsBeforePivot));
+    let (committed, _) = extension_target_schedule(&db);
+    assert!(
+        committed,
+        "Y commits at floor(e) + 1, where y0 is still valid"
+    );
+    let h = rec.take();
+    assert_eq!(omitted_writes(&h), 1);
+    let report = check(&h, CheckOptions::serializable());
+    assert!(
+        !report.is_serializable(),
+        "O -rw(z)-> Y -rw(y)-> O must be found: {report}"
+    );
+}
+
+/// TicToc+NWR's old-version hazard (`tests/nwr.rs`, `old_version_reader_schedule`) under this
+/// rule: `r` read x0, whose `rts` another reader pushed into the epoch; `p` installs x's pivot
+/// (blind, so unmarked); `o` reads y0 and blind-writes x: it is omitted here (no reader marks
+/// anything), and sits just below the pivot, above every reader of x0. `w` installs y above `o`'s
+/// extension of y0, `r` reads it and must then fail TicToc's own validation of x0. The history
+/// checks.
+#[test]
+fn the_old_version_reader_is_ordered_before_the_omitter() {
+    const X: u64 = 1;
+    let (db, rec) = db_with(config());
+    push_rts_into_the_epoch(&db, X, 10);
+    let mut ws: Vec<_> = (0..4).map(|_| db.worker().unwrap()).collect();
+    let [r, p, o, w] = &mut ws[..] else {
+        unreachable!()
+    };
+    let mut tr = r.begin();
+    assert_eq!(tr.read(T, X).unwrap().map(num), Some(10));
+    assert!(!blind_write(p, X, 2), "x's pivot");
+    let mut to = o.begin();
+    assert_eq!(to.read(T, Y).unwrap().map(num), Some(20));
+    to.write(T, X, &3u64.to_le_bytes()).unwrap();
+    to.commit().unwrap();
+    assert_eq!(counters(o)["nwr_commits_omitted"], 1, "o is omitted");
+    assert!(!blind_write(w, Y, 4), "y's pivot");
+    assert_eq!(tr.read(T, Y).unwrap().map(num), Some(4));
+    assert!(tr.commit().is_err(), "r read x0, which p replaced");
+    let h: History = rec.take();
+    assert_eq!(omitted_writes(&h), 1);
+    let report = check(&h, CheckOptions::serializable());
+    assert!(report.is_serializable(), "{report}");
+}
