@@ -772,7 +772,7 @@ mod tests {
         };
         // Every visible protocol, the batching engines (their own drivers) included.
         let protocols: Vec<Protocol> = Protocol::visible().collect();
-        assert_eq!(protocols.len(), 13);
+        assert_eq!(protocols.len(), 14);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
