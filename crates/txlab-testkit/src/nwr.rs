@@ -26,8 +26,8 @@ fn counter(w: &mut impl Worker, name: &str) -> u64 {
     counters(w).get(name).copied().unwrap_or(0)
 }
 
-/// Drains `w`'s counters.
-fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
+/// Drains `w`'s counters (the NWR engines' `nwr_*` statistics among them).
+pub fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
     let mut m: HashMap<&'static str, u64> = HashMap::new();
     w.drain_counters(&mut |n, d| *m.entry(n).or_insert(0) += d);
     m
@@ -123,13 +123,18 @@ pub fn scan_miss_blocks_omission<P: Protocol>() {
 
 /// A dense table `t` of keys `0..8`, key `k` loaded with `10 k` (all versions pre-epoch).
 fn loaded<P: Protocol>() -> (P::Engine, Arc<MemoryRecorder>) {
+    loaded_keys::<P>(8)
+}
+
+/// A dense table `t` of keys `0..keys`, key `k` loaded with `10 k`.
+fn loaded_keys<P: Protocol>(keys: u64) -> (P::Engine, Arc<MemoryRecorder>) {
     let mut schema = Schema::new();
     schema
-        .add(TableSpec::dense("t", 8, 8))
+        .add(TableSpec::dense("t", 8, keys))
         .expect("valid table");
     let recorder = Arc::new(MemoryRecorder::new());
     let db = P::build(&schema, recorder.clone()).expect("engine builds");
-    for k in 0..8 {
+    for k in 0..keys {
         db.load(T, k, &v(10 * k)).expect("load");
     }
     (db, recorder)
@@ -140,7 +145,9 @@ fn read_value(tx: &mut impl TxOps, key: u64) -> u64 {
     u64::from_le_bytes(got.try_into().expect("8-byte value"))
 }
 
-fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
+/// Blind-writes `value` to `key` of table 0 in a transaction of its own (which must commit) and
+/// returns whether the write was omitted (`nwr_commits_omitted`).
+pub fn blind_write_omitted(w: &mut impl Worker, key: u64, value: u64) -> bool {
     blind_write_counters(w, key, value).get("nwr_commits_omitted") == Some(&1)
 }
 
@@ -556,15 +563,7 @@ where
     P::Engine: Sync,
 {
     for (threads, keys) in [(2usize, 4u64), (4, 8)] {
-        let mut schema = Schema::new();
-        schema
-            .add(TableSpec::dense("t", 8, 16))
-            .expect("valid table");
-        let recorder = Arc::new(MemoryRecorder::new());
-        let db = P::build(&schema, recorder.clone()).expect("engine builds");
-        for k in 0..16 {
-            db.load(T, k, &v(10 * k)).expect("load");
-        }
+        let (db, recorder) = loaded_keys::<P>(16);
         let omitted_total: u64 = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {

@@ -7,13 +7,12 @@
 //! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; the kit checks histories for
 //! serializability, and strictness with acknowledgement times is checked here too.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
-use txlab_testkit::nwr::omitted_writes;
+use txlab_testkit::nwr::{blind_write_omitted as blind_write, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 use txlab_tictoc::word::epoch_floor;
 use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwrSingle};
@@ -184,21 +183,6 @@ fn db_with(cfg: TicTocConfig) -> (Db, Arc<MemoryRecorder>) {
 
 fn num(b: &[u8]) -> u64 {
     u64::from_le_bytes(b.try_into().unwrap())
-}
-
-fn counters(w: &mut impl Worker) -> HashMap<&'static str, u64> {
-    let mut m = HashMap::new();
-    w.drain_counters(&mut |name, d| *m.entry(name).or_insert(0) += d);
-    m
-}
-
-/// Blind-writes `value` to `key` in one transaction and returns whether it was omitted.
-fn blind_write(w: &mut impl Worker, key: u64, value: u64) -> bool {
-    let _ = counters(w);
-    let mut tx = w.begin();
-    tx.write(T, key, &value.to_le_bytes()).unwrap();
-    tx.commit().unwrap();
-    counters(w).get("nwr_commits_omitted") == Some(&1)
 }
 
 /// Read-modify-writes of `K` until its version's timestamp is `floor(e) + n - 1`, then a
