@@ -83,15 +83,9 @@ impl Protocol for MvtoNwrTimed {
     }
 }
 
-// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+// YCSB, read-mostly YCSB-B and hot blind writes with epochs advancing underneath
+// (`txlab_testkit::nwr_epoch_stress`).
 txlab_testkit::nwr_epoch_stress!(MvtoNwrTimed);
-
-/// Blind writes on hot keys, reads of keys nobody writes, epochs advancing underneath: writes
-/// are omitted and the history checks (`txlab_testkit::nwr::threaded_blind_write_stress`).
-#[test]
-fn threaded_blind_write_stress_omits_and_stays_serializable() {
-    txlab_testkit::nwr::threaded_blind_write_stress::<MvtoNwrTimed>();
-}
 
 macro_rules! mutant {
     ($name:ident, $test:ident, $mutation:expr) => {

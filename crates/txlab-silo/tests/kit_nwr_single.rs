@@ -16,6 +16,8 @@ use txlab_core::{AckMode, Error, Schema};
 use txlab_silo::{Mutation, SiloConfig, SiloNwrSingle};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
+mod hermitage;
+
 fn config() -> SiloConfig {
     SiloConfig::manual().with_ack(AckMode::EpochStable)
 }
@@ -31,21 +33,10 @@ impl Protocol for SiloNwrSingleKit {
         SiloNwrSingle::with_omission(schema, config(), recorder)
     }
 
-    /// Plain Silo's outcomes (`kit.rs`): the Hermitage schedules that NWR changes for
+    /// Plain Silo's outcomes (`hermitage/mod.rs`): the Hermitage schedules that NWR changes for
     /// `silo-nwr` (G0, OTV) omit transactions that write two items, which this rule never does.
     fn expect(test: Hermitage) -> Expect {
-        match test {
-            Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
-            Hermitage::G1b
-            | Hermitage::G1c
-            | Hermitage::PmpWrite
-            | Hermitage::P4
-            | Hermitage::G2Item => Expect::Aborts(&[1]),
-            Hermitage::Otv => Expect::Aborts(&[2]),
-            Hermitage::Pmp | Hermitage::GSingle => Expect::Aborts(&[0]),
-            Hermitage::G2 => Expect::Aborts(&[0, 1]),
-            _ => Expect::Serializable,
-        }
+        hermitage::silo(test)
     }
 }
 
@@ -71,15 +62,9 @@ impl Protocol for SiloNwrSingleTimed {
     }
 }
 
-// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+// YCSB, read-mostly YCSB-B and hot blind writes with epochs advancing underneath
+// (`txlab_testkit::nwr_epoch_stress`).
 txlab_testkit::nwr_epoch_stress!(SiloNwrSingleTimed);
-
-/// Blind writes on hot keys, reads of keys nobody writes, epochs advancing underneath: writes
-/// are omitted and the history checks (`txlab_testkit::nwr::threaded_blind_write_stress`).
-#[test]
-fn threaded_blind_write_stress_omits_and_stays_serializable() {
-    txlab_testkit::nwr::threaded_blind_write_stress::<SiloNwrSingleTimed>();
-}
 
 /// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
 /// invariants and the history checked.

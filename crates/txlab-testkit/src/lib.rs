@@ -162,7 +162,9 @@ macro_rules! protocol_kit {
 /// - `stress_ycsb_a_across_epochs`: YCSB (half reads, half writes, half of those
 ///   read-modify-writes), theta 0.99 over 10 and 1,000 keys, 2 and 4 threads;
 /// - `stress_read_mostly_across_epochs`: read-mostly YCSB-B (95 % reads, blind writes), same
-///   sizes: read-only transactions race omitted blind writes.
+///   sizes: read-only transactions race omitted blind writes;
+/// - `threaded_blind_write_stress_omits_and_stays_serializable`: blind writes on hot keys, reads
+///   of keys nobody writes ([`nwr::threaded_blind_write_stress`]): writes must be omitted.
 ///
 /// Every history is checked.
 #[macro_export]
@@ -178,6 +180,11 @@ macro_rules! nwr_epoch_stress {
         fn stress_read_mostly_across_epochs() {
             $crate::stress::ycsb_read_mostly::<$proto>(&[2, 4], 10, 0.99, 1_500);
             $crate::stress::ycsb_read_mostly::<$proto>(&[2, 4], 1_000, 0.99, 1_500);
+        }
+
+        #[test]
+        fn threaded_blind_write_stress_omits_and_stays_serializable() {
+            $crate::nwr::threaded_blind_write_stress::<$proto>();
         }
     };
 }

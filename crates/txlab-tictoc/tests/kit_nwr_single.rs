@@ -17,6 +17,8 @@ use txlab_testkit::{Expect, Hermitage, Protocol};
 use txlab_tictoc::word::epoch_floor;
 use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwrSingle};
 
+mod hermitage;
+
 fn config() -> TicTocConfig {
     TicTocConfig::manual().with_ack(AckMode::EpochStable)
 }
@@ -32,22 +34,11 @@ impl Protocol for TicTocNwrSingleKit {
         TicTocNwrSingle::nwr_single_with_recorder(schema, config(), recorder)
     }
 
-    /// Plain TicToc's outcomes (`kit.rs`): the Hermitage schedules that NWR changes for
-    /// `tictoc-nwr` (G0, OTV) omit transactions that write two items, which this rule never
+    /// Plain TicToc's outcomes (`hermitage/mod.rs`): the Hermitage schedules that NWR changes
+    /// for `tictoc-nwr` (G0, OTV) omit transactions that write two items, which this rule never
     /// does.
     fn expect(test: Hermitage) -> Expect {
-        match test {
-            Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
-            Hermitage::G1b
-            | Hermitage::G1c
-            | Hermitage::PmpWrite
-            | Hermitage::P4
-            | Hermitage::G2Item
-            | Hermitage::G2 => Expect::Aborts(&[1]),
-            Hermitage::Otv => Expect::Aborts(&[2]),
-            Hermitage::Pmp | Hermitage::GSingle => Expect::Aborts(&[0]),
-            _ => Expect::Serializable,
-        }
+        hermitage::tictoc(test)
     }
 }
 
@@ -73,15 +64,9 @@ impl Protocol for TicTocNwrSingleTimed {
     }
 }
 
-// YCSB and read-mostly YCSB-B with epochs advancing underneath (`txlab_testkit::nwr_epoch_stress`).
+// YCSB, read-mostly YCSB-B and hot blind writes with epochs advancing underneath
+// (`txlab_testkit::nwr_epoch_stress`).
 txlab_testkit::nwr_epoch_stress!(TicTocNwrSingleTimed);
-
-/// Blind writes on hot keys, reads of keys nobody writes, epochs advancing underneath: writes
-/// are omitted and the history checks (`txlab_testkit::nwr::threaded_blind_write_stress`).
-#[test]
-fn threaded_blind_write_stress_omits_and_stays_serializable() {
-    txlab_testkit::nwr::threaded_blind_write_stress::<TicTocNwrSingleTimed>();
-}
 
 /// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
 /// invariants and the history checked.
