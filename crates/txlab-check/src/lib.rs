@@ -38,7 +38,7 @@
 //! | G1b | it read a version that its (committed) writer overwrote itself (not the final write) |
 //! | garbage read | it read a tag no transaction wrote |
 //! | omitted read | it read a version installed with `visible = false` (an NWR omitted write) |
-//! | invalid history | duplicate transaction ids, a tag or an order used twice for one key, a write of tag 0, an interval ending before it begins |
+//! | invalid history | duplicate transaction ids, a tag used twice for one key, two visible versions of a key with one order, a write of tag 0, an interval ending before it begins |
 //!
 //! Cycle anomalies, per Adya: **G0** a cycle of `ww` edges; **G1c** a cycle of `ww`/`wr` edges
 //! (not all `ww`); **G-single** a cycle with exactly one `rw` edge; **G2-item** a cycle with two or

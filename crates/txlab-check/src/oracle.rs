@@ -25,15 +25,18 @@ use txlab_core::history::{Outcome, TxnRecord};
 /// Most committed transactions the oracle accepts.
 pub const ORACLE_MAX_COMMITTED: usize = 7;
 
-/// The current version of a key during the search: `(tag, order, visible)`; `order` is `None` for
-/// the initial version.
-type Current = (u64, Option<u64>, bool);
+/// The current version of a key during the search: `(tag, position, visible)`, the position of
+/// `WriteEvent::position`; `None` for the initial version.
+type Current = (u64, Option<Position>, bool);
+
+/// A version's place in its key's order (`WriteEvent::position`).
+type Position = (u64, bool, u64);
 
 /// One committed transaction, prepared.
 struct Prepared<'a> {
     record: &'a TxnRecord,
-    /// Installed versions: key -> (tag, order, visible).
-    installs: BTreeMap<Key, (u64, u64, bool)>,
+    /// Installed versions: key -> (tag, position, visible).
+    installs: BTreeMap<Key, (u64, Position, bool)>,
 }
 
 /// Whether some serial order of the committed transactions explains the history (module docs).
@@ -58,7 +61,12 @@ pub fn serializable_by_enumeration(history: &History) -> Result<bool, Error> {
             installs: r
                 .writes
                 .iter()
-                .map(|w| (Key::new(w.table, w.key), (w.version, w.order, w.visible)))
+                .map(|w| {
+                    (
+                        Key::new(w.table, w.key),
+                        (w.version, w.position(), w.visible),
+                    )
+                })
                 .collect(), // later writes of a key replace earlier ones: the final write wins
         })
         .collect();

@@ -8,7 +8,8 @@
 //! - `by_tag` holds every write of every transaction (committed or not, final or not), sorted by
 //!   `(key, version)`;
 //! - `chains` holds the *installed* versions: the final write of each key by each committed
-//!   transaction, sorted by `(key, order)`. Per Adya, only committed final versions are in the
+//!   transaction, sorted by `(key, order, visible, version)` (`WriteEvent::position`: an omitted
+//!   write may share the order of the visible version it precedes). Per Adya, only committed final versions are in the
 //!   version order; the initial version (tag 0) precedes each key's run implicitly;
 //! - for an installed version, `TagEntry::chain` is its index in `chains`.
 
@@ -43,7 +44,6 @@ pub(crate) struct TagEntry {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ChainEntry {
     pub key: Key,
-    pub order: u64,
     pub record: u32,
     /// Whether the version is a delete (the key is absent in it).
     pub delete: bool,
@@ -78,7 +78,8 @@ pub(crate) struct VersionIndex {
 
 impl VersionIndex {
     /// Indexes the writes of `records`; `committed[i]` says whether record `i` committed.
-    /// Inconsistencies (a tag written twice, an order used twice, tag 0 written) go to `invalid`.
+    /// Inconsistencies (a tag written twice, two visible versions of a key with one order, tag 0
+    /// written) go to `invalid`.
     pub fn build(
         records: &[TxnRecord],
         committed: &[bool],
@@ -140,36 +141,37 @@ impl VersionIndex {
             }
         }
 
-        // The version orders: installed versions sorted by (key, order); remember where each
-        // tag entry went.
-        let mut installed: Vec<(Key, u64, u32)> = by_tag
+        // The version orders: installed versions sorted by (key, order, visible, version), the
+        // position of `WriteEvent::position`; remember where each tag entry went.
+        let mut installed: Vec<(Key, (u64, bool, u64), u32)> = by_tag
             .iter()
             .enumerate()
             .filter(|(_, e)| e.committed && e.is_final)
-            .map(|(i, e)| (e.key, e.order, i as u32))
+            .map(|(i, e)| (e.key, (e.order, e.visible, e.version), i as u32))
             .collect();
         installed.sort_unstable();
+        for pair in installed.windows(2) {
+            let ((key, (order, visible, _), a), (next, (next_order, next_visible, _), b)) =
+                (pair[0], pair[1]);
+            if key == next && order == next_order && visible && next_visible {
+                invalid(format!(
+                    "two versions of {} have order {} (written by {} and {})",
+                    key,
+                    order,
+                    crate::history::display_txn(records[by_tag[a as usize].record as usize].id),
+                    crate::history::display_txn(records[by_tag[b as usize].record as usize].id),
+                ));
+            }
+        }
         let mut chains = Vec::with_capacity(installed.len());
-        for (ci, &(key, order, tag_index)) in installed.iter().enumerate() {
+        for (ci, &(key, _, tag_index)) in installed.iter().enumerate() {
             let entry = &mut by_tag[tag_index as usize];
             entry.chain = ci as u32;
             chains.push(ChainEntry {
                 key,
-                order,
                 record: entry.record,
                 delete: entry.delete,
             });
-        }
-        for pair in chains.windows(2) {
-            if (pair[0].key, pair[0].order) == (pair[1].key, pair[1].order) {
-                invalid(format!(
-                    "two versions of {} have order {} (written by {} and {})",
-                    pair[0].key,
-                    pair[0].order,
-                    crate::history::display_txn(records[pair[0].record as usize].id),
-                    crate::history::display_txn(records[pair[1].record as usize].id),
-                ));
-            }
         }
         Self { by_tag, chains }
     }

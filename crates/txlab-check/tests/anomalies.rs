@@ -201,6 +201,41 @@ fn an_nwr_omitted_write_before_a_visible_pivot_is_serializable() {
 }
 
 #[test]
+fn an_omitted_write_sharing_its_pivots_order_sorts_just_before_it() {
+    // MVTO+NWR with single-write omitters records an omitted write with its pivot's order
+    // (`WriteEvent::position`): T2 and T3 (tags 7 and 8) sit just before T4's pivot (tag and
+    // order 5), by tag, and after T1 (order 3).
+    let mut h = History::new();
+    h.txn(1).write(1, 3).commit();
+    h.txn(4).write(1, 5).commit();
+    h.txn(2).omitted_write(1, 7, 5).commit();
+    h.txn(3).omitted_write(1, 8, 5).commit();
+    h.txn(5).read(1, 3).write(2, 1).commit(); // before T2: reads T1's version
+    h.txn(6).read(1, 5).commit();
+    assert_clean(&h, CheckOptions::serializable());
+    assert_eq!(serializable_by_enumeration(&h), Ok(true));
+    let r = checked(&h);
+    // ww: T1 -> T2 -> T3 -> T4; wr: T1 -> T5, T4 -> T6; rw: T5 -> T2 (the version after T1's).
+    assert_eq!((r.graph.ww, r.graph.wr, r.graph.rw), (3, 2, 1), "{r}");
+
+    // Had T4 read the version before its own (T1's), it would have missed the omitted writes
+    // ordered before it: a lost update, which the tie order exposes.
+    let mut lost = History::new();
+    lost.txn(1).write(1, 3).commit();
+    lost.txn(4).read(1, 3).write(1, 5).commit();
+    lost.txn(2).omitted_write(1, 7, 5).commit();
+    let r = checked(&lost);
+    assert!(!r.is_serializable(), "{r}");
+    assert_eq!(serializable_by_enumeration(&lost), Ok(false));
+
+    // Two visible versions still may not share an order.
+    let mut dup = History::new();
+    dup.txn(1).write_at(1, 3, 5).commit();
+    dup.txn(2).write_at(1, 4, 5).commit();
+    assert_eq!(checked(&dup).count(AnomalyKind::InvalidHistory), 1);
+}
+
+#[test]
 fn a_stale_read_after_the_writer_committed_is_caught_only_in_real_time() {
     let mut h = History::new();
     h.txn(1).write(1, 1).during(0, 10).commit();

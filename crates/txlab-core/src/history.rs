@@ -10,7 +10,10 @@
 //! loaded). A read records the tag of the version it observed. The position of a version in the
 //! key's version order is `order` (ascending); protocols whose version order is the order of their
 //! tags use `order == version`. Protocols that place versions out of tag order (NWR's omitted
-//! writes sit just before the pivot version) give each write an explicit `order`.
+//! writes sit just before the pivot version) give each write an explicit `order`. A key's
+//! versions are ordered by [`WriteEvent::position`]: an omitted (invisible) write may share the
+//! `order` of the visible version it is placed just before (MVTO+NWR with single-write omitters
+//! has no free order value below its pivot), and omitted writes of one `order` are ordered by tag.
 
 use crate::error::{ConflictCause, TxError, TxResult};
 use crate::table::TableId;
@@ -128,6 +131,17 @@ pub struct WriteEvent {
     pub kind: WriteKind,
     /// Whether readers could ever observe this version (false for NWR's omitted writes).
     pub visible: bool,
+}
+
+impl WriteEvent {
+    /// The version's position in its key's version order: `(order, visible, version)`. An
+    /// invisible (omitted) write sorts just before a visible version of the same `order`, and
+    /// invisible writes of one `order` by their tags; two *visible* versions of a key must not
+    /// share an `order` (the checker reports it).
+    #[inline]
+    pub fn position(&self) -> (u64, bool, u64) {
+        (self.order, self.visible, self.version)
+    }
 }
 
 /// How a transaction ended.
