@@ -44,6 +44,16 @@
 //!          Otherwise Phases 1-3 decide, as in plain MVTO.
 //! ```
 //!
+//! MVTO+NWR with single-write omitters (`Mvto<Rec, NwrSingleWrite>`) runs this Phase 0 instead:
+//!
+//! ```text
+//! Phase 0  read-only: nothing (counted as an unmarked reader). One blind write, no scan:
+//!          txlab_nwr::try_omit_single with crate::nwr's hooks: a pivot p of x (a committed
+//!          version of e above ts whose writer did not read x), the reads valid at wts(p) (rts
+//!          raised there, checked again): commit in epoch e, linking nothing, placed just below p.
+//!          Otherwise Phases 1-3 decide; the scan-miss merge of Phase 1 is not needed.
+//! ```
+//!
 //! Serial order: timestamp order. Every committed read of `x` by T returns the newest committed
 //! version of `x` with `wts < ts_T` (validation), and no version with `wts < ts_T` can commit
 //! after T read past it (the `rts` check), which is the MVTO correctness condition (Bernstein,
@@ -87,6 +97,9 @@ impl Skips {
                     Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
                     Some(Mutation::NwrSkipMergedReadCheck) => {
                         Some(NwrMutation::SkipMergedReadCheck)
+                    }
+                    Some(Mutation::NwrValidateReadsBeforePivot) => {
+                        Some(NwrMutation::ValidateReadsBeforePivot)
                     }
                     _ => None,
                 },
@@ -158,16 +171,29 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     let skip = Skips::of(&engine.config);
     let ts = tx.ts;
     let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
+    let scan_ts = |table, key| stripe_scan_ts(engine, table, key);
 
-    // Phase 0 (MVTO+NWR only): merge pre-epoch reads, check them, try to omit every write.
-    if nwr_on {
+    // Phase 0, single-write omitters (`mvto-nwr-single`): no merge anywhere; a lone blind
+    // write may be omitted just below a pivot (`crate::nwr`, "Single-write omitters").
+    if nwr_on && W::SINGLE_WRITE_OMITTERS {
         let epoch = epoch_of(ts) as u32;
         let w = &mut *tx.w;
-        let view = NwrView::<W> {
-            st: &w.state,
-            guard: &tx.guard,
-            mutation: skip.nwr,
-        };
+        let view = NwrView::<W>::new(&w.state, &tx.guard, skip.nwr, ts, &scan_ts);
+        if w.state.writes.is_empty() {
+            // A read-only commit leaves no mark under this rule (as in `silo-nwr-single`).
+            w.nwr.unmarked_readers += 1;
+        } else if txlab_nwr::rule::single_write_shape_ok(&view, &mut w.nwr)
+            && txlab_nwr::try_omit_single(&view, epoch, &mut w.nwr).is_ok()
+        {
+            let pivot_wts = view.pivot_wts.get();
+            return Ok(nwr::finish_omitted(tx, epoch, pivot_wts));
+        }
+    }
+    // Phase 0 (MVTO+NWR only): merge pre-epoch reads, check them, try to omit every write.
+    else if nwr_on {
+        let epoch = epoch_of(ts) as u32;
+        let w = &mut *tx.w;
+        let view = NwrView::<W>::new(&w.state, &tx.guard, skip.nwr, ts, &scan_ts);
         // A read-only transaction that read only pre-epoch versions is serialized at the start
         // of the epoch, before its omitters: no marks, no old-reader check
         // (`txlab_nwr::is_pre_epoch_reader`).
@@ -188,7 +214,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             return Err(Conflict::at(cause, r.table, r.key).into());
         }
         if !w.state.writes.is_empty() && txlab_nwr::try_omit(&view, epoch, &mut w.nwr).is_ok() {
-            return Ok(nwr::finish_omitted(tx, epoch));
+            return Ok(nwr::finish_omitted(tx, epoch, 0));
         }
     }
 
@@ -227,7 +253,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         let late = match write_check(version(linked.as_raw()), ts, guard) {
             Err(rts) => Some(rts),
             Ok(true) => {
-                if nwr_on {
+                if nwr_on && !W::SINGLE_WRITE_OMITTERS {
                     // Scan-miss rule (docs/protocols/nwr.md): the key was absent below our
                     // version, and a scan of this epoch that missed it left nothing in its mRS.
                     // Count that as a pre-epoch read, so no write of the key is omitted in this

@@ -21,6 +21,10 @@ pub enum Mutation {
     /// MVTO+NWR: let a transaction commit a read of a pre-epoch version although a write ordered
     /// after that version was omitted in its epoch (the old-version-reader check of `crate::nwr`).
     NwrSkipOldReaderCheck,
+    /// `mvto-nwr-single`: validate the omitter's reads before the pivot is chosen, at the
+    /// transaction's own timestamp, instead of at the pivot's (no `rts` raise)
+    /// (`txlab_nwr::NwrMutation::ValidateReadsBeforePivot`).
+    NwrValidateReadsBeforePivot,
 }
 
 /// Largest accepted value of the interval settings of [`MvtoConfig`].

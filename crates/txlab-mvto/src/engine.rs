@@ -12,7 +12,7 @@ use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{NoNwr, Nwr, NwrStats, WriteOmission};
+use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, WriteOmission};
 use txlab_storage::Tables;
 
 /// Per-stripe read timestamps of one ordered table: the largest timestamp that scanned a range
@@ -24,12 +24,20 @@ pub(crate) type StripeTimestamps = Box<[CachePadded<AtomicU64>]>;
 /// `mvto-nwr`).
 pub type MvtoNwr<Rec = NoRecorder> = Mvto<Rec, Nwr>;
 
+/// MVTO with the non-visible write rule for *single-write omitters* (`txlab_nwr::NwrSingleWrite`,
+/// engine name `mvto-nwr-single`): a transaction whose one write is blind is placed, by
+/// timestamp, just below a committed version of the item from its epoch whose writer did not
+/// read the item, and validates its reads there (`crate::nwr`, "Single-write omitters"). No
+/// reader marks anything and records keep plain MVTO's layout.
+pub type MvtoNwrSingle<Rec = NoRecorder> = Mvto<Rec, NwrSingleWrite>;
+
 /// An MVTO database: tables of [`MvtoRecord`]s, the clocks, the epoch manager, the
 /// configuration.
 ///
 /// `Rec` is the history recorder (the default [`NoRecorder`] compiles recording out); `W` is the
 /// write-omission switch: [`NoNwr`] (the default) is plain MVTO, with the record layout and commit
-/// path unchanged; [`Nwr`] is MVTO+NWR ([`MvtoNwr`], see `crate::nwr`).
+/// path unchanged; [`Nwr`] is MVTO+NWR ([`MvtoNwr`], see `crate::nwr`); [`NwrSingleWrite`] is
+/// MVTO+NWR with single-write omitters ([`MvtoNwrSingle`]).
 #[derive(Debug)]
 pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
@@ -86,10 +94,31 @@ impl<Rec: Recorder> MvtoNwr<Rec> {
     }
 }
 
+impl MvtoNwrSingle<NoRecorder> {
+    /// An MVTO+NWR database with single-write omitters ([`MvtoNwrSingle`]), one built-in index
+    /// per table of `schema`. Writes are only omitted with `AckMode::EpochStable` (the default).
+    pub fn new_nwr_single(schema: &Schema, config: MvtoConfig) -> Result<Self, Error> {
+        Self::nwr_single_with_recorder(schema, config, Arc::new(NoRecorder))
+    }
+}
+
+impl<Rec: Recorder> MvtoNwrSingle<Rec> {
+    /// An MVTO+NWR database with single-write omitters whose transactions are recorded by
+    /// `recorder`.
+    pub fn nwr_single_with_recorder(
+        schema: &Schema,
+        config: MvtoConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Self, Error> {
+        let tables = Tables::new(schema)?;
+        Self::with_tables(schema, tables, config, recorder)
+    }
+}
+
 impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
-    /// [`Tables::with_custom`]), with or without NWR. With `W::ENABLED`, fails if 128-bit
-    /// compare-and-swap is not lock-free on this target.
+    /// [`Tables::with_custom`]), with or without NWR. With [`Nwr`], fails if 128-bit
+    /// compare-and-swap is not lock-free on this target (single-write omitters use none).
     pub fn with_tables(
         schema: &Schema,
         tables: Tables<MvtoRecord<W::Pivot>>,
@@ -97,13 +126,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
-        const {
-            assert!(
-                !W::SINGLE_WRITE_OMITTERS,
-                "the single-write NWR rule (NwrSingleWrite) is argued and implemented for Silo and TicToc only"
-            )
-        };
-        if W::ENABLED {
+        if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
             txlab_nwr::require_lock_free_pivot()?;
         }
         tables.check_schema(schema)?;
@@ -197,7 +220,11 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
         Self: 'e;
 
     fn name(&self) -> &'static str {
-        W::engine_name("mvto", "mvto-nwr")
+        if W::SINGLE_WRITE_OMITTERS {
+            "mvto-nwr-single"
+        } else {
+            W::engine_name("mvto", "mvto-nwr")
+        }
     }
 
     fn schema(&self) -> &Schema {
@@ -274,8 +301,8 @@ impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
     }
 
     /// MVTO+NWR reports the `txlab_nwr::NwrStats` counters and `nwr_old_reader_aborts` (commits
-    /// aborted because they read a version an omitted write of their epoch is ordered after);
-    /// plain MVTO has none.
+    /// aborted because they read a version an omitted write of their epoch is ordered after;
+    /// always 0 with single-write omitters, which have no such check); plain MVTO has none.
     fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
         if W::ENABLED {
             self.nwr.drain(sink);

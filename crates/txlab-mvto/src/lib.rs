@@ -25,7 +25,9 @@
 //! - **NWR** ([`nwr`]): `Mvto<Rec, NoNwr>` (the default) is plain MVTO, with its record layout
 //!   and commit path unchanged; [`MvtoNwr`] = `Mvto<Rec, Nwr>` (engine name `mvto-nwr`) omits
 //!   blind writes with the non-visible write rule of `txlab_nwr`, plus a check that keeps readers
-//!   of old versions serializable.
+//!   of old versions serializable; [`MvtoNwrSingle`] = `Mvto<Rec, NwrSingleWrite>` (engine name
+//!   `mvto-nwr-single`) omits only single blind writes, placed by timestamp just below a pivot,
+//!   and marks nothing.
 //!
 //! Histories: a version's tag is its write timestamp (`order = wts`); 0 is the loaded or initial
 //! absent version. Readers legitimately see older versions, so histories are serializable in
@@ -50,8 +52,8 @@ mod worker_state;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::MvtoConfig;
-pub use engine::{Mvto, MvtoNwr, MvtoWorker};
+pub use engine::{Mvto, MvtoNwr, MvtoNwrSingle, MvtoWorker};
 pub use record::{LINE_ALIGNED_RECORDS, MvtoRecord};
-pub use txlab_nwr::{NoNwr, Nwr, WriteOmission};
+pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
 pub use txn::MvtoTxn;
 pub use version::Version;

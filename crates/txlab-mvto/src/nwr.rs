@@ -72,18 +72,34 @@
 //!
 //! **Garbage collection** is unchanged: an omitted write links no version, so there is nothing
 //! to collect, and the pivot object lives in the record, not in a version.
+//!
+//! ## Single-write omitters (`Mvto<Rec, NwrSingleWrite>`, `mvto-nwr-single`)
+//!
+//! No pivot objects and no marks. An omitter `O` (one blind write of `x`, no scan, timestamp
+//! `ts_O`, epoch `e`) is placed by timestamp just below a *pivot* `p`: a committed version of `x`
+//! of epoch `e` with `wts(p) > ts_O` whose next committed version below, `u`, has
+//! `u.rts < wts(p)` (so `p`'s writer did not read `x`) and, if `u` is absent, whose stripe scan
+//! timestamp is below `wts(p)` (so `p`'s writer did not scan past a missing `x`); the lowest
+//! such version (`NwrView::single_write_pivot`). Its reads must be the newest versions at
+//! `wts(p)`; their `rts` is raised to `wts(p)` and they are checked again
+//! (`NwrView::overwriters_valid`). Serial order: timestamp order, `O` at `wts(p) - 1/2`; only `p`'s
+//! writer has a timestamp in `(wts(p) - 1/2, wts(p)]`. The write is recorded with `p`'s order,
+//! invisible, so it sorts just before `p` (`txlab_core::history::WriteEvent::position`), and the
+//! worker's clock moves past `wts(p)`. The argument: `docs/protocols/mvto.md`, "Single-write
+//! omitters".
 
-use crate::record::deref;
+use crate::record::{Visible, deref};
 use crate::timestamp::{epoch_of, epoch_start};
 use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED};
 use crate::worker_state::{WorkerState, WriteKind};
 use crossbeam_epoch::Guard;
-use txlab_core::CommitInfo;
+use std::cell::Cell;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind};
 use txlab_core::sync::Ordering;
+use txlab_core::{CommitInfo, TableId};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, PivotWord, SATURATED, VersionNumber, slot_of};
-use txlab_nwr::{NwrBaseline, NwrMutation, NwrStats, WriteOmission};
+use txlab_nwr::{NwrBaseline, NwrMutation, NwrStats, SinglePivot, WriteOmission};
 
 /// Whether a version with write timestamp `wts` is older than epoch `epoch` (its readers of
 /// epoch `epoch` are the ones the rule tracks in mRS). The loaded version (`wts = 0`) always is.
@@ -97,6 +113,43 @@ pub(crate) struct NwrView<'a, W: WriteOmission> {
     pub st: &'a WorkerState<W::Pivot>,
     pub guard: &'a Guard,
     pub mutation: Option<NwrMutation>,
+    /// The committing transaction's timestamp.
+    pub ts: u64,
+    /// `mvto-nwr-single`: the `wts` of the pivot [`NwrBaseline::single_write_pivot`] chose (0
+    /// until then); [`NwrBaseline::overwriters_valid`] validates the reads there and
+    /// [`finish_omitted`] records the omitted write just before it.
+    pub pivot_wts: Cell<u64>,
+    /// The scan timestamp of a key's phantom stripe (0 for tables without stripes):
+    /// `mvto-nwr-single` consults it when the version below a candidate pivot is absent.
+    pub stripe_scan_ts: &'a dyn Fn(TableId, u64) -> u64,
+}
+
+impl<'a, W: WriteOmission> NwrView<'a, W> {
+    pub fn new(
+        st: &'a WorkerState<W::Pivot>,
+        guard: &'a Guard,
+        mutation: Option<NwrMutation>,
+        ts: u64,
+        stripe_scan_ts: &'a dyn Fn(TableId, u64) -> u64,
+    ) -> Self {
+        Self {
+            st,
+            guard,
+            mutation,
+            ts,
+            pivot_wts: Cell::new(0),
+            stripe_scan_ts,
+        }
+    }
+
+    /// `mvto-nwr-single`'s read validation at `bound = wts(p)`: each version read is still the
+    /// newest non-aborted version of its item with `wts <= bound`, and committed.
+    fn reads_visible_at(&self, bound: u64) -> bool {
+        self.st.reads.iter().all(|r| {
+            matches!(record(r.rec).visible(bound + 1, Ordering::SeqCst, self.guard),
+                Visible::Committed(v) if std::ptr::eq(v, r.version))
+        })
+    }
 }
 
 impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
@@ -162,8 +215,86 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         self.st.scanned
     }
 
-    /// Silo's check on MVTO's lists: each version read is still the newest non-aborted version.
+    /// `mvto-nwr-single` (module docs, "Single-write omitters"): walks the written item's list
+    /// newest first. A *candidate* pivot is a committed version `q` of `epoch` with `wts(q) > ts`
+    /// whose next committed version below, `u`, has `u.rts < wts(q)`: `q`'s writer did not read
+    /// the item (its read would have raised `u.rts` to `wts(q)` before it committed, and this
+    /// `Acquire` status load of `q` synchronizes with that commit). If `u` is absent (a tombstone
+    /// or the initial absent version), the item's stripe scan timestamp must be below `wts(q)`
+    /// too: `q`'s writer may have scanned the range before the item had a record (the initial
+    /// absent version can be linked below `q` later, by an older reader). The lowest candidate is
+    /// the pivot; committed versions of `epoch` above `ts` but no candidate mean
+    /// [`SinglePivot::ReadByItsWriter`] (also when nothing committed lies below: the writer may
+    /// have scanned past a key with no record); none at all, [`SinglePivot::Missing`].
+    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
+        let epoch = u64::from(epoch);
+        let w = &self.st.writes[i];
+        let mut cur = record(w.rec).head.load(Ordering::SeqCst, self.guard);
+        let mut above: Option<&crate::version::Version> = None;
+        let (mut lowest, mut best) = (0, 0);
+        while let Some(v) = deref(cur) {
+            if v.status() == COMMITTED {
+                if let Some(q) = above
+                    && epoch_of(q.wts) == epoch
+                    && v.rts.load(Ordering::SeqCst) < q.wts
+                    && (!v.tombstone || (self.stripe_scan_ts)(w.table, w.key) < q.wts)
+                {
+                    best = q.wts;
+                }
+                if v.wts < self.ts {
+                    break;
+                }
+                if epoch_of(v.wts) == epoch {
+                    lowest = v.wts;
+                }
+                above = Some(v);
+            }
+            cur = v.older.load(Ordering::SeqCst, self.guard);
+        }
+        if best != 0 {
+            self.pivot_wts.set(best);
+            SinglePivot::Unread
+        } else if lowest != 0 {
+            self.pivot_wts.set(lowest);
+            SinglePivot::ReadByItsWriter
+        } else {
+            SinglePivot::Missing
+        }
+    }
+
+    /// `mvto-nwr-single` validates every read at the pivot's timestamp instead
+    /// ([`NwrBaseline::overwriters_valid`]), so a read of a version of the epoch is allowed.
+    fn single_write_reads_ok(&self, epoch: u32) -> bool {
+        W::SINGLE_WRITE_OMITTERS
+            || (0..self.read_count()).all(|i| self.read_version(i, epoch) == PRE_EPOCH)
+    }
+
+    /// `mvto-nwr`: Silo's check on MVTO's lists: each version read is still the newest
+    /// non-aborted version.
+    ///
+    /// `mvto-nwr-single`: the omitter's reads are valid at its position, just below the pivot
+    /// `p` (`bound = wts(p)`, chosen by `single_write_pivot`): each version read is the newest
+    /// non-aborted version with `wts <= bound`, committed; checked once with loads only (the
+    /// common failure leaves no trace), then each read's `rts` is raised to `bound`
+    /// (`fetch_max`, `SeqCst`) and the check repeated. After the raise no version with `wts` in
+    /// `(wts(v), bound]` can commit (its writer's `rts` walk sees `bound` and aborts
+    /// `WriteTooLate`; plain MVTO's store-load argument, `crate::commit`). The test-only mutant
+    /// `NwrValidateReadsBeforePivot` runs before the pivot is known (`bound = 0`) and checks the
+    /// reads at the transaction's own timestamp only, which MVTO's execution already ensured.
     fn overwriters_valid(&self) -> bool {
+        if W::SINGLE_WRITE_OMITTERS {
+            let bound = self.pivot_wts.get();
+            if bound == 0 {
+                return self.reads_visible_at(self.ts - 1);
+            }
+            if !self.reads_visible_at(bound) {
+                return false;
+            }
+            for r in self.st.reads.iter() {
+                version(r.version).rts.fetch_max(bound, Ordering::SeqCst);
+            }
+            return self.reads_visible_at(bound);
+        }
         self.st.reads.iter().all(|r| {
             let mut cur = record(r.rec).head.load(Ordering::SeqCst, self.guard);
             while let Some(v) = deref(cur) {
@@ -262,23 +393,39 @@ pub(crate) fn merge_reads_checked<W: WriteOmission>(
 }
 
 /// Ends a transaction committed with every write omitted: nothing is linked; the history
-/// records its writes as invisible versions at the start of epoch `epoch` (module docs).
+/// records its writes as invisible versions at the start of epoch `epoch` (module docs), or,
+/// with single-write omitters, just before the pivot `pivot_wts` (the same `order`, invisible:
+/// `txlab_core::history::WriteEvent::position`; the transaction's own timestamp if the test-only
+/// mutant `NwrSkipEpochCheck` omitted a write without a pivot).
 pub(crate) fn finish_omitted<Rec: Recorder, W: WriteOmission>(
     tx: &mut MvtoTxn<'_, '_, Rec, W>,
     epoch: u32,
+    pivot_wts: u64,
 ) -> CommitInfo {
     let engine = tx.w.engine;
+    if W::SINGLE_WRITE_OMITTERS {
+        // The worker's next transaction must follow this one: advance the clock past the pivot
+        // (its timestamp would otherwise fall below the omitter's position, `wts(p) - 1/2`).
+        tx.w.clock.observe(pivot_wts);
+    }
     if Rec::ENABLED {
         let st = &mut tx.w.state;
         // One stamp per transaction: a single total order of omitted writes on every key.
         let room = epoch_start(0) - 1;
         let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % room + 1;
-        let order = (epoch_start(u64::from(epoch)) - epoch_start(0)) | stamp;
+        let tag = (epoch_start(u64::from(epoch)) - epoch_start(0)) | stamp;
+        let order = if !W::SINGLE_WRITE_OMITTERS {
+            tag
+        } else if pivot_wts != 0 {
+            pivot_wts
+        } else {
+            tx.ts
+        };
         for w in st.writes.iter() {
             st.h_writes.push(WriteEvent {
                 table: w.table,
                 key: w.key,
-                version: order,
+                version: tag,
                 order,
                 kind: HWriteKind::Put,
                 visible: false,

@@ -12,6 +12,8 @@ use txlab_core::{Error, Schema};
 use txlab_mvto::{Mutation, Mvto, MvtoConfig};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
+mod hermitage;
+
 struct MvtoKit;
 
 impl Protocol for MvtoKit {
@@ -23,30 +25,9 @@ impl Protocol for MvtoKit {
         Mvto::with_recorder(schema, MvtoConfig::manual(), recorder)
     }
 
-    /// Transactions begin in index order, so T0 has the smallest timestamp. Where Silo aborts the
-    /// later reader, MVTO aborts the *older* writer whose write would land under a younger read
-    /// (`WriteTooLate`); a reader with an old timestamp simply reads the old version.
+    /// Plain MVTO's outcomes (`hermitage/mod.rs`).
     fn expect(test: Hermitage) -> Expect {
-        match test {
-            Hermitage::G0 | Hermitage::G1a => Expect::NoConflicts,
-            // T0's write of x would slip under T1's younger read of x.
-            Hermitage::G1b
-            | Hermitage::G1c
-            | Hermitage::PmpWrite
-            | Hermitage::P4
-            | Hermitage::G2Item => Expect::Aborts(&[0]),
-            // T2 (youngest) read x, seeing T0's version, before T1 (Hermitage's T2) committed:
-            // T1's write of x lands under T2's younger read.
-            Hermitage::Otv => Expect::Aborts(&[1]),
-            // T0's second scan sees T1's insert at a younger timestamp: phantom stripes changed.
-            Hermitage::Pmp => Expect::Aborts(&[0]),
-            // T0 reads y at its (older) timestamp: the version before T1's write. Both commit,
-            // serialized T0 before T1.
-            Hermitage::GSingle => Expect::NoConflicts,
-            // T0's insert lands under T1's younger scan; T1's scan stripes changed.
-            Hermitage::G2 => Expect::Aborts(&[0, 1]),
-            _ => Expect::Serializable,
-        }
+        hermitage::mvto(test)
     }
 }
 

@@ -1,4 +1,5 @@
-//! Mvto's commit path under shuttle (see `txlab_testkit::shuttle_check`), plain and with NWR.
+//! Mvto's commit path under shuttle (see `txlab_testkit::shuttle_check`), plain, with NWR, and with
+//! single-write omitters.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg txlab_shuttle -C target-cpu=x86-64-v2" cargo test -p txlab-mvto --test shuttle --target-dir target/shuttle
@@ -11,7 +12,7 @@
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
-use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr};
+use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
 use txlab_testkit::{Protocol, shuttle_check};
 
 struct Shuttle;
@@ -46,4 +47,23 @@ impl Protocol for ShuttleNwr {
 #[test]
 fn mvto_nwr_commit_path_is_serializable_under_random_schedules() {
     shuttle_check::run_nwr::<ShuttleNwr>(2_000);
+}
+
+struct ShuttleNwrSingle;
+
+impl Protocol for ShuttleNwrSingle {
+    type Engine = MvtoNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "mvto-nwr-single";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = MvtoConfig::manual().with_ack(AckMode::EpochStable);
+        MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// The generic scenario, then the single-write scenario (an omitter whose read is overwritten by
+/// a transaction that read the omitted item): asserts some schedules omit writes.
+#[test]
+fn mvto_nwr_single_commit_path_is_serializable_under_random_schedules() {
+    shuttle_check::run_nwr_single_write::<ShuttleNwrSingle>(2_000);
 }

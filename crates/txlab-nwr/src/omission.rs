@@ -21,7 +21,7 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// the pivot writer's read of its own item is marked ([`NwrSingleWrite`]; the rule is
     /// [`crate::rule::try_omit_single`], the argument in `docs/protocols/nwr.md`, "A rule with
     /// fewer read marks"). `false` for [`Nwr`]: any number of writes, every pre-epoch read marked.
-    /// Silo and TicToc implement it; MVTO rejects such a policy at compile time.
+    /// Silo, TicToc and MVTO implement it (MVTO places its omitter by timestamp instead).
     const SINGLE_WRITE_OMITTERS: bool = false;
 
     /// The per-record pivot version object (`()` when disabled: no space, no work).
@@ -73,7 +73,10 @@ impl WriteOmission for Nwr {
 /// `()`, the baseline's layout) and an omitter does no atomic read-modify-write on a pivot
 /// object. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
 /// TicToc (`txlab_tictoc::TicTocNwrSingle`, engine `tictoc-nwr-single`, the mark a bit of the
-/// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does).
+/// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does), and MVTO
+/// (`txlab_mvto::MvtoNwrSingle`, engine `mvto-nwr-single`: the omitter sits by timestamp just below
+/// a committed version whose writer did not read the item, which the older version's `rts`
+/// tells, and raises its reads' `rts` to that version's timestamp).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NwrSingleWrite;
 

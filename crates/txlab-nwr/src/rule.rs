@@ -82,6 +82,14 @@ pub trait NwrBaseline {
     fn single_write_pivot(&self, _i: usize, _epoch: u32) -> SinglePivot {
         SinglePivot::Missing
     }
+    /// Single-write rule only ([`try_omit_single`], step 1): whether the reads allow an omission
+    /// at all. The default requires every read to be of a version older than `epoch` (Silo,
+    /// TicToc: the omitter sits below the item's first version of the epoch, and a read of the
+    /// epoch may follow that). MVTO waives it: its omitter validates every read at its own
+    /// position, the pivot's timestamp ([`NwrBaseline::overwriters_valid`]).
+    fn single_write_reads_ok(&self, epoch: u32) -> bool {
+        (0..self.read_count()).all(|i| self.read_version(i, epoch) == PRE_EPOCH)
+    }
     /// Whether the transaction did range scans (left to the baseline).
     fn has_scans(&self) -> bool;
     /// The baseline's validation of overwriters, without taking locks: `true` if every read is
@@ -170,6 +178,12 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
 /// [`NwrBaseline::overwriters_valid`] extends each read's `rts` to the timestamp of the pivot seen
 /// in step 2, so whoever overwrites a read commits above it (`docs/protocols/tictoc.md`,
 /// "Single-write omitters").
+///
+/// MVTO (`mvto-nwr-single`) places the omitter by timestamp just below *its* pivot, any committed
+/// version of the item of `epoch` above the omitter's timestamp whose writer did not read the item
+/// ([`NwrBaseline::single_write_pivot`]), and validates its reads at that timestamp
+/// ([`NwrBaseline::overwriters_valid`]), so it waives the pre-epoch condition of step 1
+/// ([`NwrBaseline::single_write_reads_ok`]; `docs/protocols/mvto.md`, "Single-write omitters").
 pub fn try_omit_single<B: NwrBaseline + ?Sized>(
     t: &B,
     epoch: u32,
@@ -196,7 +210,7 @@ fn validate_single<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), Nwr
     if !t.write_is_blind(0) {
         return Err(NwrFailure::NotBlind);
     }
-    if !(0..t.read_count()).all(|i| t.read_version(i, epoch) == PRE_EPOCH) {
+    if !t.single_write_reads_ok(epoch) {
         return Err(NwrFailure::MergedWriteSet);
     }
     let m = t.mutation();
