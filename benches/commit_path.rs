@@ -1,13 +1,13 @@
-//! Single-thread commit path per protocol, for the eight interactive protocols (silo, tictoc,
-//! mvto, silo-nwr, silo-nwr-single, tictoc-nwr, tictoc-nwr-single, mvto-nwr): one YCSB
+//! Single-thread commit path per protocol, for the nine interactive protocols (silo, tictoc,
+//! mvto, silo-nwr, silo-nwr-single, tictoc-nwr, tictoc-nwr-single, mvto-nwr, mvto-nwr-single): one YCSB
 //! transaction (10 operations on 100k records, uniform keys), read-only (YCSB-C) and read-write
 //! (YCSB-A), from `begin` to the return of `commit`, retries included (there are none on one
 //! thread). Reported as transactions per second.
 //!
-//! Silo, TicToc and MVTO acknowledge at commit (`AckMode::AtCommit`). The five NWR variants run
+//! Silo, TicToc and MVTO acknowledge at commit (`AckMode::AtCommit`). The six NWR variants run
 //! under group commit (`AckMode::EpochStable`), the only mode in which the rule may omit a write;
 //! the bench still stops the clock when `commit` returns and does not wait for the epoch to
-//! become stable, so all eight measure the same commit path.
+//! become stable, so all nine measure the same commit path.
 //!
 //! Run: `cargo bench --bench commit_path` (add `-- silo` to filter). The harness's own cost is
 //! measured through the runner instead: `txlab run --protocol noop --workload noop`.
@@ -16,7 +16,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use txlab::core::epoch::EpochConfig;
 use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
-use txlab::mvto::{Mvto, MvtoConfig};
+use txlab::mvto::{Mvto, MvtoConfig, MvtoNwrSingle};
 use txlab::silo::{Silo, SiloConfig, SiloNwrSingle};
 use txlab::tictoc::{TicToc, TicTocConfig, TicTocNwrSingle};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
@@ -95,6 +95,9 @@ fn commit_path(c: &mut Criterion) {
         let nwr_cfg = MvtoConfig::default().with_ack(AckMode::EpochStable);
         let mvto_nwr = Mvto::new_nwr(&schema, nwr_cfg).expect("an MVTO+NWR engine");
         bench_engine(c, "mvto-nwr", &mvto_nwr, &workload, label);
+        let mvto_nwr_single = MvtoNwrSingle::new_nwr_single(&schema, nwr_cfg)
+            .expect("a single-write MVTO+NWR engine");
+        bench_engine(c, "mvto-nwr-single", &mvto_nwr_single, &workload, label);
     }
 }
 

@@ -216,6 +216,7 @@ pub fn cli_args(data: &[u8]) {
         "tictoc-nwr",
         "tictoc-nwr-single",
         "mvto-nwr,tictoc",
+        "mvto-nwr-single",
         "batch-base",
         "batch-batch",
         "batch-sr",
@@ -407,5 +408,18 @@ impl Protocol for MvtoNwrTarget {
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_mvto::MvtoConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
         txlab_mvto::MvtoNwr::nwr_with_recorder(schema, cfg, recorder)
+    }
+}
+
+/// MVTO+NWR with single-write omitters (`mvto-nwr-single`), manual epochs, group commit.
+pub struct MvtoNwrSingleTarget;
+
+impl Protocol for MvtoNwrSingleTarget {
+    type Engine = txlab_mvto::MvtoNwrSingle<MemoryRecorder>;
+    const NAME: &'static str = "mvto-nwr-single";
+    const STRICT: bool = false;
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        let cfg = txlab_mvto::MvtoConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
+        txlab_mvto::MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
     }
 }

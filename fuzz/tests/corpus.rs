@@ -98,3 +98,12 @@ fn mvto_nwr_schedule_corpus() {
         txlab_fuzz::schedule::<txlab_fuzz::MvtoNwrTarget>,
     );
 }
+
+/// The single-write rule has no corpus of its own: it replays MVTO+NWR's schedules.
+#[test]
+fn mvto_nwr_single_schedule_corpus() {
+    replay(
+        "mvto_nwr_schedule",
+        txlab_fuzz::schedule::<txlab_fuzz::MvtoNwrSingleTarget>,
+    );
+}

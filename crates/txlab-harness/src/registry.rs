@@ -26,7 +26,7 @@ use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::sync::Arc;
 use txlab_core::{AckMode, Engine, Error};
-use txlab_mvto::{Mvto, MvtoConfig};
+use txlab_mvto::{Mvto, MvtoConfig, MvtoNwrSingle};
 use txlab_silo::{Silo, SiloConfig, SiloNwrSingle};
 use txlab_tictoc::{TicToc, TicTocConfig, TicTocNwrSingle};
 use txlab_workload::{Micro, MicroConfig, SmallBank, SmallBankConfig, Workload};
@@ -55,6 +55,9 @@ pub enum Protocol {
     TicTocNwrSingle,
     /// MVTO with the non-visible write rule (Silo's overwriter check).
     MvtoNwr,
+    /// MVTO with the non-visible write rule restricted to single-write omitters, placed by
+    /// timestamp just below a pivot; no reader leaves a mark (`docs/protocols/mvto.md`).
+    MvtoNwrSingle,
     /// The OCC-batching pipeline (Ding et al., VLDB 2018), mode `base`: no batching.
     BatchBase,
     /// The OCC-batching pipeline, mode `batch`: storage and validator batching, no reordering.
@@ -77,7 +80,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, hidden ones included.
-    pub const ALL: [Protocol; 15] = [
+    pub const ALL: [Protocol; 16] = [
         Protocol::Silo,
         Protocol::TicToc,
         Protocol::Mvto,
@@ -86,6 +89,7 @@ impl Protocol {
         Protocol::TicTocNwr,
         Protocol::TicTocNwrSingle,
         Protocol::MvtoNwr,
+        Protocol::MvtoNwrSingle,
         Protocol::BatchBase,
         Protocol::BatchBatch,
         Protocol::BatchSr,
@@ -115,6 +119,7 @@ impl Protocol {
             Protocol::TicTocNwr => "tictoc-nwr",
             Protocol::TicTocNwrSingle => "tictoc-nwr-single",
             Protocol::MvtoNwr => "mvto-nwr",
+            Protocol::MvtoNwrSingle => "mvto-nwr-single",
             Protocol::BatchBase => "batch-base",
             Protocol::BatchBatch => "batch-batch",
             Protocol::BatchSr => "batch-sr",
@@ -151,6 +156,9 @@ impl Protocol {
             }
             Protocol::MvtoNwr => {
                 "MVTO + non-visible write rule: omitted blind writes link no version (sound variant)"
+            }
+            Protocol::MvtoNwrSingle => {
+                "MVTO + non-visible write rule for single blind writes, placed just below a pivot by timestamp; no reader marks anything"
             }
             Protocol::BatchBase => {
                 "OCC-batching pipeline, centralized validator, no batching (VLDB 2018 `base`)"
@@ -647,6 +655,11 @@ where
             |rec| Mvto::nwr_with_recorder(&schema, mvto_config(params)?, rec)?,
             Mvto::new_nwr(&schema, mvto_config(params)?)?
         ),
+        Protocol::MvtoNwrSingle => interactive!(
+            check,
+            |rec| MvtoNwrSingle::nwr_single_with_recorder(&schema, mvto_config(params)?, rec)?,
+            MvtoNwrSingle::new_nwr_single(&schema, mvto_config(params)?)?
+        ),
         #[cfg(feature = "mutants")]
         Protocol::SiloMutantSkipReadValidation => {
             let config =
@@ -772,7 +785,7 @@ mod tests {
         };
         // Every visible protocol, the batching engines (their own drivers) included.
         let protocols: Vec<Protocol> = Protocol::visible().collect();
-        assert_eq!(protocols.len(), 14);
+        assert_eq!(protocols.len(), 15);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();
@@ -829,6 +842,7 @@ mod tests {
             Protocol::TicTocNwr,
             Protocol::TicTocNwrSingle,
             Protocol::MvtoNwr,
+            Protocol::MvtoNwrSingle,
         ] {
             for w in [WorkloadKind::Tpcc, WorkloadKind::TpccNp] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();

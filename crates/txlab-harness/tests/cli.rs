@@ -543,7 +543,7 @@ fn batch_protocols_with_tpcc_are_refused_before_running() {
     // The interactive protocols and silo-ta take TPC-C, and the batching engines other workloads.
     for (protocol, workload) in [
         (
-            "silo,tictoc,mvto,silo-nwr,silo-nwr-single,tictoc-nwr,tictoc-nwr-single,mvto-nwr,silo-ta",
+            "silo,tictoc,mvto,silo-nwr,silo-nwr-single,tictoc-nwr,tictoc-nwr-single,mvto-nwr,mvto-nwr-single,silo-ta",
             "tpcc,tpcc-np",
         ),
         ("batch-base,batch-srvc", "ycsb-a,smallbank,micro"),
@@ -684,9 +684,10 @@ fn compare_writes_the_table_files_and_the_plots() {
             "silo-nwr-single",
             "tictoc-nwr",
             "tictoc-nwr-single",
-            "mvto-nwr"
+            "mvto-nwr",
+            "mvto-nwr-single"
         ],
-        "compare runs the eight interactive protocols"
+        "compare runs the nine interactive protocols"
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
