@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
-use txlab_core::history::{Outcome, Recorder};
+use txlab_core::history::Recorder;
 use txlab_core::{
     AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps,
     Worker,
 };
 use txlab_mvto::{Mutation, MvtoConfig, MvtoNwrSingle};
-use txlab_testkit::nwr::{counters, omitted_writes};
+use txlab_testkit::nwr::{at_acknowledgements, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
 mod hermitage;
@@ -431,17 +431,9 @@ fn strict_serializable_with_group_commit_acknowledgements() {
         !report.is_serializable(),
         "commit-return times must show the reordering: {report}"
     );
-    let mut records = raw.into_records();
-    for r in records
-        .iter_mut()
-        .filter(|r| r.outcome == Outcome::Committed)
-    {
-        r.end_ns = acks
-            .iter()
-            .copied()
-            .find(|&t| t >= r.end_ns)
-            .unwrap_or(last);
-    }
-    let report = check(&History::from_records(records), CheckOptions::strict());
+    let report = check(
+        &at_acknowledgements(raw, &acks, last),
+        CheckOptions::strict(),
+    );
     assert!(report.is_serializable(), "{report}");
 }

@@ -490,6 +490,16 @@ pub fn single_write_strict_with_acknowledgements<P: Protocol>(
         "{}: commit-return times must show the reordering: {report}",
         P::NAME
     );
+    let report = check(
+        &at_acknowledgements(raw, &acks, last),
+        CheckOptions::strict(),
+    );
+    assert!(report.is_serializable(), "{}: {report}", P::NAME);
+}
+
+/// `raw` as group commit acknowledges it: every committed transaction ends at the first
+/// acknowledgement time in `acks` (ascending) at or after its commit returned, or at `last`.
+pub fn at_acknowledgements(raw: History, acks: &[u64], last: u64) -> History {
     let mut records = raw.into_records();
     for r in records
         .iter_mut()
@@ -501,8 +511,7 @@ pub fn single_write_strict_with_acknowledgements<P: Protocol>(
             .find(|&t| t >= r.end_ns)
             .unwrap_or(last);
     }
-    let report = check(&History::from_records(records), CheckOptions::strict());
-    assert!(report.is_serializable(), "{}: {report}", P::NAME);
+    History::from_records(records)
 }
 
 /// The pivot writer's mark of a single-write NWR engine lasts one epoch (`advance` as in
