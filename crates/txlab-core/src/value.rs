@@ -20,13 +20,18 @@
 //! Byte order: byte `i` of the value is byte `i % 8` (little-endian) of word `i / 8`; the tail of
 //! the last word beyond `len` is always zero.
 
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// A fixed-length byte value stored as atomic words (see the module docs for the protocol).
+///
+/// It also carries one [`sidecar`](Self::sidecar) word that the value never uses: the 4 bytes
+/// after `len` would be padding anyway (the struct is 24 bytes either way), so an engine can keep
+/// a 32-bit atomic of its own there without growing its record.
 #[derive(Debug)]
 pub struct AtomicValue {
     words: Box<[AtomicU64]>,
     len: u32,
+    sidecar: AtomicU32,
 }
 
 #[inline]
@@ -42,6 +47,7 @@ impl AtomicValue {
         Self {
             words,
             len: len as u32,
+            sidecar: AtomicU32::new(0),
         }
     }
 
@@ -50,6 +56,14 @@ impl AtomicValue {
         let v = Self::zeroed(bytes.len());
         v.store(bytes);
         v
+    }
+
+    /// A 32-bit atomic word stored in what would be the struct's padding (0 when the value is
+    /// created). The value's own methods never touch it; its meaning and its orderings belong to
+    /// the engine that uses it (NWR's read-epoch mark, `txlab_nwr::read_mark`).
+    #[inline]
+    pub fn sidecar(&self) -> &AtomicU32 {
+        &self.sidecar
     }
 
     /// Length in bytes.

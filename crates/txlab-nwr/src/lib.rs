@@ -6,6 +6,9 @@
 //!
 //! - [`pivot`]: the 128-bit pivot version object (epoch, pivot counter, mRS, mWS) and its 4-bit
 //!   slot hash, read, validated and replaced by one compare-and-swap;
+//! - [`read_mark`]: check (4)'s mark (a pre-epoch read by a transaction of the epoch) as one
+//!   32-bit word per record, set by readers with a load and, once per epoch, a `fetch_max`
+//!   (Silo and TicToc; MVTO keeps it in mRS);
 //! - [`rule`]: the commit-time procedure (Algorithms 2 and 3) over a protocol's hooks
 //!   ([`NwrBaseline`]), with the argument why an omitted write is never visible and the history
 //!   stays strictly serializable under epoch-based group commit;
@@ -18,7 +21,7 @@
 //!
 //! Invariants every user must keep: only blind writes are omitted; a failed validation hands
 //! control back to the baseline protocol, which alone may abort (NWR never adds an abort); every
-//! commit (NWR or baseline) merges its reads of pre-epoch versions with [`rule::merge_reads`]
+//! commit (NWR or baseline) marks its reads of pre-epoch versions with [`rule::merge_reads`]
 //! before its own read validation, except a read-only commit of pre-epoch versions that the
 //! engine serializes at the start of its epoch ([`rule::is_pre_epoch_reader`]); engines with `W::ENABLED` call
 //! [`omission::require_lock_free_pivot`] at construction.
@@ -28,6 +31,7 @@
 pub mod omission;
 pub mod pivot;
 pub mod printed;
+pub mod read_mark;
 pub mod rule;
 pub mod stats;
 

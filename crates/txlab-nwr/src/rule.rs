@@ -4,10 +4,12 @@
 //! Each committing transaction `t_j` of epoch `e`:
 //!
 //! 1. [`merge_reads`] (Algorithm 3 (1)), for **every** commit, NWR or baseline, before the
-//!    baseline validates its read set: each read of a version older than epoch `e` is merged into
-//!    the read item's mRS as [`PRE_EPOCH`]. Unlike the paper (which merges only when the object
-//!    already belongs to epoch `e`) an older object is reset to epoch `e` first, so a read made
-//!    before the item's first blind write of the epoch is not forgotten.
+//!    baseline validates its read set: each read of a version older than epoch `e` marks the
+//!    read item as read in `e`. Silo and TicToc keep that mark in a 32-bit read-epoch word per
+//!    record ([`crate::read_mark`], [`NwrBaseline::read_mark`]); MVTO keeps it in the pivot
+//!    object's mRS as [`PRE_EPOCH`], whose older epoch is reset to `e` first (unlike the paper,
+//!    which merges only when the object already belongs to epoch `e`), so a read made before the
+//!    item's first blind write of the epoch is not forgotten.
 //! 2. [`try_omit`] (Algorithm 2 and 3 (2)–(4)): every write must be blind; every read must be of a
 //!    version older than `e` (check (3) in its conservative form: any version of this epoch may
 //!    have been written by a successor of the pivot) and still current (the baseline's overwriter
@@ -33,17 +35,19 @@
 //! total order. Strictness: with epoch-based group commit every transaction of epoch `e` is
 //! acknowledged after epoch `e` ends, so moving `t_j` before them respects real time (ST-Rule).
 //!
-//! The race between a reader's merge (step 1, then its validation load) and an omitter's check
-//! (the item's version word load, then its CAS) is closed by the CAS: if the omitter's CAS comes
-//! first in the object's modification order, the reader's CAS synchronizes with it and its
-//! validation sees the new version (and fails); otherwise the omitter's CAS sees the merge.
+//! The race between a reader's mark (step 1, then its validation load) and an omitter's check
+//! (the item's version word load, then its read of the mark) is closed by read-modify-writes on
+//! one location: if the omitter's comes first in that location's modification order, the
+//! reader's mark synchronizes with it and its validation sees the new version (and fails);
+//! otherwise the omitter sees the mark. With a read-epoch word the omitter's RMW is
+//! [`crate::read_mark::read_in`] (module docs there); with mRS it is the object's CAS itself.
 //!
 //! No false aborts: every failure only returns an [`NwrFailure`]; the caller hands control back
 //! to the baseline protocol, which alone may abort.
 
 use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
 use crate::stats::{NwrFailure, NwrStats};
-use txlab_core::sync::{Ordering, fence};
+use txlab_core::sync::{AtomicU32, Ordering, fence};
 
 /// CAS attempts per written item before giving up (`NwrFailure::CasRetry`).
 pub const MAX_CAS_RETRIES: u32 = 16;
@@ -59,6 +63,13 @@ pub trait NwrBaseline {
     /// The per-epoch version number of the version read `i` observed, for a transaction of
     /// `epoch` ([`PRE_EPOCH`] if it was written before `epoch`).
     fn read_version(&self, i: usize, epoch: u32) -> VersionNumber;
+    /// The read-epoch mark word of read `i`'s item ([`crate::read_mark`]), if the engine keeps
+    /// the rule's mark there; `None` (the default) keeps it in the pivot object's mRS.
+    /// [`NwrBaseline::write_mark`] must agree with it for every record.
+    #[inline(always)]
+    fn read_mark(&self, _i: usize) -> Option<&AtomicU32> {
+        None
+    }
     /// Number of writes.
     fn write_count(&self) -> usize;
     /// The item of write `i`.
@@ -68,8 +79,14 @@ pub trait NwrBaseline {
     fn write_is_blind(&self, i: usize) -> bool;
     /// The pivot object of write `i`'s item.
     fn write_pivot(&self, i: usize) -> &PivotCell;
+    /// The read-epoch mark word of write `i`'s item (see [`NwrBaseline::read_mark`]).
+    #[inline(always)]
+    fn write_mark(&self, _i: usize) -> Option<&AtomicU32> {
+        None
+    }
     /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
-    /// Must load the item's version word before the caller's CAS on its pivot object.
+    /// Must load the item's version word (`Acquire`) before the caller's check of the read mark
+    /// and its CAS on the pivot object.
     fn has_epoch_version(&self, i: usize, epoch: u32) -> bool;
     /// Single-write rule only ([`try_omit_single`]): one `Acquire` load of write `i`'s item's
     /// version word, telling whether the item has a visible version of `epoch` (the pivot) and,
@@ -145,6 +162,10 @@ pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrSt
     for i in 0..t.read_count() {
         let v = t.read_version(i, epoch);
         if v != PRE_EPOCH {
+            continue;
+        }
+        if let Some(word) = t.read_mark(i) {
+            crate::read_mark::mark(word, epoch);
             continue;
         }
         let (table, key) = t.read_item(i);
@@ -372,13 +393,19 @@ fn precheck_writes<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), Nwr
             return Err(NwrFailure::Epoch);
         }
         let (table, key) = t.write_item(i);
+        // A plain load suffices for this early exit; `join_pivot` makes the ordered check.
+        if let Some(word) = t.write_mark(i)
+            && word.load(Ordering::Acquire) >= epoch
+        {
+            return Err(NwrFailure::MergedReadSet);
+        }
         let cur = t.write_pivot(i).load();
         if cur.epoch > epoch {
             return Err(NwrFailure::Epoch);
         }
         let base = cur.in_epoch(epoch);
         let read = PivotWord::slot(base.mrs, slot_of(table, key));
-        if read != 0 && read <= PRE_EPOCH {
+        if t.write_mark(i).is_none() && read != 0 && read <= PRE_EPOCH {
             return Err(NwrFailure::MergedReadSet);
         }
         if base.pivot == 0 {
@@ -402,6 +429,16 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
     }
     let (table, key) = t.write_item(i);
     let slot = slot_of(table, key);
+    let mark = t.write_mark(i);
+    // With a read-epoch mark word, check (4) is one read-modify-write of it, after the pivot was
+    // observed above (`crate::read_mark`: a reader marking later is ordered after that
+    // observation and fails its validation). The word only grows, so once is enough.
+    if let Some(word) = mark
+        && crate::read_mark::read_in(word, epoch)
+        && m != Some(NwrMutation::SkipMergedReadCheck)
+    {
+        return Err(NwrFailure::MergedReadSet);
+    }
     let cell = t.write_pivot(i);
     let mut cur = cell.load();
     for _ in 0..MAX_CAS_RETRIES {
@@ -411,7 +448,11 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
         }
         let base = cur.in_epoch(epoch);
         let read = PivotWord::slot(base.mrs, slot);
-        if read != 0 && read <= PRE_EPOCH && m != Some(NwrMutation::SkipMergedReadCheck) {
+        if mark.is_none()
+            && read != 0
+            && read <= PRE_EPOCH
+            && m != Some(NwrMutation::SkipMergedReadCheck)
+        {
             return Err(NwrFailure::MergedReadSet);
         }
         if base.pivot == 0 {

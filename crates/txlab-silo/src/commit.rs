@@ -29,12 +29,13 @@
 //!          write blind (txlab_nwr::rule::omission_shape_ok); compiled out for NoNwr)
 //!          fence(SeqCst); e = global epoch
 //!          if every read is older than e (omission_reads_ok):
-//!          merge every read of a version older than e into its record's pivot object (mRS)
+//!          mark every read of a version older than e in its record's read-epoch word
+//!          (txlab_nwr::read_mark; check (4)'s mark, kept outside the 128-bit object)
 //!          if the rule accepts (txlab_nwr::try_omit: all writes blind, all reads older than e
 //!          and still current, every written record has a version of e, no pre-e read of it in
 //!          e): commit in epoch e without locking or installing anything; done.
 //!          otherwise fall through to Phase 1 (the baseline alone decides; NWR never aborts)
-//! Phase 1-3 as above; with Nwr, reads are merged into mRS again right after the epoch read
+//! Phase 1-3 as above; with Nwr, reads are marked again right after the epoch read
 //!          (before Phase 2), except by a read-only transaction whose reads are all older than
 //!          e (txlab_nwr::is_pre_epoch_reader: serialized at the start of e), and TIDs of epoch e start at e << 32 | 2^31, leaving the lower half
 //!          of each epoch's tag range to the recorded order of omitted writes.
@@ -89,7 +90,7 @@ use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::storage::Index;
-use txlab_core::sync::{Ordering, fence};
+use txlab_core::sync::{AtomicU32, Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
 use txlab_nwr::pivot::{PIVOT_BASE, PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
@@ -231,7 +232,8 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     fence(Ordering::SeqCst);
     let epoch = tx.w.epoch.global();
     if nwr_on {
-        // Algorithm 3 (1) for baseline commits: our pre-epoch reads, before validating them;
+        // Algorithm 3 (1) for baseline commits: mark our pre-epoch reads (the read-epoch word,
+        // `txlab_nwr::read_mark`), before validating them;
         // not needed for a read-only transaction that read nothing of this epoch, which is
         // serialized at the start of the epoch, before its omitters (`is_pre_epoch_reader`).
         let view = NwrView::<W> {
@@ -326,13 +328,14 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         }
         if nwr_on && !W::SINGLE_WRITE_OMITTERS {
             // Scan-miss rule: a scan of this epoch that found this key absent (or found no record
-            // at all) left nothing in the record's mRS. When we replace an absent word of an
+            // at all) left no read mark on the record. When we replace an absent word of an
             // earlier epoch, our version becomes the key's first version of the epoch (the pivot),
             // so count that possible miss as a pre-epoch read: no later write of the key can then
             // be omitted (ordered before the pivot, hence before such a scanner) in this epoch.
-            // Ordering: the merge is a CAS done before the Release publish below, and an omitter
-            // reads the mRS only after it saw our version (`has_epoch_version`, an Acquire load),
-            // so every omitter that could use our version as its pivot also sees the mark.
+            // Ordering: the mark (`txlab_nwr::read_mark`) is written before the Release publish
+            // below, and an omitter reads the mark word only after it saw our version
+            // (`has_epoch_version`, an Acquire load), so every omitter that could use our version
+            // as its pivot also sees the mark.
             // Sequence overflow (`tid` carried into a later epoch than the one we serialized in,
             // after 2^27 TIDs in one epoch): our versions would look like pivots of that later
             // epoch, whose omitters are placed after us, so every written item is marked there.
@@ -341,9 +344,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                 if visible != epoch
                     || (is_absent(w.locked_word) && epoch_of(w.locked_word) < visible)
                 {
-                    let slot = txlab_nwr::pivot::slot_of(w.table.0, w.key);
-                    tx.w.nwr.cas_retries +=
-                        W::pivot(&rec(w.rec).pivot).merge_read(visible as u32, slot, PRE_EPOCH);
+                    txlab_nwr::read_mark::mark(rec(w.rec).value.sidecar(), visible as u32);
                 }
             }
         }
@@ -527,6 +528,11 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         W::pivot(&rec(self.st.reads[i].rec).pivot)
     }
 
+    #[inline]
+    fn read_mark(&self, i: usize) -> Option<&AtomicU32> {
+        Some(rec(self.st.reads[i].rec).value.sidecar())
+    }
+
     fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
         epoch_version(self.st.reads[i].word, epoch)
     }
@@ -547,6 +553,11 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
         W::pivot(&rec(self.st.writes[i].rec).pivot)
+    }
+
+    #[inline]
+    fn write_mark(&self, i: usize) -> Option<&AtomicU32> {
+        Some(rec(self.st.writes[i].rec).value.sidecar())
     }
 
     fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {

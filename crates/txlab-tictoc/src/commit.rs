@@ -70,8 +70,8 @@
 //! ```text
 //! Phase 0  (only with Nwr and AckMode::EpochStable, for transactions that write)
 //!          fence(SeqCst); e = global epoch
-//!          merge every read of a version installed before e (history tag < base(e)) into its
-//!          record's pivot object (mRS)
+//!          mark every read of a version installed before e (history tag < base(e)) in its
+//!          record's read-epoch word (txlab_nwr::read_mark; check (4), outside the object)
 //!          if txlab_nwr::try_omit accepts (all writes blind, no scans, every read of a pre-e
 //!          version that is still current, unlocked, and whose rts this check extends to at
 //!          least floor(e); every written record's current version installed in e; no pre-e
@@ -80,14 +80,14 @@
 //! Step 1   as above
 //! Step 2   commit_ts = max(TicToc's commit_ts, floor(e)); abort (retryable,
 //!          epoch_timestamps_exhausted) if commit_ts >= base(e + 1)
-//!          merge every pre-e read into its pivot object (every commit, read-only ones too)
+//!          mark every pre-e read (every commit, read-only ones too)
 //!          except: a read-only transaction whose reads are all pre-e (by history tag) and whose
 //!          TicToc commit_ts is below floor(e) keeps that commit_ts and merges nothing
 //!          (txlab_nwr::is_pre_epoch_reader: it is serialized before every omitter of e)
 //! Step 3-4 as above; a read whose wts moved by a delta-overflow shift is recognised by its
 //!          history tag (shifted_version), so an extension into the epoch is no false abort;
-//!          installing the first version of a never-written record first merges PRE_EPOCH into
-//!          its pivot object (a scan may have read the key's absence without a read entry)
+//!          installing the first version of a never-written record first marks its read-epoch
+//!          word (a scan may have read the key's absence without a read entry)
 //! ```
 //!
 //! `base(e) = e << 24`, `floor(e) = base(e) | 2^23` (`crate::word`). The serial order: every
@@ -102,14 +102,20 @@
 //! `R` of epoch `e` (so `commit_ts(R) >= floor(e)`) that read `x0`, the last pre-`e` version of a
 //! record an omitter `O` of `e` wrote, would sit after `O` yet have missed `O`'s write. It cannot
 //! commit: `x0` must be valid at `commit_ts(R)`, so either `R` wrote `x` itself (then `R`
-//! installed the pivot, after merging `x0` into mRS), or some transaction `T` of epoch `>= e`
-//! extended `x0`'s `rts` to `>= floor(e)`, which `T` does only after merging `x0` into `x`'s pivot
-//! object (Phase 0 merges before its extensions; Step 2 merges before Step 3). The pivot is
-//! installed after that extension (its writer's lock CAS follows it on the word, and its
-//! timestamp exceeds it), and `O` loaded the pivot before its CAS on the pivot object, so the
-//! merge happens-before `O`'s CAS: `O` finds `x`'s mRS slot at `PRE_EPOCH` (or the object in a
-//! later epoch) and declines. No reader is ever aborted because of NWR; `R`, if it read `x0`
+//! installed the pivot, after marking its read of `x0`), or some transaction `T` extended `x0`'s
+//! `rts` to `>= floor(e)`. A `T` of epoch `>= e` does that only after marking `x0`'s read in `x`'s
+//! read-epoch word (`txlab_nwr::read_mark`; Phase 0 marks before its extensions, Step 2 before
+//! Step 3). The pivot is installed after that extension (its writer's lock CAS follows it on the
+//! word, and its timestamp exceeds it), and `O` loaded the pivot before its read-modify-write of
+//! the mark word, so the mark happens-before `O`'s check: `O` reads a mark `>= e` and declines.
+//! (If `T` skipped its `fetch_max` because its load already saw a mark `>= e`, that mark precedes
+//! `O`'s check in the word's modification order by read-write coherence, and the word only
+//! grows.) A `T` that extends without marking is an unmarked pre-epoch reader of an epoch above
+//! `e`; any writer that locks `x` after its extension then reads an epoch above `e` too, so its
+//! version is no pivot of `e`. No reader is ever aborted because of NWR; `R`, if it read `x0`
 //! before the extension, fails TicToc's own validation (its version was replaced).
+//! Until the eleventh session the mark was a `PRE_EPOCH` slot in the pivot object's mRS, set by
+//! CAS; the argument was the same with the object's CAS order in place of the mark word's.
 //! `docs/protocols/tictoc.md` ("NWR") has the full argument and a worked example.
 //!
 //! ## TicToc+NWR with single-write omitters (`TicToc<Rec, NwrSingleWrite>`, `tictoc-nwr-single`)
@@ -161,9 +167,9 @@ use std::cell::Cell;
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
-use txlab_core::sync::{Ordering, fence};
+use txlab_core::sync::{AtomicU32, Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
-use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number, slot_of};
+use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot};
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
@@ -302,8 +308,8 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     let nwr_on = Omit::ENABLED && engine.config.ack == AckMode::EpochStable;
 
     // ===== NWR HOOK ===== (TicToc+NWR only; compiled out for `NoNwr`)
-    // With the read and write sets complete and nothing locked: merge our pre-epoch reads into
-    // their pivot objects, then try to commit with every write omitted, serialized at the start
+    // With the read and write sets complete and nothing locked: mark our pre-epoch reads
+    // (`txlab_nwr::read_mark`), then try to commit with every write omitted, serialized at the start
     // of the epoch (module docs). If the rule declines, the baseline below runs unchanged ("no
     // false aborts", NWR paper §4.1).
     if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
@@ -408,7 +414,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     }
     // TicToc+NWR: a read-only transaction that read only versions installed before this epoch
     // (by history tag) keeps plain TicToc's commit timestamp if it lies below the epoch's floor,
-    // and needs no mRS marks (`is_pre_epoch_reader`). Below `base(e)` it sits at its timestamp;
+    // and needs no read marks (`is_pre_epoch_reader`). Below `base(e)` it sits at its timestamp;
     // in `[base(e), floor(e))` (a read whose wts a delta shift moved there) every overwriter of
     // what it read has a timestamp above `base(e)`, hence belongs to epoch >= e, so it sits just
     // below `base(e)`, after all earlier epochs. Either way it precedes every omitter of the
@@ -435,7 +441,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         tx.w.nwr.unmarked_readers += 1;
     } else if nwr_on && !Omit::SINGLE_WRITE_OMITTERS && failure.is_none() {
         // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
-        // pre-epoch version is merged into its pivot object *before* Step 3 may extend its rts to
+        // pre-epoch version is marked (`txlab_nwr::read_mark`) *before* Step 3 may extend its rts to
         // `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
         let view = NwrView::<Omit>::new(st, epoch, None);
         txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
@@ -530,9 +536,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 // from the key's absence in the index, without a read entry to merge. Merge that
                 // possible read for it before publishing, so no omitter of this epoch orders a
                 // write between the absent version and ours (docs: "Predicate reads").
-                let slot = slot_of(w.table.0, w.key);
-                let cell = Omit::pivot(&r.pivot);
-                tx.w.nwr.cas_retries += cell.merge_read(epoch as u32, slot, PRE_EPOCH);
+                txlab_nwr::read_mark::mark(r.value.sidecar(), epoch as u32);
             }
             r.install(value, tag, installed(commit_ts, delete));
             if Rec::ENABLED {
@@ -659,6 +663,11 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
         Omit::pivot(&rec(self.st.reads[i].rec).pivot)
     }
 
+    #[inline]
+    fn read_mark(&self, i: usize) -> Option<&AtomicU32> {
+        Some(rec(self.st.reads[i].rec).value.sidecar())
+    }
+
     /// From the version's history tag (its install timestamp), not the word's `wts`, which a
     /// delta-overflow shift may have moved into this epoch's range (`crate::word`). Versions of
     /// this epoch are numbered by their distance above `floor(epoch)` (monotone in the version
@@ -691,6 +700,11 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
         Omit::pivot(&rec(self.st.writes[i].rec).pivot)
+    }
+
+    #[inline]
+    fn write_mark(&self, i: usize) -> Option<&AtomicU32> {
+        Some(rec(self.st.writes[i].rec).value.sidecar())
     }
 
     /// The current version's history tag is of `epoch` (read consistently with the word; a locked
@@ -734,7 +748,7 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
     /// TicToc's validity at the omitter's serialization point, the start of the epoch: each read's
     /// `rts` is extended to at least `floor(epoch)` (a CAS, retried while the version stays current),
     /// so no version with a timestamp below the floor can be installed after it any more. The
-    /// caller (`merge_reads`, run first) has already merged these reads into their pivot objects.
+    /// caller (`merge_reads`, run first) has already marked these reads (`txlab_nwr::read_mark`).
     ///
     /// `tictoc-nwr-single` extends to the written record's current timestamp instead (at least
     /// the floor), seen just before by `single_write_pivot`: the omitter sits just before the
