@@ -14,7 +14,7 @@
 //!    version older than `e` (check (3) in its conservative form: any version of this epoch may
 //!    have been written by a successor of the pivot) and still current (the baseline's overwriter
 //!    validation); every written item must already have a visible version of epoch `e` (the pivot,
-//!    check (2)); no transaction of epoch `e` may have read an older version of it (mRS, check (4)).
+//!    check (2)); no transaction of epoch `e` may have read an older version of it (its read mark, check (4)).
 //!    These checks first run over every written item with plain loads; then one CAS per written
 //!    item decrements its pivot counter and merges the write into mWS; a failed CAS reloads the
 //!    object and validates it again. A CAS that succeeded is never undone when a later item
@@ -29,7 +29,7 @@
 //! (checks on reads), so it reads exactly what that position gives. Each of its writes is ordered
 //! after the item's last version before `e` and before the item's first version of `e` (which
 //! exists), so nobody positioned later can read it; and nobody of epoch `e` read the older version
-//! (mRS), so no later transaction misses it. Omitters never read an item another omitter of the
+//! (read marks), so no later transaction misses it. Omitters never read an item another omitter of the
 //! same epoch writes (the writer needs an epoch-`e` version, the reader needs there to be none
 //! when it validates), so their only mutual edges are write-write ones, which follow the chosen
 //! total order. Strictness: with epoch-based group commit every transaction of epoch `e` is
@@ -153,7 +153,8 @@ pub enum SinglePivot {
     Unread,
 }
 
-/// Algorithm 3 (1): merges `t`'s reads of versions older than `epoch` into their items' mRS.
+/// Algorithm 3 (1): marks `t`'s reads of versions older than `epoch` on their items (the
+/// read-epoch word of [`NwrBaseline::read_mark`], else the pivot object's mRS).
 /// Call before the baseline validates the read set, on every commit of an NWR engine.
 pub fn merge_reads<B: NwrBaseline + ?Sized>(t: &B, epoch: u32, stats: &mut NwrStats) {
     if t.mutation() == Some(NwrMutation::PrintedAlgorithm) {
@@ -379,7 +380,7 @@ fn validate<B: NwrBaseline + ?Sized>(
 }
 
 /// The checks of [`join_pivot`] for every written item, with plain loads and no CAS, so that the
-/// common failures (a later item has no version of `epoch` yet, or its mRS holds a pre-epoch read)
+/// common failures (a later item has no version of `epoch` yet, or a pre-epoch read of it is marked)
 /// are found before any item's mWS is marked. A CAS that succeeded for an earlier item is never
 /// undone, and a leftover "omitted" mark only costs precision (a protocol with a reader-side check,
 /// MVTO, may then abort an old-version reader needlessly); this narrows that to races between
