@@ -14,7 +14,8 @@
 //!    version older than `e` (check (3) in its conservative form: any version of this epoch may
 //!    have been written by a successor of the pivot) and still current (the baseline's overwriter
 //!    validation); every written item must already have a visible version of epoch `e` (the pivot,
-//!    check (2)); no transaction of epoch `e` may have read an older version of it (its read mark, check (4)).
+//!    check (2)); no transaction of epoch `e` may have read an older version of it (its read
+//!    mark, check (4)).
 //!    These checks first run over every written item with plain loads; then one CAS per written
 //!    item decrements its pivot counter and merges the write into mWS; a failed CAS reloads the
 //!    object and validates it again. A CAS that succeeded is never undone when a later item
@@ -29,8 +30,8 @@
 //! (checks on reads), so it reads exactly what that position gives. Each of its writes is ordered
 //! after the item's last version before `e` and before the item's first version of `e` (which
 //! exists), so nobody positioned later can read it; and nobody of epoch `e` read the older version
-//! (read marks), so no later transaction misses it. Omitters never read an item another omitter of the
-//! same epoch writes (the writer needs an epoch-`e` version, the reader needs there to be none
+//! (read marks), so no later transaction misses it. Omitters never read an item another omitter
+//! of the same epoch writes (the writer needs an epoch-`e` version, the reader needs there to be none
 //! when it validates), so their only mutual edges are write-write ones, which follow the chosen
 //! total order. Strictness: with epoch-based group commit every transaction of epoch `e` is
 //! acknowledged after epoch `e` ends, so moving `t_j` before them respects real time (ST-Rule).
@@ -380,7 +381,8 @@ fn validate<B: NwrBaseline + ?Sized>(
 }
 
 /// The checks of [`join_pivot`] for every written item, with plain loads and no CAS, so that the
-/// common failures (a later item has no version of `epoch` yet, or a pre-epoch read of it is marked)
+/// common failures (a later item has no version of `epoch` yet, or a pre-epoch read of it is
+/// marked)
 /// are found before any item's mWS is marked. A CAS that succeeded for an earlier item is never
 /// undone, and a leftover "omitted" mark only costs precision (a protocol with a reader-side check,
 /// MVTO, may then abort an old-version reader needlessly); this narrows that to races between

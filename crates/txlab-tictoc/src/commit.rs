@@ -309,9 +309,9 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
 
     // ===== NWR HOOK ===== (TicToc+NWR only; compiled out for `NoNwr`)
     // With the read and write sets complete and nothing locked: mark our pre-epoch reads
-    // (`txlab_nwr::read_mark`), then try to commit with every write omitted, serialized at the start
-    // of the epoch (module docs). If the rule declines, the baseline below runs unchanged ("no
-    // false aborts", NWR paper §4.1).
+    // (`txlab_nwr::read_mark`), then try to commit with every write omitted, serialized at the
+    // start of the epoch (module docs). If the rule declines, the baseline below runs unchanged
+    // ("no false aborts", NWR paper §4.1).
     if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
         // Single-write omitters (`tictoc-nwr-single`): no merge anywhere; the omitter sits just
         // before the item's first version of the epoch and extends its reads to the current
@@ -441,8 +441,8 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         tx.w.nwr.unmarked_readers += 1;
     } else if nwr_on && !Omit::SINGLE_WRITE_OMITTERS && failure.is_none() {
         // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
-        // pre-epoch version is marked (`txlab_nwr::read_mark`) *before* Step 3 may extend its rts to
-        // `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
+        // pre-epoch version is marked (`txlab_nwr::read_mark`) *before* Step 3 may extend its rts
+        // to `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
         let view = NwrView::<Omit>::new(st, epoch, None);
         txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
     }
