@@ -461,22 +461,55 @@ pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, 
     let machine = MachineInfo::detect();
     write_results(out, &machine, spec, &records).map_err(|e| Failure::Run(e.to_string()))?;
     print!("{}", summary_table(&records));
-    if records.iter().any(|r| r.result.oversubscribed) {
-        println!(
-            "note: oversubscribed runs have more workers than physical cores; do not read them as scaling"
-        );
-    }
-    if !machine.release_build {
-        println!("note: this is a debug build; build with --release for meaningful numbers");
-    }
-    if machine.record_layout != "packed" {
-        println!(
-            "note: record layout {} (a layout experiment; default builds pack records)",
-            machine.record_layout
-        );
+    for note in run_notes(&records, &machine) {
+        println!("note: {note}");
     }
     println!("results written to {}", out.display());
     Ok(records)
+}
+
+/// The caveats `txlab run` prints under its table: what a reader of these numbers must know
+/// about how they were produced.
+pub fn run_notes(records: &[RunRecord], machine: &MachineInfo) -> Vec<String> {
+    let mut notes = Vec::new();
+    if records.iter().any(|r| r.result.oversubscribed) {
+        notes.push(
+            "oversubscribed runs have more workers than physical cores; do not read them as scaling"
+                .to_string(),
+        );
+    }
+    if !machine.release_build {
+        notes
+            .push("this is a debug build; build with --release for meaningful numbers".to_string());
+    }
+    if machine.record_layout != "packed" {
+        notes.push(format!(
+            "record layout {} (a layout experiment; default builds pack records)",
+            machine.record_layout
+        ));
+    }
+    let mut growing: Vec<&str> = records
+        .iter()
+        .filter(|r| r.workload == "tpcc" && keeps_tombstones(&r.protocol))
+        .map(|r| r.protocol.as_str())
+        .collect();
+    growing.sort_unstable();
+    growing.dedup();
+    if !growing.is_empty() {
+        notes.push(format!(
+            "{} keep deleted records as tombstones, which TPC-C's Delivery scan walks: their TPC-C \
+             throughput falls as a run gets longer (Silo unlinks them; docs/results/nwr.md, \
+             \"Twelfth session\"); compare runs of equal duration only",
+            growing.join(", ")
+        ));
+    }
+    notes
+}
+
+/// Engines that never unlink a deleted record from an ordered or hash index (TicToc's and MVTO's
+/// families; Silo retires tombstones, `txlab_silo::retire`).
+fn keeps_tombstones(protocol: &str) -> bool {
+    protocol.starts_with("tictoc") || protocol.starts_with("mvto")
 }
 
 /// One line per run whose `--check` failed.
@@ -566,5 +599,70 @@ pub fn main() -> ExitCode {
             eprintln!("error: {f}");
             ExitCode::from(f.exit_code())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::tests::record;
+
+    fn machine(release: bool, layout: &str) -> MachineInfo {
+        MachineInfo {
+            cpu_model: "test".into(),
+            logical_cpus: 2,
+            physical_cores: 2,
+            kernel: "Linux".into(),
+            git_revision: "unknown".into(),
+            crate_version: "0".into(),
+            release_build: release,
+            record_layout: layout.into(),
+        }
+    }
+
+    fn on(workload: &str, protocol: &str) -> RunRecord {
+        let mut r = record(protocol, 0, 1000.0);
+        r.workload = workload.into();
+        r
+    }
+
+    #[test]
+    fn a_plain_release_run_has_no_notes() {
+        let runs = [
+            on("ycsb-a", "silo"),
+            on("tpcc", "silo"),
+            on("ycsb-b", "tictoc"),
+        ];
+        assert!(run_notes(&runs, &machine(true, "packed")).is_empty());
+    }
+
+    #[test]
+    fn tpcc_on_engines_that_keep_tombstones_is_flagged_once_per_engine() {
+        let runs = [
+            on("tpcc", "silo"),
+            on("tpcc", "tictoc"),
+            on("tpcc", "mvto-nwr"),
+            on("tpcc", "tictoc"),
+            on("ycsb-b", "mvto"),
+        ];
+        let notes = run_notes(&runs, &machine(true, "packed"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].starts_with("mvto-nwr, tictoc keep deleted records"),
+            "{}",
+            notes[0]
+        );
+        assert!(!notes[0].contains("silo,"));
+    }
+
+    #[test]
+    fn debug_builds_layouts_and_oversubscription_are_noted() {
+        let mut over = on("ycsb-a", "silo");
+        over.result.oversubscribed = true;
+        let notes = run_notes(&[over], &machine(false, "line-aligned (64 B): silo"));
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].starts_with("oversubscribed"));
+        assert!(notes[1].contains("debug build"));
+        assert!(notes[2].contains("line-aligned (64 B): silo"));
     }
 }

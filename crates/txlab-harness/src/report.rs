@@ -317,11 +317,12 @@ pub fn summary_table(records: &[RunRecord]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::runner::LatencySummary;
 
-    fn record(protocol: &str, repeat: u32, tps: f64) -> RunRecord {
+    /// A run record of `protocol` on YCSB-A with made-up numbers (also used by `cli`'s tests).
+    pub(crate) fn record(protocol: &str, repeat: u32, tps: f64) -> RunRecord {
         let result = RunResult {
             threads: 2,
             elapsed_s: 1.0,

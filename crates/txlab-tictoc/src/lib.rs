@@ -52,7 +52,11 @@
 //! Not implemented: the paper's optional optimizations (§4: no-wait locking in the validation
 //! phase, preemptive aborts, timestamp history); writers lock with spinning in address order and
 //! readers wait for a locked record with bounded backoff, like Silo's.
-//! Known limitation (as in Silo): deleted records stay in their index as absent tombstones.
+//! Known limitation: deleted records stay in their index as absent tombstones (Silo unlinks
+//! them, `txlab_silo::retire`; TicToc's stripe clock assumes a key's record is never replaced).
+//! A scan walks them, so TPC-C's Delivery, which scans NEW-ORDER from its start, gets slower as
+//! a run goes on: 21K, 15K and 11K transactions/s over runs of 1, 3 and 9 s on one 2-core guest
+//! (`docs/results/nwr.md`, "Twelfth session"; `txlab run` prints a note).
 //!
 //! `docs/protocols/tictoc.md` in the repository walks through the commit path.
 
