@@ -490,26 +490,26 @@ pub fn run_notes(records: &[RunRecord], machine: &MachineInfo) -> Vec<String> {
     }
     let mut growing: Vec<&str> = records
         .iter()
-        .filter(|r| r.workload == "tpcc" && keeps_tombstones(&r.protocol))
+        .filter(|r| {
+            r.workload == WorkloadKind::Tpcc.name()
+                && Protocol::ALL
+                    .iter()
+                    .any(|p| p.name() == r.protocol && p.keeps_tombstones())
+        })
         .map(|r| r.protocol.as_str())
         .collect();
     growing.sort_unstable();
     growing.dedup();
     if !growing.is_empty() {
         notes.push(format!(
-            "{} keep deleted records as tombstones, which TPC-C's Delivery scan walks: their TPC-C \
+            "{} {} deleted records as tombstones, which TPC-C's Delivery scan walks: their TPC-C \
              throughput falls as a run gets longer (Silo unlinks them; docs/results/nwr.md, \
              \"Twelfth session\"); compare runs of equal duration only",
-            growing.join(", ")
+            growing.join(", "),
+            if growing.len() == 1 { "keeps" } else { "keep" },
         ));
     }
     notes
-}
-
-/// Engines that never unlink a deleted record from an ordered or hash index (TicToc's and MVTO's
-/// families; Silo retires tombstones, `txlab_silo::retire`).
-fn keeps_tombstones(protocol: &str) -> bool {
-    protocol.starts_with("tictoc") || protocol.starts_with("mvto")
 }
 
 /// One line per run whose `--check` failed.
@@ -653,6 +653,12 @@ mod tests {
             notes[0]
         );
         assert!(!notes[0].contains("silo,"));
+        let one = run_notes(&[on("tpcc", "mvto")], &machine(true, "packed"));
+        assert!(
+            one[0].starts_with("mvto keeps deleted records"),
+            "{}",
+            one[0]
+        );
     }
 
     #[test]

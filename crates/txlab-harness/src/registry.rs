@@ -130,6 +130,32 @@ impl Protocol {
         }
     }
 
+    /// Whether the engine leaves deleted records in ordered and hash indexes as tombstones that
+    /// scans walk (TicToc's and MVTO's families). Silo's family unlinks them
+    /// (`txlab_silo::retire`); the batch pipeline's storage has no scans.
+    pub fn keeps_tombstones(self) -> bool {
+        match self {
+            Protocol::TicToc
+            | Protocol::TicTocNwr
+            | Protocol::TicTocNwrSingle
+            | Protocol::Mvto
+            | Protocol::MvtoNwr
+            | Protocol::MvtoNwrSingle => true,
+            #[cfg(feature = "mutants")]
+            Protocol::SiloMutantSkipReadValidation => false,
+            Protocol::Silo
+            | Protocol::SiloNwr
+            | Protocol::SiloNwrSingle
+            | Protocol::SiloTa
+            | Protocol::BatchBase
+            | Protocol::BatchBatch
+            | Protocol::BatchSr
+            | Protocol::BatchVc
+            | Protocol::BatchSrvc
+            | Protocol::Noop => false,
+        }
+    }
+
     /// One line for `txlab list`.
     pub fn description(self) -> &'static str {
         match self {
