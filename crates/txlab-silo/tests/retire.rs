@@ -314,14 +314,25 @@ fn fast_epochs() -> SiloConfig {
         .with_ack(AckMode::AtCommit)
 }
 
+/// Retirement needs the background epoch thread to run while the workers do; on a loaded test
+/// runner it may barely get scheduled in one round (a CI run saw none retired), so rounds repeat,
+/// each on a fresh database with its history checked, until more than 10 tombstones were retired
+/// in all, at most 8 rounds.
 #[test]
 fn concurrent_deletes_reinserts_and_retirements_are_strictly_serializable() {
-    let (ok, retired, report) = churn(fast_epochs(), 3, 4_000);
-    assert!(ok, "{report}");
-    eprintln!("retired {retired}");
+    let mut retired = 0;
+    for round in 0..8 {
+        let (ok, n, report) = churn(fast_epochs(), 3, 4_000);
+        assert!(ok, "round {round}: {report}");
+        retired += n;
+        eprintln!("round {round}: retired {n}");
+        if retired > 10 {
+            break;
+        }
+    }
     assert!(
         retired > 10,
-        "no tombstone was retired: the test did not exercise retirement"
+        "{retired} tombstones retired in 8 rounds: the test did not exercise retirement"
     );
 }
 
