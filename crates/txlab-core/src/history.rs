@@ -201,3 +201,33 @@ impl Recorder for NoRecorder {
     #[inline(always)]
     fn record(&self, _txn: TxnRecord) {}
 }
+
+/// The version tag of each key's last *retired* tombstone, for engines that unlink deleted
+/// records from their index (Silo's and TicToc's `retire` modules) while recording histories.
+///
+/// A record linked for a key after its previous record was unlinked starts in the never-written
+/// absent state, whose tag is 0, which the checker would read as the key's *initial* version. Its
+/// absent state *is* the state after the retired delete, so a read of an absent, tag-0 version of
+/// a key in this map reports the mapped tag instead ([`Self::fresh_version`]). The retirer
+/// updates the map before it unlinks, so any record found after the unlink reads the new entry.
+/// A reader that looks the map up late may find the tag of a *later* retirement of the key; that
+/// needs the record it read to have changed in between, so its read fails validation.
+#[derive(Debug, Default)]
+pub struct RetiredTags {
+    map: crate::sync::Mutex<std::collections::HashMap<(u16, u64), u64>>,
+}
+
+impl RetiredTags {
+    /// Remembers that `(table, key)`'s tombstone with tag `tag` was retired.
+    pub fn remember(&self, table: TableId, key: u64, tag: u64) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.insert((table.0, key), tag);
+    }
+
+    /// The version a read of an absent, tag-0 record of `(table, key)` reports: the tag of the
+    /// key's last retired tombstone, or 0 (the initial version) if none was retired.
+    pub fn fresh_version(&self, table: TableId, key: u64) -> u64 {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.get(&(table.0, key)).copied().unwrap_or(0)
+    }
+}

@@ -131,21 +131,19 @@ impl Protocol {
     }
 
     /// Whether the engine leaves deleted records in ordered and hash indexes as tombstones that
-    /// scans walk (TicToc's and MVTO's families). Silo's family unlinks them
-    /// (`txlab_silo::retire`); the batch pipeline's storage has no scans.
+    /// scans walk (MVTO's family). Silo's and TicToc's families unlink them
+    /// (`txlab_silo::retire`, `txlab_tictoc::retire`); the batch pipeline's storage has no scans.
     pub fn keeps_tombstones(self) -> bool {
         match self {
-            Protocol::TicToc
-            | Protocol::TicTocNwr
-            | Protocol::TicTocNwrSingle
-            | Protocol::Mvto
-            | Protocol::MvtoNwr
-            | Protocol::MvtoNwrSingle => true,
+            Protocol::Mvto | Protocol::MvtoNwr | Protocol::MvtoNwrSingle => true,
             #[cfg(feature = "mutants")]
             Protocol::SiloMutantSkipReadValidation => false,
             Protocol::Silo
             | Protocol::SiloNwr
             | Protocol::SiloNwrSingle
+            | Protocol::TicToc
+            | Protocol::TicTocNwr
+            | Protocol::TicTocNwrSingle
             | Protocol::SiloTa
             | Protocol::BatchBase
             | Protocol::BatchBatch

@@ -33,10 +33,11 @@
 //! absent version. Readers legitimately see older versions, so histories are serializable in
 //! timestamp order but not in commit order.
 //!
-//! Known limitations: deleted records stay in their index as tombstone versions (Silo unlinks
-//! them, `txlab_silo::retire`), so scans walk them and TPC-C's Delivery slows down as a run goes
-//! on (16K, 12K and 9K transactions/s over 1, 3 and 9 s on one 2-core guest;
-//! `docs/results/nwr.md`, "Twelfth session"); aborted versions stay in a list until a newer committed version passes below
+//! Known limitations: deleted records stay in their index as tombstone versions (Silo and
+//! TicToc unlink them, `txlab_silo::retire`, `txlab_tictoc::retire`), so scans walk them and
+//! TPC-C's Delivery slows down as a run goes on (16K, 12K and 9K transactions/s over 1, 3 and 9 s
+//! on one 2-core guest; `docs/results/nwr.md`, "Twelfth session"); aborted versions stay in a
+//! list until a newer committed version passes below
 //! the horizon; an idle worker does not hold the horizon back, but a long-running transaction
 //! does. Protocol walk-through: `docs/protocols/mvto.md`.
 

@@ -2,10 +2,11 @@
 
 use crate::config::SiloConfig;
 use crate::record::SiloRecord;
-use crate::retire::{RetireQueue, RetiredTags};
+use crate::retire::RetireQueue;
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
+use txlab_core::history::RetiredTags;
 use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::Index;
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};

@@ -63,7 +63,7 @@
 //! ## Histories (only when recording)
 //!
 //! A fresh incarnation starts with word `ABSENT` (tag 0), which the checker would read as the key's
-//! *initial* version. [`RetiredTags`] maps `(table, key)` to the tag of the key's last retired
+//! *initial* version. [`RetiredTags`] (in `txlab_core::history`) maps `(table, key)` to the tag of the key's last retired
 //! tombstone; it is updated before the unlink, and a read that observes an absent tag-0 word on a
 //! key in the map reports the mapped tag instead: the fresh record's absent state *is* the state
 //! after that delete. Races: a reader that read tag 0 and looks the map up late may find the tag of
@@ -73,10 +73,11 @@
 use crate::record::SiloRecord;
 use crate::tid::{LOCK, RETIRED, epoch_of, tag};
 use crossbeam_epoch::Guard;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use txlab_core::TableId;
+use txlab_core::history::RetiredTags;
 use txlab_core::storage::Index;
-use txlab_core::sync::{Mutex, Ordering};
+use txlab_core::sync::Ordering;
 use txlab_storage::{AnyIndex, Tables};
 
 /// Entries handled per transaction begin when the queue is short.
@@ -127,26 +128,6 @@ impl RetireQueue {
 #[inline]
 pub(crate) fn unlinks<R>(index: &AnyIndex<R>) -> bool {
     matches!(index, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
-}
-
-/// The tag of each key's last retired tombstone, kept only when histories are recorded.
-#[derive(Debug, Default)]
-pub(crate) struct RetiredTags {
-    map: Mutex<HashMap<(u16, u64), u64>>,
-}
-
-impl RetiredTags {
-    /// Remembers that `(table, key)`'s tombstone with tag `tag` was retired.
-    pub fn remember(&self, table: TableId, key: u64, tag: u64) {
-        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        map.insert((table.0, key), tag);
-    }
-
-    /// The version a read of an absent, tag-0 record of `(table, key)` reports.
-    pub fn fresh_version(&self, table: TableId, key: u64) -> u64 {
-        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        map.get(&(table.0, key)).copied().unwrap_or(0)
-    }
 }
 
 /// Handles up to a budget of ready entries at the front of `queue` (module docs, steps 2-3).

@@ -5,8 +5,8 @@
 //! (`txlab_core::storage` invariant 1). Every set is cleared before the guard is dropped.
 
 use crate::record::{SiloRecord, StableRead};
-use crate::retire::RetiredTags;
 use crate::tid::{is_absent, is_retired, tag};
+use txlab_core::history::RetiredTags;
 use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};

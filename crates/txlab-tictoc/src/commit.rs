@@ -4,14 +4,18 @@
 //! ```text
 //! (NWR HOOK: TicToc+NWR may take over here, see below; compiled out for NoNwr)
 //! Step 1  sort the write set by record address; lock every record (CAS on the lock bit,
-//!         spinning: the global order rules out deadlock); remember each replaced word.
-//! Step 1b for every phantom stripe holding a record this transaction writes first (locked word
-//!         absent, history tag 0: never written), once per stripe: announce the first write
-//!         (SeqCst fetch_add of the stripe's version, `crate::stripe_clock`).
+//!         spinning: the global order rules out deadlock); remember each replaced word. A record
+//!         found RETIRED (unlinked, `crate::retire`): unlock what we hold, abort (RecordRetired).
+//! Step 1b for every record this transaction writes first (locked word absent, history tag 0:
+//!         never written): commit above its key's retire floor (`crate::retire`); and for every
+//!         phantom stripe holding one, once per stripe: announce the first write (SeqCst
+//!         fetch_add of the stripe's version, `crate::stripe_clock`).
 //!         fence(SeqCst); epoch = global epoch                       (recorded in CommitInfo)
 //! Step 2  commit_ts = max( max over the write set of rts + 1   (of the locked word),
 //!                          max over the read set  of wts       (as read),
-//!                          max over announced stripes of scan_rts + 1 )
+//!                          max over announced stripes of scan_rts + 1,
+//!                          the retire floors met (fresh records read or written first,
+//!                          scanned stripes; `crate::retire`) )
 //! Step 3  for every read with rts (as read) < commit_ts:
 //!           loop { cur = word;
 //!                  abort if wts(cur) != wts read                 (the version was replaced);
@@ -23,7 +27,8 @@
 //!         for every scanned phantom stripe: raise its scan_rts to commit_ts, then abort if
 //!         its version changed since the scan read it (a first write was announced).
 //! Step 4  (Algorithm 3) fence(Release); for each write: store the value, then publish
-//!         wts = rts = commit_ts (| ABSENT for deletes) with a Release store, which unlocks.
+//!         wts = rts = commit_ts (| ABSENT for deletes) with a Release store, which unlocks;
+//!         queue each delete on a hash or ordered table for unlinking (`crate::retire`).
 //! ```
 //!
 //! **Why this is serializable** (the paper's correctness argument, restated for this code): every
@@ -355,33 +360,61 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
 
     let st = &mut tx.w.state;
 
-    // Step 1: lock the write set in address order.
+    // Step 1: lock the write set in address order. A record unlinked from its index since we
+    // located it (`crate::retire`) stays locked for good: unlock what we hold and abort; the
+    // retry finds the key's fresh record.
     st.writes.sort_unstable_by_key(|w| w.rec as usize);
-    for w in st.writes.iter_mut() {
+    let mut retired: Option<usize> = None;
+    for (i, w) in st.writes.iter_mut().enumerate() {
         let r = rec(w.rec);
         if skip.lock {
             w.locked_word = r.word.load(Ordering::Acquire) & !crate::word::LOCK;
             continue;
         }
         let mut backoff = txlab_core::sync::SpinWait::new();
-        w.locked_word = loop {
+        let locked = loop {
             if let Some(word) = r.try_lock() {
-                break word;
+                break Some(word);
+            }
+            if r.is_retired() {
+                break None;
             }
             backoff.snooze();
         };
+        match locked {
+            Some(word) => w.locked_word = word,
+            None => {
+                retired = Some(i);
+                break;
+            }
+        }
+    }
+    if let Some(i) = retired {
+        for w in &st.writes[..i] {
+            rec(w.rec).unlock(w.locked_word);
+        }
+        let w = &st.writes[i];
+        let c = Conflict::at(ConflictCause::RecordRetired, w.table, w.key);
+        st.failed = Some(c.cause);
+        tx.finish_abort(Outcome::Aborted(c.cause));
+        return Err(c.into());
     }
     // Step 1b: announce every first write (the first version of a never-written record: locked
     // word absent, history tag 0, which only the lock holder changes) on its phantom stripe, once
     // per stripe, before Step 2 reads the stripe's scan_rts (`crate::stripe_clock`). Our own scans
     // of the stripe move along with our own announce.
+    // A first write also commits above its key's retire floor (`crate::retire`: the key's
+    // record may be a fresh one linked after a tombstone was unlinked), loaded after locking.
     st.first_writes.clear();
     for w in st.writes.iter() {
-        if is_absent(w.locked_word)
-            && rec(w.rec).tag.load(Ordering::Relaxed) == 0
-            && let Some((stripes, _)) = engine.stripes(w.table)
-        {
-            st.first_writes.push((w.table, stripes.stripe_of(w.key)));
+        if is_absent(w.locked_word) && rec(w.rec).tag.load(Ordering::Relaxed) == 0 {
+            let floor = engine.retire_floor(w.table, w.key);
+            if floor > 0 {
+                st.ts_floor = st.ts_floor.max(floor + 1);
+            }
+            if let Some((stripes, _)) = engine.stripes(w.table) {
+                st.first_writes.push((w.table, stripes.stripe_of(w.key)));
+            }
         }
     }
     st.first_writes.sort_unstable();
@@ -412,6 +445,8 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     for r in st.reads.iter() {
         commit_ts = commit_ts.max(wts(r.word));
     }
+    // Retire floors of fresh records read or written first and of scanned stripes.
+    commit_ts = commit_ts.max(st.ts_floor);
     // TicToc+NWR: a read-only transaction that read only versions installed before this epoch
     // (by history tag) keeps plain TicToc's commit timestamp if it lies below the epoch's floor,
     // and needs no read marks (`is_pre_epoch_reader`). Below `base(e)` it sits at its timestamp;
@@ -539,6 +574,14 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 txlab_nwr::read_mark::mark(r.value.sidecar(), epoch as u32);
             }
             r.install(value, tag, installed(commit_ts, delete));
+            if delete && engine.tables.get(w.table).is_ok_and(crate::retire::unlinks) {
+                tx.w.retire.push(crate::retire::RetireEntry {
+                    table: w.table,
+                    key: w.key,
+                    tag: commit_ts,
+                    epoch,
+                });
+            }
             if Rec::ENABLED {
                 st.h_writes.push(WriteEvent {
                     table: w.table,

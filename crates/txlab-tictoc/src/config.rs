@@ -32,6 +32,9 @@ pub enum Mutation {
     /// so they are extended to the epoch's floor only, not to the pivot's timestamp
     /// (`txlab_nwr::NwrMutation::ValidateReadsBeforePivot`).
     NwrValidateReadsBeforePivot,
+    /// Unlink deleted records without raising the retire floor (`crate::retire`): a key's fresh
+    /// record may then be read or written at a timestamp below its retired tombstone's.
+    RetireWithoutFloor,
 }
 
 /// How a TicToc engine behaves.
@@ -65,6 +68,16 @@ impl Default for TicTocConfig {
 }
 
 impl TicTocConfig {
+    /// Whether retirements raise the retire floor (`crate::retire`; always, but for a mutant).
+    #[inline]
+    pub(crate) fn retire_raises_floor(&self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self.mutation == Some(Mutation::RetireWithoutFloor) {
+            return false;
+        }
+        true
+    }
+
     /// Epochs advanced by hand and acknowledgement at commit: what deterministic tests want.
     pub fn manual() -> Self {
         Self {

@@ -3,11 +3,12 @@
 use crate::config::TicTocConfig;
 use crate::nwr_hook::{NoNwr, WriteOmission};
 use crate::record::TicTocRecord;
+use crate::retire::{RetireFloors, RetireQueue, TableRetire};
 use crate::stripe_clock::StripeClocks;
 use crate::txn::TicTocTxn;
 use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
-use txlab_core::history::{NoRecorder, Recorder};
+use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
@@ -39,6 +40,11 @@ pub struct TicToc<Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
     /// Per table: TicToc's timestamps of its phantom stripes (`None` for tables without scans;
     /// `crate::stripe_clock`).
     stripe_clocks: Box<[Option<StripeClocks>]>,
+    /// Per table: the retire floors (`None` for tables whose records are never unlinked;
+    /// `crate::retire`).
+    retire_floors: Box<[Option<RetireFloors>]>,
+    /// Tags of retired tombstones, for histories (used only when recording; `crate::retire`).
+    pub(crate) retired_tags: RetiredTags,
     value_sizes: Box<[usize]>,
     pub(crate) epochs: EpochManager,
     pub(crate) config: TicTocConfig,
@@ -129,10 +135,19 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
             .iter()
             .map(|(_, index)| index.phantom_stripes().map(|_| StripeClocks::new()))
             .collect();
+        let retire_floors = tables
+            .iter()
+            .map(|(_, index)| {
+                crate::retire::unlinks(index)
+                    .then(|| RetireFloors::new(index.phantom_stripes().is_some()))
+            })
+            .collect();
         Ok(Self {
             schema: schema.clone(),
             tables,
             stripe_clocks,
+            retire_floors,
+            retired_tags: RetiredTags::default(),
             value_sizes,
             epochs: EpochManager::new(config.epoch),
             config,
@@ -170,6 +185,55 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         let clocks = self.stripe_clocks.get(table.0 as usize)?.as_ref()?;
         let stripes = self.tables.get(table).ok()?.phantom_stripes()?;
         Some((stripes, clocks))
+    }
+
+    /// The retire floor of `(table, key)` (`crate::retire`): a transaction that reads a
+    /// never-written absent record of the key commits at or above it, one that writes it first
+    /// commits above it. 0 for tables whose records are never unlinked.
+    #[inline]
+    pub(crate) fn retire_floor(&self, table: TableId, key: u64) -> u64 {
+        match self.retire_floors.get(table.0 as usize) {
+            Some(Some(floors)) => {
+                floors.of_key(key, self.stripes(table).map(|(stripes, _)| stripes))
+            }
+            _ => 0,
+        }
+    }
+
+    /// The retire floor of phantom stripe `stripe` of an ordered table (`crate::retire`): a scan
+    /// of the stripe commits at or above it.
+    #[inline]
+    pub(crate) fn stripe_retire_floor(&self, table: TableId, stripe: u32) -> u64 {
+        match self.retire_floors.get(table.0 as usize) {
+            Some(Some(floors)) => floors.of_stripe(stripe),
+            _ => 0,
+        }
+    }
+
+    /// What `crate::retire::process` needs of `table` (`None` if its records are never
+    /// unlinked).
+    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, Omit::Pivot>> {
+        let floors = self.retire_floors.get(table.0 as usize)?.as_ref()?;
+        Some(TableRetire {
+            index: self.tables.get(table).ok()?,
+            floors,
+            stripes: self.stripes(table),
+        })
+    }
+
+    /// Number of keys `table`'s index maps (approximate under concurrency; a dense index reports
+    /// its capacity). Tests use it to see retired tombstones leave the index.
+    #[doc(hidden)]
+    pub fn mapped_keys(&self, table: TableId) -> Result<usize, Error> {
+        Ok(self.tables.get(table)?.len())
+    }
+
+    /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
+    /// it to see retired tombstones leave the index.
+    #[doc(hidden)]
+    pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
+        let guard = crossbeam_epoch::pin();
+        Ok(self.tables.get(table)?.get(key, &guard)?.is_some())
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -230,6 +294,7 @@ impl<Rec: Recorder, Omit: WriteOmission> Engine for TicToc<Rec, Omit> {
             epoch: self.epochs.register(),
             handle: crossbeam_epoch::default_collector().register(),
             state: WorkerState::new(id),
+            retire: RetireQueue::default(),
             nwr: NwrStats::default(),
         })
     }
@@ -263,8 +328,25 @@ pub struct TicTocWorker<'e, Rec: Recorder = NoRecorder, Omit: WriteOmission = No
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
     pub(crate) state: WorkerState<Omit::Pivot>,
+    /// Committed deletes waiting to be unlinked ([`crate::retire`]).
+    pub(crate) retire: RetireQueue,
     /// TicToc+NWR's counters (untouched in plain TicToc).
     pub(crate) nwr: NwrStats,
+}
+
+impl<Rec: Recorder, Omit: WriteOmission> TicTocWorker<'_, Rec, Omit> {
+    /// Number of committed deletes this worker has queued and not yet unlinked. Tests use it to
+    /// drive and observe retirement.
+    #[doc(hidden)]
+    pub fn retire_backlog(&self) -> usize {
+        self.retire.len()
+    }
+
+    /// Number of deleted records this worker has unlinked from their index.
+    #[doc(hidden)]
+    pub fn retired_count(&self) -> u64 {
+        self.retire.retired
+    }
 }
 
 impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Omit> {

@@ -52,11 +52,15 @@
 //! Not implemented: the paper's optional optimizations (§4: no-wait locking in the validation
 //! phase, preemptive aborts, timestamp history); writers lock with spinning in address order and
 //! readers wait for a locked record with bounded backoff, like Silo's.
-//! Known limitation: deleted records stay in their index as absent tombstones (Silo unlinks
-//! them, `txlab_silo::retire`; TicToc's stripe clock assumes a key's record is never replaced).
-//! A scan walks them, so TPC-C's Delivery, which scans NEW-ORDER from its start, gets slower as
-//! a run goes on: 21K, 15K and 11K transactions/s over runs of 1, 3 and 9 s on one 2-core guest
-//! (`docs/results/nwr.md`, "Twelfth session"; `txlab run` prints a note).
+//! - **Retiring tombstones** ([`retire`]): a committed delete on a hash or ordered table is
+//!   queued and, two epochs later, its tombstone is unlinked from the index, so scans stop walking
+//!   deleted rows (TPC-C's Delivery). Unlinking loses the tombstone's validity interval, so each
+//!   retirement raises a *retire floor* (per phantom stripe, or per hash slot) to the tombstone's
+//!   `rts`: a transaction that reads a key's fresh, never-written record or scans its stripe
+//!   commits at or above the floor, and the fresh record's first write above it. A retired record
+//!   holds the final locked word [`word::RETIRED`]; whoever still holds it aborts
+//!   (`ConflictCause::RecordRetired`) or fails validation, unless the tombstone's interval already
+//!   covered its timestamp.
 //!
 //! `docs/protocols/tictoc.md` in the repository walks through the commit path.
 
@@ -65,6 +69,7 @@ pub mod config;
 pub mod engine;
 pub mod nwr_hook;
 pub mod record;
+pub mod retire;
 pub mod stripe_clock;
 pub mod txn;
 pub mod word;

@@ -24,7 +24,7 @@
 //! - `pivot` is `P`: `()` for plain TicToc (no space), `txlab_nwr::PivotCell` (the 128-bit pivot
 //!   version object) for TicToc+NWR. The record does not touch it; `crate::commit` does.
 
-use crate::word::{ABSENT, LOCK, is_locked};
+use crate::word::{ABSENT, LOCK, is_locked, is_retired};
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
@@ -65,6 +65,8 @@ pub(crate) enum StableRead {
     Ok { word: u64, tag: u64 },
     /// A writer held the lock through every attempt.
     Busy,
+    /// The record was unlinked from its index (`crate::retire`): it holds no version any more.
+    Retired,
 }
 
 impl<P> TicTocRecord<P> {
@@ -115,12 +117,21 @@ impl<P> TicTocRecord<P> {
                     return StableRead::Ok { word: w1, tag };
                 }
             }
+            if is_retired(w1) {
+                return StableRead::Retired;
+            }
             waits += 1;
             if waits > max_waits {
                 return StableRead::Busy;
             }
             backoff.snooze();
         }
+    }
+
+    /// Whether the record was unlinked from its index (`crate::retire`; final).
+    #[inline]
+    pub(crate) fn is_retired(&self) -> bool {
+        is_retired(self.word.load(Ordering::Acquire))
     }
 
     /// Tries to set the lock bit; returns the unlocked word it replaced.

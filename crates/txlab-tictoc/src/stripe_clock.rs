@@ -46,9 +46,10 @@
 //! strictly increase, `crate::word`): at `c`, `r` is still in its never-written absent state,
 //! which is what `S` saw by not seeing it. Deletes and re-creations after a delete need no
 //! announce, for the same reason: they are later versions of a record whose first write already
-//! ordered every scanner that missed the record. (This relies on TicToc never unlinking records;
-//! an unlinked and re-linked key would start a new record with tag 0 and announce again, but the
-//! unlink itself would need an announce.)
+//! ordered every scanner that missed the record. Unlinking a deleted record (`crate::retire`)
+//! changes the set too: the retirer announces on the stripe and raises the stripe's retire floor
+//! first, and the key's next record starts never-written (tag 0), so its first write announces
+//! again.
 //!
 //! A raise by a scanner that then aborts only pushes later first writers up (as an `rts`
 //! extension does for records); an announce by a first writer that then aborts only aborts

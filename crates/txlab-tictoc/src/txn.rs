@@ -31,6 +31,19 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
         w.state.seq += 1;
         w.epoch.enter();
         let guard = w.handle.pin();
+        if !w.retire.is_empty() {
+            // Unlink a few old tombstones (crate::retire), under this transaction's pinned guard.
+            let engine = w.engine;
+            crate::retire::process(
+                &mut w.retire,
+                w.epoch.global(),
+                crate::retire::GRACE_EPOCHS,
+                |t| engine.table_retire(t),
+                &guard,
+                Rec::ENABLED.then_some(&engine.retired_tags),
+                engine.config.retire_raises_floor(),
+            );
+        }
         let begin_ns = if Rec::ENABLED {
             w.engine.recorder.now_ns()
         } else {
@@ -63,10 +76,18 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
         table: TableId,
         key: u64,
     ) -> TxResult<u64> {
-        let waits = self.w.engine.config.read_wait_rounds;
-        self.w
-            .state
-            .observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED)
+        let engine = self.w.engine;
+        let waits = engine.config.read_wait_rounds;
+        self.w.state.observe::<Rec>(
+            rec,
+            vs,
+            table,
+            key,
+            waits,
+            Omit::ENABLED,
+            || engine.retire_floor(table, key),
+            &engine.retired_tags,
+        )
     }
 
     /// Ends an aborted transaction: records it, leaves the epoch.
@@ -215,12 +236,16 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
         // traversal; one announced after it fails the scan's validation or commits above it).
         if let Some((stripes, clocks)) = engine.stripes(table) {
             let stripe_set = &mut self.w.state.stripes;
+            let ts_floor = &mut self.w.state.ts_floor;
             stripes.for_range(lo, hi, |s| {
                 stripe_set.push(crate::worker_state::StripeEntry {
                     table,
                     stripe: s,
                     version: clocks.version(s),
-                })
+                });
+                // After the version (`crate::retire`: a scan that misses a record unlinked after
+                // this load fails validation; one that loaded the announce sees the floor).
+                *ts_floor = (*ts_floor).max(engine.stripe_retire_floor(table, s));
             });
         }
         let waits = engine.config.read_wait_rounds;
@@ -236,8 +261,17 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
                 })
             } else {
                 let rec = rec as *const TicTocRecord<Omit::Pivot>;
-                st.observe::<Rec>(rec, vs, table, key, waits, Omit::ENABLED)
-                    .map(|word| is_absent(word) || visit(key, &st.rbuf[..vs]))
+                st.observe::<Rec>(
+                    rec,
+                    vs,
+                    table,
+                    key,
+                    waits,
+                    Omit::ENABLED,
+                    || engine.retire_floor(table, key),
+                    &engine.retired_tags,
+                )
+                .map(|word| is_absent(word) || visit(key, &st.rbuf[..vs]))
             };
             coverage.step(key, outcome)
         })?;

@@ -19,6 +19,10 @@
 //!   (1.4·10^14 timestamps: at a billion conflicting commits per second, more than a day of
 //!   continuous contention on one record; commit returns `Error::Internal` rather than wrapping).
 //! - `LOCK`: held by a committing writer between locking its write set and installing.
+//! - [`RETIRED`]: the one word a record holds after it was unlinked from its index
+//!   (`crate::retire`): every bit set, so it is locked (nobody can extend, lock or read it) and its
+//!   `wts` differs from any version's. No live word equals it: a live `rts` never exceeds
+//!   [`MAX_WTS`], while this word's `wts + delta` does.
 //!
 //! **Delta overflow (§3.6).** When a validating reader must extend `rts` to a timestamp more than
 //! [`MAX_DELTA`] above `wts`, it moves `wts` forward to `rts - MAX_DELTA`. The version then claims
@@ -65,6 +69,9 @@
 pub const LOCK: u64 = 1;
 /// Logically-absent bit.
 pub const ABSENT: u64 = 1 << 1;
+/// The word of a record unlinked from its index (module docs; `crate::retire`). Final: it never
+/// changes again.
+pub const RETIRED: u64 = u64::MAX;
 /// First bit of the delta field.
 pub const DELTA_SHIFT: u32 = 2;
 /// Width of the delta field in bits.
@@ -120,6 +127,12 @@ pub const fn is_locked(word: u64) -> bool {
     word & LOCK != 0
 }
 
+/// Whether this is the final word of a record unlinked from its index ([`RETIRED`]).
+#[inline]
+pub const fn is_retired(word: u64) -> bool {
+    word == RETIRED
+}
+
 /// Whether the absent bit is set.
 #[inline]
 pub const fn is_absent(word: u64) -> bool {
@@ -165,6 +178,23 @@ mod tests {
         let top = installed(MAX_WTS, false);
         assert_eq!(wts(top), MAX_WTS);
         assert!(!is_absent(top) && !is_locked(top));
+    }
+
+    #[test]
+    fn the_retired_word_is_locked_and_no_live_word() {
+        assert!(is_retired(RETIRED) && is_locked(RETIRED) && is_absent(RETIRED));
+        // The largest live words: wts = rts = MAX_WTS, locked or not, absent or not.
+        for w in [installed(MAX_WTS, true) | LOCK, installed(MAX_WTS, false)] {
+            assert!(!is_retired(w));
+        }
+        assert!(
+            rts(RETIRED) > MAX_WTS,
+            "its rts is out of any live word's range"
+        );
+        assert!(!is_retired(with_rts(
+            installed(MAX_WTS - MAX_DELTA, true) | LOCK,
+            MAX_WTS
+        )));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! crossbeam-epoch guard and records are never freed while a guard that could see them is pinned
 //! (`txlab_core::storage` invariant 1). Every set is cleared before the guard is dropped.
 
+use crate::record::TAG_PIVOT_READ;
 use crate::record::{StableRead, TicTocRecord};
 use crate::word::is_absent;
-use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
+use txlab_core::history::{ReadEvent, Recorder, RetiredTags, ScanEvent, WriteEvent};
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
 /// One read: the record and the word (hence `wts` and `rts`) observed with the value.
@@ -81,6 +82,9 @@ pub(crate) struct WorkerState<P> {
     pub h_scans: Vec<ScanEvent>,
     /// Why the open transaction failed during execution, if it did.
     pub failed: Option<ConflictCause>,
+    /// The largest retire floor (`crate::retire`) of a never-written absent record read or a
+    /// stripe scanned: the commit timestamp is at least this.
+    pub ts_floor: u64,
 }
 
 // The raw record pointers make `WorkerState` !Send/!Sync automatically, which is what we want: a
@@ -103,6 +107,7 @@ impl<P> WorkerState<P> {
             h_writes: Vec::new(),
             h_scans: Vec::new(),
             failed: None,
+            ts_floor: 0,
         }
     }
 
@@ -118,6 +123,7 @@ impl<P> WorkerState<P> {
         self.h_writes.clear();
         self.h_scans.clear();
         self.failed = None;
+        self.ts_floor = 0;
     }
 
     /// The position of this transaction's own write to `(table, key)`, if any.
@@ -179,8 +185,12 @@ impl<P> WorkerState<P> {
 
     /// Reads `rec` consistently into `rbuf[..vs]` and adds it to the read set (Algorithm 1).
     /// `keep_tags` (TicToc+NWR: a constant per engine type) also keeps the version's history tag
-    /// in `read_tags`.
+    /// in `read_tags`. A read of a never-written absent record (tag 0) raises `ts_floor` to
+    /// `retire_floor()` (`crate::retire`), and reports the key's last retired tombstone as its
+    /// version in histories (`retired_tags`). A retired record fails with
+    /// `ConflictCause::RecordRetired`.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn observe<Rec: Recorder>(
         &mut self,
         rec: *const TicTocRecord<P>,
@@ -189,6 +199,8 @@ impl<P> WorkerState<P> {
         key: u64,
         max_waits: u32,
         keep_tags: bool,
+        retire_floor: impl FnOnce() -> u64,
+        retired_tags: &RetiredTags,
     ) -> TxResult<u64> {
         // SAFETY: `rec` came from the table's index under the transaction's pinned guard, which
         // stays pinned until the transaction ends; records are not freed while it is pinned.
@@ -196,8 +208,21 @@ impl<P> WorkerState<P> {
         if self.rbuf.len() < vs {
             self.rbuf.resize(vs, 0);
         }
-        match r.read_stable(&mut self.rbuf[..vs], max_waits, Rec::ENABLED || keep_tags) {
+        let with_tag = Rec::ENABLED || keep_tags;
+        match r.read_stable(&mut self.rbuf[..vs], max_waits, with_tag) {
             StableRead::Ok { word, tag } => {
+                // Never written: tag 0. Without `with_tag` the tag is loaded now; it can only have
+                // left 0 if the version was replaced since, which fails validation anyway (tags
+                // are published before the word, and a record's tags never return to 0).
+                let fresh = is_absent(word)
+                    && if with_tag {
+                        tag == 0
+                    } else {
+                        r.tag.load(txlab_core::sync::Ordering::Relaxed) & !TAG_PIVOT_READ == 0
+                    };
+                if fresh {
+                    self.ts_floor = self.ts_floor.max(retire_floor());
+                }
                 self.reads.push(ReadEntry {
                     rec,
                     word,
@@ -211,7 +236,11 @@ impl<P> WorkerState<P> {
                     self.h_reads.push(ReadEvent {
                         table,
                         key,
-                        version: tag,
+                        version: if fresh {
+                            retired_tags.fresh_version(table, key)
+                        } else {
+                            tag
+                        },
                         present: !is_absent(word),
                     });
                 }
@@ -220,6 +249,10 @@ impl<P> WorkerState<P> {
             StableRead::Busy => {
                 self.failed = Some(ConflictCause::ReadBusy);
                 Err(Conflict::at(ConflictCause::ReadBusy, table, key).into())
+            }
+            StableRead::Retired => {
+                self.failed = Some(ConflictCause::RecordRetired);
+                Err(Conflict::at(ConflictCause::RecordRetired, table, key).into())
             }
         }
     }

@@ -1,0 +1,319 @@
+//! Unlinking deleted records ("retiring" tombstones) under TicToc's logical time.
+//!
+//! A committed delete leaves its record in the index as an absent *tombstone*, because
+//! transactions that located the record earlier still hold pointers to it and validate against
+//! its word. Left there, tombstones pile up: TPC-C's Delivery scans NEW-ORDER from its oldest row
+//! and would walk every row ever delivered (until this module existed TicToc's TPC-C rate fell
+//! from 21K to 11K transactions/s between runs of 1 s and 9 s; `docs/results/nwr.md`). Silo
+//! unlinks them (`txlab_silo::retire`); this module does the same for TicToc, whose serial order
+//! is its computed commit timestamps, not physical time, which changes what unlinking must
+//! preserve.
+//!
+//! ## What unlinking must preserve
+//!
+//! A tombstone of key `k` installed at timestamp `d` and extended by its readers to `rts = R` says
+//! "`k` is absent over `[d, R]`, and the next version of `k` has a timestamp above `R`". Once the
+//! record is unlinked, a transaction that looks `k` up links a *fresh* record, never written
+//! (absent, history tag 0, `wts = rts = 0`), and a scan of `k`'s range does not visit anything.
+//! Neither carries `d` or `R`. Without more, a transaction could
+//! - read the fresh record's absence at a timestamp below `d`, where `k` was still present; or
+//! - write `k`'s next version at a timestamp at or below `R`, below reads of the tombstone; or
+//! - scan past `k` at a timestamp below `d` without seeing it.
+//!
+//! ## The retire floor
+//!
+//! Each table with an unlinking index keeps *floors*: timestamps raised by retirements, never
+//! lowered. Ordered tables have one per phantom stripe (so a scan finds the floor of every key it
+//! covers), hash tables [`HASH_FLOOR_SLOTS`] slots by key hash. Writing `F(k)` for `k`'s slot:
+//!
+//! ```text
+//! retirer    lock the tombstone (CAS from the unlocked word: R = rts, frozen while locked)
+//!            F(k) = max(F(k), R)                          (SeqCst fetch_max)
+//!            ordered table: announce on k's stripe        (SeqCst fetch_add of its version)
+//!            unlink k's record from the index; publish RETIRED (Release store, final)
+//! reader     of a never-written absent record (tag 0):  commit_ts >= F(k), loaded after the read
+//! writer     of a never-written record (its first write): commit_ts >= F(k) + 1, loaded after
+//!            locking
+//! scanner    per stripe s, before the traversal:  v0 = version(s); commit_ts >= F(s)  (SeqCst)
+//!            at validation (as before): abort unless version(s) == v0
+//! ```
+//!
+//! **Why it suffices.** Take a retired tombstone of `k` with `[d, R]` and a transaction `T` that
+//! uses `k`'s fresh record `f`. `T` found `f` in the index, so `f` was linked after the unlink, and
+//! the unlink happens-before `T`'s lookup (the index publishes links with release stores and
+//! finds them with acquire loads; a lookup that missed the old record synchronised with its
+//! removal). `T` loads `F(k)` after that lookup, so it sees at least `R` (the raise is sequenced
+//! before the unlink). So a reader of `f`'s absence commits at `>= R >= d`, where `k` is indeed
+//! absent, and the first version written to `f` commits above `R`, after every reader of the
+//! tombstone. Later versions of `f` are above that (TicToc's rule within one record).
+//! A scanner `S` that does not visit the old record either traversed after the unlink, which the
+//! stripe announce precedes, so `S`'s validation load of the version sees the announce and `S`
+//! aborts unless its first load `v0` saw it too, in which case its floor load (after `v0`, all
+//! `SeqCst`) sees the raise and `S` commits at `>= R`; or it traversed before the old record was
+//! linked at all, in which case the tombstone's first write (the key's insert) ordered it
+//! (`crate::stripe_clock`). A scanner that did visit the tombstone validates it like any read:
+//! valid if the tombstone's `rts` already covered its timestamp, otherwise it finds the word
+//! locked or [`RETIRED`] and aborts. The second epoch of waiting (below) is not needed for these
+//! arguments; it keeps recently deleted tombstones, which racing transactions most likely hold,
+//! in place, and it gives TicToc+NWR the property that every transaction which can meet `f` is of
+//! an epoch above the delete's (so an omitter, which sits at the start of its epoch or just
+//! before its pivot, is after `d`).
+//!
+//! Raising a floor only ever raises commit timestamps: a false abort at worst (an `rts`
+//! extension that now fails), never a wrong commit. Floors are shared by keys of one slot, which
+//! only raises more timestamps than needed.
+//!
+//! **TicToc+NWR.** An omitter never writes before the first version of a fresh record within that
+//! version's epoch: installing the first version of a never-written record marks it as read
+//! (`crate::commit`: the read-epoch word for `tictoc-nwr`, `TAG_PIVOT_READ` for
+//! `tictoc-nwr-single`), so that version is no pivot an omission can use. From the next epoch on,
+//! the pivot's predecessor is `f`'s version, above `R`. An omitter that reads `f`'s absence sits
+//! in an epoch above the delete's, so after `d`.
+//!
+//! ## Steps
+//!
+//! 1. **Queue.** A committing delete on a hash or ordered table pushes `(table, key, tag, epoch)`
+//!    onto its worker's [`RetireQueue`]: `tag` is the tombstone's install timestamp (unique among
+//!    the record's versions and above every earlier incarnation's, by the floor), `epoch` the
+//!    delete's epoch. Dense tables never unlink; user-supplied indexes may not, so neither queues.
+//! 2. **Wait two epochs.** At each transaction begin (guard pinned) the worker handles at most
+//!    [`BUDGET`] entries ([`LONG_BUDGET`] past [`LONG_QUEUE`]) whose `epoch + 2 <= E`.
+//! 3. **Retire.** Look the key up under the guard; read the record's word and tag consistently. If
+//!    the version is no longer the tombstone (another tag, present, or the record is retired), the
+//!    key lived on: drop the entry. If it is locked by a committer, requeue it. Otherwise CAS the
+//!    unlocked word to itself plus `LOCK` (so `R` is frozen), remember the tag for histories
+//!    ([`RetiredTags`]), raise the floor, announce on ordered tables, unlink, and store
+//!    [`RETIRED`].
+//!
+//! ## A retired record is never used again
+//!
+//! [`RETIRED`] is locked and final. A read that meets it aborts with
+//! `ConflictCause::RecordRetired`; a committer that meets it while locking its write set unlocks
+//! what it holds and aborts the same way; read validation fails on it (its `wts` is no version's).
+//! A retry looks the key up again and finds, or links, the fresh record. Entries still queued
+//! when a worker is dropped are forgotten: their tombstones stay (correct, merely unreclaimed).
+
+use crate::record::TicTocRecord;
+use crate::stripe_clock::StripeClocks;
+use crate::word::{LOCK, RETIRED, is_absent, is_locked, is_retired, rts};
+use crossbeam_epoch::Guard;
+use std::collections::VecDeque;
+use txlab_core::TableId;
+use txlab_core::history::RetiredTags;
+use txlab_core::storage::{Index, PhantomStripes};
+use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_storage::AnyIndex;
+
+/// Entries handled per transaction begin when the queue is short.
+pub const BUDGET: usize = 4;
+/// Queue length above which a begin handles [`LONG_BUDGET`] entries.
+pub const LONG_QUEUE: usize = 1024;
+/// Entries handled per begin when the queue is longer than [`LONG_QUEUE`].
+pub const LONG_BUDGET: usize = 64;
+/// How many epochs a tombstone waits before it may be unlinked.
+pub const GRACE_EPOCHS: u64 = 2;
+/// Floor slots of a hash table (keys share a slot by hash).
+pub const HASH_FLOOR_SLOTS: usize = 1024;
+
+/// One committed delete waiting to be unlinked (module docs, step 1).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetireEntry {
+    pub table: TableId,
+    pub key: u64,
+    /// The tombstone's install timestamp (its history tag, without marks).
+    pub tag: u64,
+    /// The delete's epoch.
+    pub epoch: u64,
+}
+
+/// A worker's queue of committed deletes, oldest first.
+#[derive(Debug, Default)]
+pub(crate) struct RetireQueue {
+    entries: VecDeque<RetireEntry>,
+    /// Tombstones this worker has unlinked (for tests).
+    pub retired: u64,
+}
+
+impl RetireQueue {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline]
+    pub fn push(&mut self, entry: RetireEntry) {
+        self.entries.push_back(entry);
+    }
+}
+
+/// Whether deletes on this index are queued for unlinking (module docs, step 1).
+#[inline]
+pub(crate) fn unlinks<R>(index: &AnyIndex<R>) -> bool {
+    matches!(index, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
+}
+
+/// The retire floors of one table (module docs): per phantom stripe for an ordered table, per
+/// hash slot for a hash table.
+#[derive(Debug)]
+pub(crate) struct RetireFloors {
+    slots: Box<[AtomicU64]>,
+    /// Ordered tables: slots are the phantom stripes (`PhantomStripes::stripe_of`).
+    by_stripe: bool,
+}
+
+impl RetireFloors {
+    /// Floors for an ordered table (`by_stripe`) or a hash table, all 0.
+    pub(crate) fn new(by_stripe: bool) -> Self {
+        let n = if by_stripe {
+            PhantomStripes::STRIPES
+        } else {
+            HASH_FLOOR_SLOTS
+        };
+        Self {
+            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
+            by_stripe,
+        }
+    }
+
+    /// The slot of `key`; `stripes` are the table's phantom stripes (`Some` for ordered tables).
+    #[inline]
+    fn slot(&self, key: u64, stripes: Option<&PhantomStripes>) -> &AtomicU64 {
+        let i = match stripes {
+            Some(s) if self.by_stripe => s.stripe_of(key) as usize,
+            _ => (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize,
+        };
+        &self.slots[i % self.slots.len()]
+    }
+
+    /// The floor of `key`'s slot (a `SeqCst` load; module docs).
+    #[inline]
+    pub(crate) fn of_key(&self, key: u64, stripes: Option<&PhantomStripes>) -> u64 {
+        self.slot(key, stripes).load(Ordering::SeqCst)
+    }
+
+    /// The floor of phantom stripe `stripe` (ordered tables; a `SeqCst` load).
+    #[inline]
+    pub(crate) fn of_stripe(&self, stripe: u32) -> u64 {
+        self.slots[stripe as usize % self.slots.len()].load(Ordering::SeqCst)
+    }
+
+    /// Raises `key`'s floor to at least `ts`.
+    #[inline]
+    fn raise(&self, key: u64, stripes: Option<&PhantomStripes>, ts: u64) {
+        self.slot(key, stripes).fetch_max(ts, Ordering::SeqCst);
+    }
+}
+
+/// What [`process`] needs of the engine for one table.
+pub(crate) struct TableRetire<'a, P> {
+    pub index: &'a AnyIndex<TicTocRecord<P>>,
+    pub floors: &'a RetireFloors,
+    pub stripes: Option<(&'a PhantomStripes, &'a StripeClocks)>,
+}
+
+/// Handles up to a budget of ready entries at the front of `queue` (module docs, steps 2-3).
+/// `global` is the current global epoch, `grace` is [`GRACE_EPOCHS`] (0 only in a test mutant),
+/// `table` finds a table's parts, `guard` is pinned for the whole call.
+pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
+    queue: &mut RetireQueue,
+    global: u64,
+    grace: u64,
+    table: impl Fn(TableId) -> Option<TableRetire<'a, P>>,
+    guard: &Guard,
+    history: Option<&RetiredTags>,
+    raise_floor: bool,
+) {
+    let budget = if queue.len() > LONG_QUEUE {
+        LONG_BUDGET
+    } else {
+        BUDGET
+    };
+    for _ in 0..budget {
+        let Some(&front) = queue.entries.front() else {
+            return;
+        };
+        if global < front.epoch + grace {
+            // The queue is in commit order, so later entries are not older.
+            return;
+        }
+        queue.entries.pop_front();
+        let outcome = match table(front.table) {
+            Some(t) => retire_one(&t, front, guard, history, raise_floor),
+            None => Retire::Revived,
+        };
+        match outcome {
+            Retire::Done => queue.retired += 1,
+            Retire::Revived => {}
+            Retire::Busy => queue.entries.push_back(front),
+        }
+    }
+}
+
+enum Retire {
+    /// Unlinked.
+    Done,
+    /// The key no longer holds this tombstone (rewritten, or already retired): nothing to do.
+    Revived,
+    /// A committer holds the record locked; try again later.
+    Busy,
+}
+
+fn retire_one<P: Default + Send + Sync + 'static>(
+    t: &TableRetire<'_, P>,
+    e: RetireEntry,
+    guard: &Guard,
+    history: Option<&RetiredTags>,
+    raise_floor: bool,
+) -> Retire {
+    let Ok(Some(rec)) = t.index.get(e.key, guard) else {
+        return Retire::Revived;
+    };
+    // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
+    let Some((word, tag)) = rec.stable_tag() else {
+        return if rec.is_retired() {
+            Retire::Revived
+        } else {
+            Retire::Busy
+        };
+    };
+    if tag != e.tag || !is_absent(word) {
+        return Retire::Revived;
+    }
+    debug_assert!(!is_locked(word));
+    // The word names one version (its wts only grows, and a changed rts changes the word): the
+    // CAS succeeds only if the tombstone is still current and no extension slipped in. From here
+    // on its rts is frozen (extensions need an unlocked word).
+    if rec
+        .word
+        .compare_exchange(word, word | LOCK, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return Retire::Busy;
+    }
+    if let Some(h) = history {
+        // Before the unlink: a fresh record can only be found after it.
+        h.remember(e.table, e.key, tag);
+    }
+    let stripes = t.stripes.map(|(s, _)| s);
+    if raise_floor {
+        t.floors.raise(e.key, stripes, rts(word));
+    }
+    if let Some((s, clocks)) = t.stripes {
+        clocks.announce_first_write(s.stripe_of(e.key));
+    }
+    // We hold the lock on a mapped record no other retirer can claim (queue entries name one
+    // tombstone), so this unlink removes it; built-in indexes cannot fail here.
+    let unlinked = t.index.unlink(e.key, rec, guard);
+    debug_assert!(
+        unlinked.is_ok(),
+        "unlinking a retired tombstone: {unlinked:?}"
+    );
+    rec.word.store(RETIRED, Ordering::Release);
+    debug_assert!(is_retired(rec.word.load(Ordering::Relaxed)));
+    Retire::Done
+}

@@ -1,0 +1,496 @@
+//! Retiring deleted records (`txlab_tictoc::retire`): tombstones leave their index two epochs
+//! after the delete; the key's fresh record is read and written above the retired tombstone's
+//! `rts` (the retire floor); transactions still holding the old record abort instead of using it
+//! unless the tombstone's interval already covers them. The threaded tests check recorded
+//! histories of all three TicToc engines with retirement running, and the mutant without the
+//! floor is caught.
+
+use std::sync::Arc;
+use std::time::Duration;
+use txlab_check::{CheckOptions, History, MemoryRecorder, check};
+use txlab_core::epoch::EpochConfig;
+use txlab_core::history::{Outcome, WriteKind};
+use txlab_core::{
+    AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps,
+    Worker,
+};
+use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
+
+const H: TableId = TableId(0); // hash
+const O: TableId = TableId(1); // ordered
+const D: TableId = TableId(2); // dense
+
+fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add(TableSpec::hash("hash", 8)).unwrap();
+    s.add(TableSpec::ordered("ordered", 8)).unwrap();
+    s.add(TableSpec::dense("dense", 8, 16)).unwrap();
+    s
+}
+
+fn db(config: TicTocConfig) -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let db = TicToc::with_recorder(&schema(), config, Arc::clone(&recorder)).unwrap();
+    (db, recorder)
+}
+
+fn v(x: u64) -> [u8; 8] {
+    x.to_le_bytes()
+}
+
+fn num(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().unwrap())
+}
+
+fn cause(e: TxError) -> ConflictCause {
+    match e {
+        TxError::Conflict(c) => c.cause,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+/// Begins and commits an empty transaction: lets `w` work on its retire queue.
+fn tick(w: &mut impl Worker) {
+    w.begin().commit().unwrap();
+}
+
+fn insert(w: &mut impl Worker, t: TableId, key: u64, val: u64) {
+    let mut tx = w.begin();
+    assert!(tx.insert(t, key, &v(val)).unwrap());
+    tx.commit().unwrap();
+}
+
+fn delete(w: &mut impl Worker, t: TableId, key: u64) {
+    let mut tx = w.begin();
+    assert!(tx.delete(t, key).unwrap());
+    tx.commit().unwrap();
+}
+
+/// Overwrites `(H, 1000)` `n` times, so its `wts` (and a reader's commit timestamp) grows.
+fn churn_timestamp(w: &mut impl Worker, n: u64) {
+    for i in 0..n {
+        let mut tx = w.begin();
+        tx.write(H, 1000, &v(i)).unwrap();
+        tx.commit().unwrap();
+    }
+}
+
+/// The committed writes of `(t, key)` as `(kind, tag)`, in tag order (the checker's version
+/// order).
+fn write_versions(history: &History, t: TableId, key: u64) -> Vec<(WriteKind, u64)> {
+    let mut out: Vec<(WriteKind, u64)> = history
+        .records()
+        .iter()
+        .filter(|r| r.outcome == Outcome::Committed)
+        .flat_map(|r| r.writes.iter())
+        .filter(|w| w.table == t && w.key == key)
+        .map(|w| (w.kind, w.version))
+        .collect();
+    out.sort_by_key(|&(_, ver)| ver);
+    out
+}
+
+fn assert_serializable(history: &History) {
+    let report = check(history, CheckOptions::serializable());
+    assert!(report.is_serializable(), "{report}");
+}
+
+#[test]
+fn a_tombstone_is_unlinked_two_epochs_after_its_delete_and_the_key_is_reusable() {
+    for t in [H, O] {
+        let (db, rec) = db(TicTocConfig::manual());
+        let mut w = db.worker().unwrap();
+        insert(&mut w, t, 5, 50);
+        delete(&mut w, t, 5);
+        assert_eq!(w.retire_backlog(), 1, "table {t:?}: the delete is queued");
+        tick(&mut w);
+        assert!(db.is_mapped(t, 5).unwrap(), "same epoch: still mapped");
+        assert!(db.epochs().advance());
+        tick(&mut w);
+        assert!(db.is_mapped(t, 5).unwrap(), "one epoch later: still mapped");
+        assert_eq!(w.retire_backlog(), 1);
+        assert!(db.epochs().advance());
+        tick(&mut w);
+        assert!(
+            !db.is_mapped(t, 5).unwrap(),
+            "table {t:?}: two epochs later the tombstone is gone"
+        );
+        assert_eq!(w.retire_backlog(), 0);
+        assert_eq!(w.retired_count(), 1);
+        assert_eq!(db.mapped_keys(t).unwrap(), 0);
+
+        // The key comes back in a fresh record.
+        let mut w2 = db.worker().unwrap();
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).unwrap(), None);
+        tx.commit().unwrap();
+        insert(&mut w2, t, 5, 51);
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).unwrap().map(num), Some(51));
+        tx.commit().unwrap();
+
+        let history = rec.take();
+        assert_serializable(&history);
+        // In timestamp order: insert, delete, re-insert (the fresh record's first write is above
+        // the tombstone's).
+        let versions = write_versions(&history, t, 5);
+        assert_eq!(
+            versions.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
+            [WriteKind::Put, WriteKind::Delete, WriteKind::Put],
+            "{versions:x?}"
+        );
+    }
+}
+
+#[test]
+fn dense_deletes_are_not_queued_and_a_rewritten_key_is_not_unlinked() {
+    let (db, _rec) = db(TicTocConfig::manual());
+    let mut w = db.worker().unwrap();
+    db.load(D, 3, &v(30)).unwrap();
+    delete(&mut w, D, 3);
+    assert_eq!(w.retire_backlog(), 0);
+    insert(&mut w, H, 9, 90);
+    delete(&mut w, H, 9);
+    insert(&mut w, H, 9, 91);
+    assert!(db.epochs().advance() && db.epochs().advance());
+    tick(&mut w);
+    assert_eq!(w.retire_backlog(), 0);
+    assert_eq!(
+        w.retired_count(),
+        0,
+        "the tombstone was replaced: nothing unlinked"
+    );
+    assert!(db.is_mapped(H, 9).unwrap());
+    let mut tx = w.begin();
+    assert_eq!(tx.read(H, 9).unwrap().map(num), Some(91));
+    tx.commit().unwrap();
+}
+
+#[test]
+fn the_fresh_record_is_written_above_the_retired_tombstones_rts() {
+    for t in [H, O] {
+        let (db, rec) = db(TicTocConfig::manual());
+        let mut deleter = db.worker().unwrap();
+        let mut reader = db.worker().unwrap();
+        insert(&mut deleter, t, 7, 70);
+        delete(&mut deleter, t, 7);
+        churn_timestamp(&mut deleter, 40);
+        // The reader sits at the hot record's wts (about 40 above the delete) and extends the
+        // tombstone's rts there.
+        let mut tx = reader.begin();
+        assert_eq!(tx.read(t, 7).unwrap(), None);
+        assert!(tx.read(H, 1000).unwrap().is_some());
+        tx.commit().unwrap();
+        assert!(db.epochs().advance() && db.epochs().advance());
+        tick(&mut deleter);
+        assert_eq!(deleter.retired_count(), 1);
+        let mut fresh = db.worker().unwrap();
+        insert(&mut fresh, t, 7, 71);
+        let history = rec.take();
+        assert_serializable(&history);
+        let versions = write_versions(&history, t, 7);
+        let hot = write_versions(&history, H, 1000).last().unwrap().1;
+        assert_eq!(versions.len(), 3, "{versions:?}");
+        assert!(
+            versions[2].1 > hot,
+            "table {t:?}: the re-insert ({}) commits above the tombstone's rts (>= {hot})",
+            versions[2].1
+        );
+    }
+}
+
+#[test]
+fn a_reader_of_the_retired_tombstone_commits_only_where_its_interval_covers_it() {
+    for t in [H, O] {
+        for needs_extension in [false, true] {
+            let (db, rec) = db(TicTocConfig::manual());
+            let mut deleter = db.worker().unwrap();
+            let mut reader = db.worker().unwrap();
+            insert(&mut deleter, t, 7, 70);
+            delete(&mut deleter, t, 7);
+            churn_timestamp(&mut deleter, 10);
+            assert!(db.epochs().advance());
+            let mut tx = reader.begin(); // active in epoch 2: holds the epoch below 4
+            assert_eq!(tx.read(t, 7).unwrap(), None, "reads the tombstone");
+            if needs_extension {
+                // A later version elsewhere lifts the reader above the tombstone's rts.
+                assert!(tx.read(H, 1000).unwrap().is_some());
+            }
+            assert!(db.epochs().advance());
+            tick(&mut deleter);
+            assert_eq!(deleter.retired_count(), 1, "table {t:?}");
+            assert!(!db.is_mapped(t, 7).unwrap());
+            let result = tx.commit();
+            if needs_extension {
+                assert_eq!(
+                    cause(result.unwrap_err()),
+                    ConflictCause::ReadValidation,
+                    "table {t:?}: the retired word cannot be extended"
+                );
+            } else {
+                result.expect("the tombstone's interval covers the reader's timestamp");
+            }
+            assert_serializable(&rec.take());
+        }
+    }
+}
+
+#[test]
+fn a_transaction_holding_the_retired_record_aborts_and_succeeds_on_retry() {
+    for t in [H, O] {
+        for blind in [false, true] {
+            let (db, rec) = db(TicTocConfig::manual());
+            let mut deleter = db.worker().unwrap();
+            let mut writer = db.worker().unwrap();
+            insert(&mut deleter, t, 7, 70);
+            delete(&mut deleter, t, 7);
+            assert!(db.epochs().advance());
+            let mut tx = writer.begin();
+            if blind {
+                tx.write(t, 7, &v(71)).unwrap();
+            } else {
+                assert!(tx.insert(t, 7, &v(71)).unwrap());
+            }
+            assert!(db.epochs().advance());
+            tick(&mut deleter);
+            assert_eq!(deleter.retired_count(), 1);
+            assert_eq!(
+                cause(tx.commit().unwrap_err()),
+                ConflictCause::RecordRetired,
+                "table {t:?}, blind {blind}"
+            );
+            // The retry finds the fresh record.
+            let mut tx = writer.begin();
+            if blind {
+                tx.write(t, 7, &v(72)).unwrap();
+            } else {
+                assert!(tx.insert(t, 7, &v(72)).unwrap());
+            }
+            tx.commit().unwrap();
+            let mut tx = deleter.begin();
+            assert_eq!(tx.read(t, 7).unwrap().map(num), Some(72));
+            tx.commit().unwrap();
+            assert_serializable(&rec.take());
+        }
+    }
+}
+
+#[test]
+fn a_scan_no_longer_visits_retired_tombstones_and_commits_above_them() {
+    let (db, rec) = db(TicTocConfig::manual());
+    let mut w = db.worker().unwrap();
+    for k in 0..20 {
+        insert(&mut w, O, k, k);
+    }
+    for k in 0..20 {
+        delete(&mut w, O, k);
+    }
+    assert_eq!(db.mapped_keys(O).unwrap(), 20, "tombstones stay at first");
+    assert!(db.epochs().advance() && db.epochs().advance());
+    for _ in 0..5 {
+        tick(&mut w); // BUDGET entries per begin
+    }
+    assert_eq!(w.retire_backlog(), 0);
+    assert_eq!(db.mapped_keys(O).unwrap(), 0);
+    // A scan that reads nothing else would sit at timestamp 0, before the inserts; the stripe's
+    // retire floor lifts it above the deletes.
+    let mut visited = 0;
+    let mut tx = w.begin();
+    tx.scan(O, 0, 100, &mut |_, _| {
+        visited += 1;
+        true
+    })
+    .unwrap();
+    tx.write(D, 1, &v(1)).unwrap();
+    tx.commit().unwrap();
+    assert_eq!(visited, 0);
+    let history = rec.take();
+    assert_serializable(&history);
+    let last_delete = write_versions(&history, O, 19).last().unwrap().1;
+    let scanner = write_versions(&history, D, 1)[0].1;
+    assert!(
+        scanner >= last_delete,
+        "the scanner ({scanner}) is ordered after the deletes it did not see ({last_delete})"
+    );
+}
+
+#[test]
+fn retiring_without_the_floor_is_caught() {
+    for t in [H, O] {
+        let config = TicTocConfig::manual().with_mutation(Mutation::RetireWithoutFloor);
+        let (db, rec) = db(config);
+        let mut deleter = db.worker().unwrap();
+        insert(&mut deleter, t, 1, 10);
+        churn_timestamp(&mut deleter, 20);
+        delete(&mut deleter, t, 1); // far above the fresh record's timestamps
+        assert!(db.epochs().advance() && db.epochs().advance());
+        tick(&mut deleter);
+        assert_eq!(deleter.retired_count(), 1);
+        let mut fresh = db.worker().unwrap();
+        insert(&mut fresh, t, 1, 11);
+        let history = rec.take();
+        let versions = write_versions(&history, t, 1);
+        assert_ne!(
+            versions.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
+            [WriteKind::Put, WriteKind::Delete, WriteKind::Put],
+            "the mutant should order the re-insert below the tombstone: {versions:?}"
+        );
+        let report = check(&history, CheckOptions::serializable());
+        assert!(
+            !report.is_serializable(),
+            "table {t:?}: the checker missed the broken order: {report}"
+        );
+    }
+}
+
+/// Keys of the threaded test's sliding window: few, so deletes, re-inserts and retirements
+/// collide; the window moves by half its width every [`WINDOW_TXNS`] transactions, so tombstones
+/// left behind get old enough to retire while transactions on the newer half still meet them.
+const KEYS: u64 = 8;
+const WINDOW_TXNS: u64 = 50;
+
+/// Threads run short transactions of inserts, deletes, reads, blind writes, read-modify-writes
+/// and scans on a hash and an ordered table while a background thread advances the epoch every
+/// 50 µs, so tombstones are retired while other transactions hold them. Returns whether the
+/// history is serializable, how many tombstones were retired, and the checker's report.
+fn churn<E, F>(build: F, threads: u64, txns: u64) -> (bool, u64, String)
+where
+    E: Engine + Sync,
+    for<'e> E::Worker<'e>: RetireCounts,
+    F: FnOnce(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
+{
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = build(&schema(), Arc::clone(&rec)).unwrap();
+    let retired: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let db = &db;
+                s.spawn(move || {
+                    let mut w = db.worker().unwrap();
+                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t + 1);
+                    let mut next = move || {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x
+                    };
+                    for i in 0..txns {
+                        let mut tx = w.begin();
+                        let body = (|| -> Result<(), TxError> {
+                            for op in 0..3 {
+                                let r = next();
+                                let table = if r & 1 == 0 { H } else { O };
+                                let key = (i / WINDOW_TXNS) * (KEYS / 2) + (r >> 1) % KEYS;
+                                let unique = (t << 40) | (i << 8) | op;
+                                match (r >> 8) % 7 {
+                                    0 | 1 => {
+                                        tx.insert(table, key, &v(unique))?;
+                                    }
+                                    2 | 3 => {
+                                        tx.delete(table, key)?;
+                                    }
+                                    4 => {
+                                        tx.read(table, key)?;
+                                    }
+                                    5 => tx.write(table, key, &v(unique))?,
+                                    _ if table == O => {
+                                        tx.scan(O, key, key + 2, &mut |_, _| true)?;
+                                    }
+                                    _ => {
+                                        tx.update(table, key, &mut |b| {
+                                            b.copy_from_slice(&v(unique))
+                                        })?;
+                                    }
+                                }
+                            }
+                            Ok(())
+                        })();
+                        if body.is_ok() {
+                            let _ = tx.commit();
+                        }
+                    }
+                    w.retired()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    });
+    drop(db);
+    let report = check(&rec.take(), CheckOptions::serializable());
+    (report.is_serializable(), retired, report.to_string())
+}
+
+/// The workers' retirement counter, over the three engines' worker types.
+trait RetireCounts {
+    fn retired(&self) -> u64;
+}
+
+impl<Rec: txlab_core::history::Recorder, Omit: txlab_tictoc::WriteOmission> RetireCounts
+    for txlab_tictoc::TicTocWorker<'_, Rec, Omit>
+{
+    fn retired(&self) -> u64 {
+        self.retired_count()
+    }
+}
+
+fn fast_epochs() -> TicTocConfig {
+    TicTocConfig::manual().with_epoch(EpochConfig::every(Duration::from_micros(50)).unwrap())
+}
+
+/// Runs [`churn`] in rounds, each on a fresh database with its history checked, until more than
+/// 10 tombstones were retired in all (at most 8 rounds: the background epoch thread may barely
+/// run on a loaded runner).
+fn churn_until_retired<E, F>(name: &str, build: F)
+where
+    E: Engine + Sync,
+    for<'e> E::Worker<'e>: RetireCounts,
+    F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
+{
+    let mut retired = 0;
+    for round in 0..8 {
+        let (ok, n, report) = churn(&build, 3, 4_000);
+        assert!(ok, "{name}, round {round}: {report}");
+        retired += n;
+        eprintln!("{name}, round {round}: retired {n}");
+        if retired > 10 {
+            return;
+        }
+    }
+    panic!("{name}: {retired} tombstones retired in 8 rounds: retirement was not exercised");
+}
+
+#[test]
+fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc() {
+    churn_until_retired("tictoc", |s, r| TicToc::with_recorder(s, fast_epochs(), r));
+}
+
+#[test]
+fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr() {
+    churn_until_retired("tictoc-nwr", |s, r| {
+        TicTocNwr::nwr_with_recorder(s, fast_epochs().with_ack(AckMode::EpochStable), r)
+    });
+}
+
+#[test]
+fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr_single() {
+    churn_until_retired("tictoc-nwr-single", |s, r| {
+        TicTocNwrSingle::nwr_single_with_recorder(
+            s,
+            fast_epochs().with_ack(AckMode::EpochStable),
+            r,
+        )
+    });
+}
+
+/// The threaded run catches the mutant without the floor too (a race: within a few rounds).
+#[test]
+fn concurrent_churn_catches_retiring_without_the_floor() {
+    let config = fast_epochs().with_mutation(Mutation::RetireWithoutFloor);
+    let caught =
+        (0..20).position(|_| !churn(|s, r| TicToc::with_recorder(s, config, r), 3, 3_000).0);
+    eprintln!("caught after {caught:?} rounds");
+    assert!(
+        caught.is_some(),
+        "20 rounds of the mutant looked serializable"
+    );
+}
