@@ -210,8 +210,11 @@ impl Recorder for NoRecorder {
 /// absent state *is* the state after the retired delete, so a read of an absent, tag-0 version of
 /// a key in this map reports the mapped tag instead ([`Self::fresh_version`]). The retirer
 /// updates the map before it unlinks, so any record found after the unlink reads the new entry.
-/// A reader that looks the map up late may find the tag of a *later* retirement of the key; that
-/// needs the record it read to have changed in between, so its read fails validation.
+/// The reader looks the map up right after its read, inside its transaction, and cannot find a
+/// *later* retirement of the key there: that would need the fresh record to be deleted after the
+/// read (in an epoch at least the reader's) and two epoch advances before the lookup, and the
+/// reader's active epoch holds the global epoch back to at most one above its own (both engines
+/// wait two epochs before unlinking).
 #[derive(Debug, Default)]
 pub struct RetiredTags {
     map: crate::sync::Mutex<std::collections::HashMap<(u16, u64), u64>>,

@@ -95,7 +95,8 @@ impl<P> TicTocRecord<P> {
     /// Copies the value into `out` consistently with the returned word (Algorithm 1's loop:
     /// `Acquire` load, relaxed copies, `Acquire` fence, relaxed re-load, retry unless equal and
     /// unlocked). Waits with backoff while the record is locked, up to `max_waits` rounds. The tag
-    /// is read inside the same window when `with_tag` is set.
+    /// is read inside the same window when `with_tag` is set or the version is absent (otherwise
+    /// the returned tag is 0).
     #[inline]
     pub(crate) fn read_stable(&self, out: &mut [u8], max_waits: u32, with_tag: bool) -> StableRead {
         let mut waits = 0u32;
@@ -106,7 +107,9 @@ impl<P> TicTocRecord<P> {
                 if w1 & ABSENT == 0 {
                     self.value.load_into(out);
                 }
-                let tag = if with_tag {
+                // An absent version's tag is always read (inside the window, so consistent with
+                // the word): tag 0 there means never written, which `crate::retire`'s floor needs.
+                let tag = if with_tag || w1 & ABSENT != 0 {
                     self.tag.load(Ordering::Relaxed) & !TAG_PIVOT_READ
                 } else {
                     0

@@ -31,7 +31,8 @@
 //!            F(k) = max(F(k), R)                          (SeqCst fetch_max)
 //!            ordered table: announce on k's stripe        (SeqCst fetch_add of its version)
 //!            unlink k's record from the index; publish RETIRED (Release store, final)
-//! reader     of a never-written absent record (tag 0):  commit_ts >= F(k), loaded after the read
+//! reader     of a never-written absent record (tag 0, read inside the seqlock window with the
+//!            word, recorder or not):  commit_ts >= F(k), loaded after the read
 //! writer     of a never-written record (its first write): commit_ts >= F(k) + 1, loaded after
 //!            locking
 //! scanner    per stripe s, before the traversal:  v0 = version(s); commit_ts >= F(s)  (SeqCst)
@@ -53,11 +54,12 @@
 //! linked at all, in which case the tombstone's first write (the key's insert) ordered it
 //! (`crate::stripe_clock`). A scanner that did visit the tombstone validates it like any read:
 //! valid if the tombstone's `rts` already covered its timestamp, otherwise it finds the word
-//! locked or [`RETIRED`] and aborts. The second epoch of waiting (below) is not needed for these
-//! arguments; it keeps recently deleted tombstones, which racing transactions most likely hold,
-//! in place, and it gives TicToc+NWR the property that every transaction which can meet `f` is of
+//! locked or [`RETIRED`] and aborts. The timestamp arguments above do not use the two epochs of
+//! waiting (below); other parts do: TicToc+NWR needs every transaction that can meet `f` to be of
 //! an epoch above the delete's (so an omitter, which sits at the start of its epoch or just
-//! before its pivot, is after `d`).
+//! before its pivot, is after `d`), and recorded histories need a reader's lookup of
+//! [`RetiredTags`] not to find a later retirement (`txlab_core::history::RetiredTags`). The wait
+//! also keeps recently deleted tombstones, which racing transactions most likely hold, in place.
 //!
 //! Raising a floor only ever raises commit timestamps: a false abort at worst (an `rts`
 //! extension that now fails), never a wrong commit. Floors are shared by keys of one slot, which
@@ -238,7 +240,8 @@ pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
             return;
         };
         if global < front.epoch + grace {
-            // The queue is in commit order, so later entries are not older.
+            // The queue is in commit order (but for busy entries requeued at the back, which
+            // this only delays), so later entries are not older.
             return;
         }
         queue.entries.pop_front();

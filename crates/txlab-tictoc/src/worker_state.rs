@@ -4,7 +4,6 @@
 //! crossbeam-epoch guard and records are never freed while a guard that could see them is pinned
 //! (`txlab_core::storage` invariant 1). Every set is cleared before the guard is dropped.
 
-use crate::record::TAG_PIVOT_READ;
 use crate::record::{StableRead, TicTocRecord};
 use crate::word::is_absent;
 use txlab_core::history::{ReadEvent, Recorder, RetiredTags, ScanEvent, WriteEvent};
@@ -208,18 +207,11 @@ impl<P> WorkerState<P> {
         if self.rbuf.len() < vs {
             self.rbuf.resize(vs, 0);
         }
-        let with_tag = Rec::ENABLED || keep_tags;
-        match r.read_stable(&mut self.rbuf[..vs], max_waits, with_tag) {
+        match r.read_stable(&mut self.rbuf[..vs], max_waits, Rec::ENABLED || keep_tags) {
             StableRead::Ok { word, tag } => {
-                // Never written: tag 0. Without `with_tag` the tag is loaded now; it can only have
-                // left 0 if the version was replaced since, which fails validation anyway (tags
-                // are published before the word, and a record's tags never return to 0).
-                let fresh = is_absent(word)
-                    && if with_tag {
-                        tag == 0
-                    } else {
-                        r.tag.load(txlab_core::sync::Ordering::Relaxed) & !TAG_PIVOT_READ == 0
-                    };
+                // Never written: absent with tag 0 (`read_stable` reads an absent version's tag
+                // inside its seqlock window, recorder or not).
+                let fresh = is_absent(word) && tag == 0;
                 if fresh {
                     self.ts_floor = self.ts_floor.max(retire_floor());
                 }

@@ -320,9 +320,8 @@ fn retiring_without_the_floor_is_caught() {
         let config = TicTocConfig::manual().with_mutation(Mutation::RetireWithoutFloor);
         let (db, rec) = db(config);
         let mut deleter = db.worker().unwrap();
-        insert(&mut deleter, t, 1, 10);
-        churn_timestamp(&mut deleter, 20);
-        delete(&mut deleter, t, 1); // far above the fresh record's timestamps
+        insert(&mut deleter, t, 1, 10); // at 1
+        delete(&mut deleter, t, 1); // at 2; the mutant's re-insert lands at 1 again
         assert!(db.epochs().advance() && db.epochs().advance());
         tick(&mut deleter);
         assert_eq!(deleter.retired_count(), 1);
@@ -341,6 +340,94 @@ fn retiring_without_the_floor_is_caught() {
             "table {t:?}: the checker missed the broken order: {report}"
         );
     }
+}
+
+/// The schedule that needs the read floor (found in review): `T` reads `j0`; `X`, which read
+/// `m0` (whose `rts` an earlier reader raised to 5), overwrites `j` at 1 without validating `m0`;
+/// `D` overwrote `m` and deleted `k` at 6; after `k`'s tombstone is retired, `T` reads `k`'s
+/// fresh record. `T` saw `D`'s delete but neither `X`'s write nor, through `X`, `D`'s write of
+/// `m`: `T -rw(j)-> X -rw(m)-> D -wr(k)-> T`. With the floor `T` commits at 6 or above, where
+/// `j0` is no longer valid, so it aborts; without it `T` commits at 0. Returns `T`'s commit
+/// result.
+fn fresh_read_cycle<E: Engine + TestEngine>(db: &E) -> Result<(), ConflictCause> {
+    let (k, j, m, hot) = (1u64, 2u64, 3u64, 1000u64);
+    for key in [k, j, m, hot] {
+        db.load(H, key, &v(0)).unwrap();
+    }
+    let mut d = db.worker().unwrap();
+    let mut x = db.worker().unwrap();
+    let mut t = db.worker().unwrap();
+    for i in 1..=5 {
+        let mut tx = d.begin();
+        tx.write(H, hot, &v(i)).unwrap();
+        tx.commit().unwrap();
+    }
+    let mut tx = d.begin(); // U: lifts rts(m0) to 5
+    tx.read(H, m).unwrap();
+    tx.read(H, hot).unwrap();
+    tx.commit().unwrap();
+    let mut tx_x = x.begin();
+    assert!(tx_x.read(H, m).unwrap().is_some());
+    let mut tx = d.begin(); // D: commits at rts(m0) + 1 = 6
+    assert!(tx.delete(H, k).unwrap());
+    tx.update(H, m, &mut |b| b.copy_from_slice(&v(6))).unwrap();
+    tx.commit().unwrap();
+    assert!(
+        db.epochs_advance(),
+        "X holds epoch e: e -> e + 1 is allowed"
+    );
+    let mut tx_t = t.begin();
+    assert!(tx_t.read(H, j).unwrap().is_some());
+    tx_x.write(H, j, &v(1)).unwrap();
+    tx_x.commit().unwrap(); // at rts(j0) + 1 = 1; its read of m0 (rts 5) needs no validation
+    assert!(
+        db.epochs_advance(),
+        "T holds e + 1: e + 1 -> e + 2 is allowed"
+    );
+    let tx = d.begin(); // D's worker unlinks k's tombstone
+    tx.commit().unwrap();
+    assert!(!db.is_mapped_key(H, k), "the tombstone was retired");
+    assert_eq!(tx_t.read(H, k).unwrap(), None, "T reads k's fresh record");
+    tx_t.commit().map(drop).map_err(cause)
+}
+
+/// What [`fresh_read_cycle`] needs of an engine beyond `Engine`.
+trait TestEngine {
+    fn epochs_advance(&self) -> bool;
+    fn is_mapped_key(&self, t: TableId, key: u64) -> bool;
+}
+
+impl<Rec: txlab_core::history::Recorder, Omit: txlab_tictoc::WriteOmission> TestEngine
+    for TicToc<Rec, Omit>
+{
+    fn epochs_advance(&self) -> bool {
+        self.epochs().advance()
+    }
+    fn is_mapped_key(&self, t: TableId, key: u64) -> bool {
+        self.is_mapped(t, key).unwrap()
+    }
+}
+
+#[test]
+fn a_read_of_a_fresh_record_commits_above_the_retired_delete_with_and_without_a_recorder() {
+    let plain = TicToc::new(&schema(), TicTocConfig::manual()).unwrap();
+    assert_eq!(
+        fresh_read_cycle(&plain),
+        Err(ConflictCause::ReadValidation),
+        "no recorder (the benchmark build)"
+    );
+    let (recorded, rec) = db(TicTocConfig::manual());
+    assert_eq!(
+        fresh_read_cycle(&recorded),
+        Err(ConflictCause::ReadValidation),
+        "with a recorder"
+    );
+    assert_serializable(&rec.take());
+    // Without the floor T commits, and the checker finds the cycle.
+    let (mutant, rec) = db(TicTocConfig::manual().with_mutation(Mutation::RetireWithoutFloor));
+    assert_eq!(fresh_read_cycle(&mutant), Ok(()));
+    let report = check(&rec.take(), CheckOptions::serializable());
+    assert!(!report.is_serializable(), "{report}");
 }
 
 /// Keys of the threaded test's sliding window: few, so deletes, re-inserts and retirements
