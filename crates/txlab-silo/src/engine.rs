@@ -275,7 +275,7 @@ impl<Rec: Recorder, W: WriteOmission> SiloWorker<'_, Rec, W> {
     /// Number of deleted records this worker has unlinked from their index.
     #[doc(hidden)]
     pub fn retired_count(&self) -> u64 {
-        self.retire.retired
+        self.retire.retired()
     }
 }
 

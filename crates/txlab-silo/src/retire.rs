@@ -9,13 +9,13 @@
 //! ## Protocol
 //!
 //! 1. **Queue.** A committing transaction that installs a delete on a hash or ordered table pushes
-//!    `(table, key, tombstone word)` onto its worker's [`RetireQueue`] (a `VecDeque` whose
-//!    capacity is reused). The tombstone's epoch `e_d` is `epoch_of(word)`. Dense tables keep
-//!    their records for the index's lifetime (their unlink is a no-op) and user-supplied
+//!    `(table, key, tombstone word)` onto its worker's [`RetireQueue`]
+//!    (`txlab_core::retire_queue`). The tombstone's epoch `e_d` is `epoch_of(word)`. Dense tables
+//!    keep their records for the index's lifetime (their unlink is a no-op) and user-supplied
 //!    (`AnyIndex::Custom`) indexes may not unlink at all, so neither is queued.
 //! 2. **Wait two epochs.** At the start of each transaction (after pinning its guard) the worker
-//!    looks at the front of its queue and handles at most [`BUDGET`] entries (more when the queue
-//!    is long) whose `e_d + 2 <= E` (`E` the global epoch).
+//!    looks at the front of its queue and handles a few entries (`txlab_core::retire_queue`'s
+//!    budget, more when the queue is long) whose `e_d + 2 <= E` (`E` the global epoch).
 //! 3. **Retire.** Under the pinned guard the worker looks the key up again
 //!    (`Index::get`). If the key maps to a record whose word is exactly the tombstone word, it
 //!    CASes that word to `word | RETIRED | LOCK`; if the word is `word | LOCK` (a committer holds
@@ -73,21 +73,13 @@
 use crate::record::SiloRecord;
 use crate::tid::{LOCK, RETIRED, epoch_of, tag};
 use crossbeam_epoch::Guard;
-use std::collections::VecDeque;
 use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
+pub use txlab_core::retire_queue::GRACE_EPOCHS;
+use txlab_core::retire_queue::Retire;
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_storage::{AnyIndex, Tables};
-
-/// Entries handled per transaction begin when the queue is short.
-pub const BUDGET: usize = 4;
-/// Queue length above which a begin handles [`LONG_BUDGET`] entries.
-pub const LONG_QUEUE: usize = 1024;
-/// Entries handled per begin when the queue is longer than [`LONG_QUEUE`].
-pub const LONG_BUDGET: usize = 64;
-/// How many epochs a tombstone waits before it may be unlinked.
-pub const GRACE_EPOCHS: u64 = 2;
 
 /// One committed delete waiting to be unlinked.
 #[derive(Debug, Clone, Copy)]
@@ -99,30 +91,8 @@ pub(crate) struct RetireEntry {
     pub word: u64,
 }
 
-/// A worker's queue of committed deletes, oldest first.
-#[derive(Debug, Default)]
-pub(crate) struct RetireQueue {
-    entries: VecDeque<RetireEntry>,
-    /// Tombstones this worker has unlinked (for tests).
-    pub retired: u64,
-}
-
-impl RetireQueue {
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    #[inline]
-    pub fn push(&mut self, entry: RetireEntry) {
-        self.entries.push_back(entry);
-    }
-}
+/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
+pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
 
 /// Whether deletes on this index are queued for unlinking (see the module docs, step 1).
 #[inline]
@@ -130,9 +100,9 @@ pub(crate) fn unlinks<R>(index: &AnyIndex<R>) -> bool {
     matches!(index, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
 }
 
-/// Handles up to a budget of ready entries at the front of `queue` (module docs, steps 2-3).
-/// `global` is the current global epoch; `grace` is [`GRACE_EPOCHS`] (smaller only in a test
-/// mutant); `guard` is pinned for the whole call.
+/// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
+/// `txlab_core::retire_queue`'s). `global` is the current global epoch; `grace` is
+/// [`GRACE_EPOCHS`] (smaller only in a test mutant); `guard` is pinned for the whole call.
 pub(crate) fn process<P: Default + Send + Sync + 'static>(
     tables: &Tables<SiloRecord<P>>,
     queue: &mut RetireQueue,
@@ -141,35 +111,12 @@ pub(crate) fn process<P: Default + Send + Sync + 'static>(
     guard: &Guard,
     history: Option<&RetiredTags>,
 ) {
-    let budget = if queue.len() > LONG_QUEUE {
-        LONG_BUDGET
-    } else {
-        BUDGET
-    };
-    for _ in 0..budget {
-        let Some(&front) = queue.entries.front() else {
-            return;
-        };
-        if global < epoch_of(front.word) + grace {
-            // The queue is in commit order, so later entries are not older.
-            return;
-        }
-        queue.entries.pop_front();
-        match retire_one(tables, front, guard, history) {
-            Retire::Done => queue.retired += 1,
-            Retire::Revived => {}
-            Retire::Busy => queue.entries.push_back(front),
-        }
-    }
-}
-
-enum Retire {
-    /// Unlinked.
-    Done,
-    /// The key no longer holds this tombstone (re-inserted, or already gone): nothing to do.
-    Revived,
-    /// A committer holds the tombstone locked; try again later.
-    Busy,
+    queue.process(
+        global,
+        grace,
+        |e| epoch_of(e.word),
+        |e| retire_one(tables, e, guard, history),
+    );
 }
 
 fn retire_one<P: Default + Send + Sync + 'static>(

@@ -345,7 +345,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicTocWorker<'_, Rec, Omit> {
     /// Number of deleted records this worker has unlinked from their index.
     #[doc(hidden)]
     pub fn retired_count(&self) -> u64 {
-        self.retire.retired
+        self.retire.retired()
     }
 }
 

@@ -78,8 +78,8 @@
 //!    onto its worker's [`RetireQueue`]: `tag` is the tombstone's install timestamp (unique among
 //!    the record's versions and above every earlier incarnation's, by the floor), `epoch` the
 //!    delete's epoch. Dense tables never unlink; user-supplied indexes may not, so neither queues.
-//! 2. **Wait two epochs.** At each transaction begin (guard pinned) the worker handles at most
-//!    [`BUDGET`] entries ([`LONG_BUDGET`] past [`LONG_QUEUE`]) whose `epoch + 2 <= E`.
+//! 2. **Wait two epochs.** At each transaction begin (guard pinned) the worker handles a few
+//!    entries (`txlab_core::retire_queue`'s budget) whose `epoch + 2 <= E`.
 //! 3. **Retire.** Look the key up under the guard; read the record's word and tag consistently. If
 //!    the version is no longer the tombstone (another tag, present, or the record is retired), the
 //!    key lived on: drop the entry. If it is locked by a committer, requeue it. Otherwise CAS the
@@ -99,21 +99,13 @@ use crate::record::TicTocRecord;
 use crate::stripe_clock::StripeClocks;
 use crate::word::{LOCK, RETIRED, is_absent, is_locked, is_retired, rts};
 use crossbeam_epoch::Guard;
-use std::collections::VecDeque;
 use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
+use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_storage::AnyIndex;
 
-/// Entries handled per transaction begin when the queue is short.
-pub const BUDGET: usize = 4;
-/// Queue length above which a begin handles [`LONG_BUDGET`] entries.
-pub const LONG_QUEUE: usize = 1024;
-/// Entries handled per begin when the queue is longer than [`LONG_QUEUE`].
-pub const LONG_BUDGET: usize = 64;
-/// How many epochs a tombstone waits before it may be unlinked.
-pub const GRACE_EPOCHS: u64 = 2;
 /// Floor slots of a hash table (keys share a slot by hash).
 pub const HASH_FLOOR_SLOTS: usize = 1024;
 
@@ -128,30 +120,8 @@ pub(crate) struct RetireEntry {
     pub epoch: u64,
 }
 
-/// A worker's queue of committed deletes, oldest first.
-#[derive(Debug, Default)]
-pub(crate) struct RetireQueue {
-    entries: VecDeque<RetireEntry>,
-    /// Tombstones this worker has unlinked (for tests).
-    pub retired: u64,
-}
-
-impl RetireQueue {
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    #[inline]
-    pub fn push(&mut self, entry: RetireEntry) {
-        self.entries.push_back(entry);
-    }
-}
+/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
+pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
 
 /// Whether deletes on this index are queued for unlinking (module docs, step 1).
 #[inline]
@@ -218,52 +188,26 @@ pub(crate) struct TableRetire<'a, P> {
     pub stripes: Option<(&'a PhantomStripes, &'a StripeClocks)>,
 }
 
-/// Handles up to a budget of ready entries at the front of `queue` (module docs, steps 2-3).
-/// `global` is the current global epoch, `grace` is [`GRACE_EPOCHS`] (0 only in a test mutant),
-/// `table` finds a table's parts, `guard` is pinned for the whole call.
+/// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
+/// `txlab_core::retire_queue`'s). `global` is the current global epoch, `table` finds a table's
+/// parts, `guard` is pinned for the whole call.
 pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
     queue: &mut RetireQueue,
     global: u64,
-    grace: u64,
     table: impl Fn(TableId) -> Option<TableRetire<'a, P>>,
     guard: &Guard,
     history: Option<&RetiredTags>,
     raise_floor: bool,
 ) {
-    let budget = if queue.len() > LONG_QUEUE {
-        LONG_BUDGET
-    } else {
-        BUDGET
-    };
-    for _ in 0..budget {
-        let Some(&front) = queue.entries.front() else {
-            return;
-        };
-        if global < front.epoch + grace {
-            // The queue is in commit order (but for busy entries requeued at the back, which
-            // this only delays), so later entries are not older.
-            return;
-        }
-        queue.entries.pop_front();
-        let outcome = match table(front.table) {
-            Some(t) => retire_one(&t, front, guard, history, raise_floor),
+    queue.process(
+        global,
+        GRACE_EPOCHS,
+        |e| e.epoch,
+        |e| match table(e.table) {
+            Some(t) => retire_one(&t, e, guard, history, raise_floor),
             None => Retire::Revived,
-        };
-        match outcome {
-            Retire::Done => queue.retired += 1,
-            Retire::Revived => {}
-            Retire::Busy => queue.entries.push_back(front),
-        }
-    }
-}
-
-enum Retire {
-    /// Unlinked.
-    Done,
-    /// The key no longer holds this tombstone (rewritten, or already retired): nothing to do.
-    Revived,
-    /// A committer holds the record locked; try again later.
-    Busy,
+        },
+    );
 }
 
 fn retire_one<P: Default + Send + Sync + 'static>(

@@ -37,7 +37,6 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
             crate::retire::process(
                 &mut w.retire,
                 w.epoch.global(),
-                crate::retire::GRACE_EPOCHS,
                 |t| engine.table_retire(t),
                 &guard,
                 Rec::ENABLED.then_some(&engine.retired_tags),
