@@ -22,6 +22,7 @@ pub mod epoch;
 pub mod error;
 pub mod history;
 pub mod program;
+pub mod retire_floor;
 pub mod retire_queue;
 pub mod retry;
 pub mod storage;

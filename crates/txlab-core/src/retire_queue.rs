@@ -35,6 +35,8 @@ pub enum Retire {
 pub struct RetireQueue<E> {
     entries: VecDeque<E>,
     retired: u64,
+    /// `retired` at the last [`RetireQueue::take_unreported`].
+    reported: u64,
 }
 
 impl<E> Default for RetireQueue<E> {
@@ -42,6 +44,7 @@ impl<E> Default for RetireQueue<E> {
         Self {
             entries: VecDeque::new(),
             retired: 0,
+            reported: 0,
         }
     }
 }
@@ -63,6 +66,15 @@ impl<E: Copy> RetireQueue<E> {
     #[inline]
     pub fn retired(&self) -> u64 {
         self.retired
+    }
+
+    /// Tombstones unlinked since the last call (for a worker's `retired_tombstones` counter,
+    /// `Worker::drain_counters`).
+    #[inline]
+    pub fn take_unreported(&mut self) -> u64 {
+        let n = self.retired - self.reported;
+        self.reported = self.retired;
+        n
     }
 
     /// Queues a committed delete.

@@ -488,27 +488,6 @@ pub fn run_notes(records: &[RunRecord], machine: &MachineInfo) -> Vec<String> {
             machine.record_layout
         ));
     }
-    let mut growing: Vec<&str> = records
-        .iter()
-        .filter(|r| {
-            r.workload == WorkloadKind::Tpcc.name()
-                && Protocol::ALL
-                    .iter()
-                    .any(|p| p.name() == r.protocol && p.keeps_tombstones())
-        })
-        .map(|r| r.protocol.as_str())
-        .collect();
-    growing.sort_unstable();
-    growing.dedup();
-    if !growing.is_empty() {
-        notes.push(format!(
-            "{} {} deleted records as tombstones, which TPC-C's Delivery scan walks: their TPC-C \
-             throughput falls as a run gets longer (Silo and TicToc unlink them; \
-             docs/results/nwr.md, \"Twelfth session\"); compare runs of equal duration only",
-            growing.join(", "),
-            if growing.len() == 1 { "keeps" } else { "keep" },
-        ));
-    }
     notes
 }
 
@@ -632,34 +611,11 @@ mod tests {
             on("ycsb-a", "silo"),
             on("tpcc", "silo"),
             on("ycsb-b", "tictoc"),
+            on("tpcc", "tictoc"),
+            on("tpcc", "mvto"),
+            on("tpcc", "mvto-nwr"),
         ];
         assert!(run_notes(&runs, &machine(true, "packed")).is_empty());
-    }
-
-    #[test]
-    fn tpcc_on_engines_that_keep_tombstones_is_flagged_once_per_engine() {
-        let runs = [
-            on("tpcc", "silo"),
-            on("tpcc", "mvto"),
-            on("tpcc", "tictoc"),
-            on("tpcc", "mvto-nwr"),
-            on("tpcc", "mvto"),
-            on("ycsb-b", "mvto-nwr-single"),
-        ];
-        let notes = run_notes(&runs, &machine(true, "packed"));
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(
-            notes[0].starts_with("mvto, mvto-nwr keep deleted records"),
-            "{}",
-            notes[0]
-        );
-        assert!(!notes[0].contains("silo,") && !notes[0].contains("tictoc,"));
-        let one = run_notes(&[on("tpcc", "mvto")], &machine(true, "packed"));
-        assert!(
-            one[0].starts_with("mvto keeps deleted records"),
-            "{}",
-            one[0]
-        );
     }
 
     #[test]

@@ -130,30 +130,6 @@ impl Protocol {
         }
     }
 
-    /// Whether the engine leaves deleted records in ordered and hash indexes as tombstones that
-    /// scans walk (MVTO's family). Silo's and TicToc's families unlink them
-    /// (`txlab_silo::retire`, `txlab_tictoc::retire`); the batch pipeline's storage has no scans.
-    pub fn keeps_tombstones(self) -> bool {
-        match self {
-            Protocol::Mvto | Protocol::MvtoNwr | Protocol::MvtoNwrSingle => true,
-            #[cfg(feature = "mutants")]
-            Protocol::SiloMutantSkipReadValidation => false,
-            Protocol::Silo
-            | Protocol::SiloNwr
-            | Protocol::SiloNwrSingle
-            | Protocol::TicToc
-            | Protocol::TicTocNwr
-            | Protocol::TicTocNwrSingle
-            | Protocol::SiloTa
-            | Protocol::BatchBase
-            | Protocol::BatchBatch
-            | Protocol::BatchSr
-            | Protocol::BatchVc
-            | Protocol::BatchSrvc
-            | Protocol::Noop => false,
-        }
-    }
-
     /// One line for `txlab list`.
     pub fn description(self) -> &'static str {
         match self {

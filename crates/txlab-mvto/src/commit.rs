@@ -59,10 +59,9 @@
 //! after T read past it (the `rts` check), which is the MVTO correctness condition (Bernstein,
 //! Hadzilacos, Goodman, "Concurrency Control and Recovery in Database Systems", §5.5).
 
-use crate::engine::Mvto;
 use crate::gc;
 use crate::nwr::{self, NwrView};
-use crate::record::{Visible, deref};
+use crate::record::{LinkRefused, Visible, deref};
 use crate::timestamp::epoch_of;
 use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
@@ -142,27 +141,6 @@ fn write_check(new: &Version, ts: u64, guard: &crossbeam_epoch::Guard) -> Result
     Ok(true)
 }
 
-/// The scan timestamp of the stripe of `key`, for ordered tables.
-#[inline]
-fn stripe_scan_ts<Rec: Recorder, W: WriteOmission>(
-    engine: &Mvto<Rec, W>,
-    table: txlab_core::TableId,
-    key: u64,
-) -> u64 {
-    let Some(rts) = engine.stripe_rts[table.0 as usize].as_deref() else {
-        return 0;
-    };
-    let Some(stripes) = engine
-        .tables
-        .get(table)
-        .ok()
-        .and_then(|i| i.phantom_stripes())
-    else {
-        return 0;
-    };
-    rts[stripes.stripe_of(key) as usize].load(Ordering::SeqCst)
-}
-
 /// Runs the commit protocol on `tx` (see the module docs).
 pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     tx: &mut MvtoTxn<'_, '_, Rec, W>,
@@ -171,7 +149,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     let skip = Skips::of(&engine.config);
     let ts = tx.ts;
     let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
-    let scan_ts = |table, key| stripe_scan_ts(engine, table, key);
+    let scan_ts = |table, key| engine.absent_floor(table, key);
 
     // Phase 0, single-write omitters (`mvto-nwr-single`): no merge anywhere; a lone blind
     // write may be omitted just below a pivot (`crate::nwr`, "Single-write omitters").
@@ -238,7 +216,15 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             guard,
         ) {
             Ok(linked) => linked,
-            Err(_) => {
+            Err(LinkRefused::Retired) => {
+                failure = Some(Failure::Conflict(Conflict::at(
+                    ConflictCause::RecordRetired,
+                    wr.table,
+                    wr.key,
+                )));
+                break;
+            }
+            Err(LinkRefused::Duplicate) => {
                 failure = Some(Failure::Internal(format!(
                     "mvto: timestamp {ts:#x} already has a version of table {} key {}",
                     wr.table.0, wr.key
@@ -268,7 +254,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                         txlab_nwr::pivot::PRE_EPOCH,
                     );
                 }
-                Some(stripe_scan_ts(engine, wr.table, wr.key)).filter(|&r| r > ts)
+                Some(engine.absent_floor(wr.table, wr.key)).filter(|&r| r > ts)
             }
             Ok(false) => None,
         };
@@ -286,18 +272,13 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     // Phase 2: validate the read set and the node (stripe) set.
     if failure.is_none() {
         for r in st.reads.iter() {
-            let still = match record(r.rec).visible(ts, Ordering::SeqCst, guard) {
-                Visible::Committed(v) => std::ptr::eq(v, r.version),
-                Visible::Pending(_) | Visible::Nothing => false,
+            let cause = match record(r.rec).visible(ts, Ordering::SeqCst, guard) {
+                Visible::Committed(v) if std::ptr::eq(v, r.version) => continue,
+                Visible::Retired => ConflictCause::RecordRetired,
+                _ => ConflictCause::ReadValidation,
             };
-            if !still {
-                failure = Some(Failure::Conflict(Conflict::at(
-                    ConflictCause::ReadValidation,
-                    r.table,
-                    r.key,
-                )));
-                break;
-            }
+            failure = Some(Failure::Conflict(Conflict::at(cause, r.table, r.key)));
+            break;
         }
     }
     if failure.is_none() {
@@ -348,6 +329,21 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         w.nwr.commits_baseline += 1;
     }
     if !read_only {
+        for wr in st.writes.iter() {
+            if wr.kind == WriteKind::Delete
+                && engine
+                    .tables
+                    .get(wr.table)
+                    .is_ok_and(|i| i.unlinks_deleted_records())
+            {
+                w.retire.push(crate::retire::RetireEntry {
+                    table: wr.table,
+                    key: wr.key,
+                    wts: ts,
+                    epoch: epoch_of(ts),
+                });
+            }
+        }
         st.since_horizon += 1;
         let horizon = if st.since_horizon >= engine.config.horizon_interval {
             st.since_horizon = 0;

@@ -25,6 +25,9 @@ pub enum Mutation {
     /// transaction's own timestamp, instead of at the pivot's (no `rts` raise)
     /// (`txlab_nwr::NwrMutation::ValidateReadsBeforePivot`).
     NwrValidateReadsBeforePivot,
+    /// Unlink deleted records without raising the key's absent floor (`crate::retire`): a key's
+    /// fresh record may then get a version below reads of its retired tombstone.
+    RetireWithoutFloor,
 }
 
 /// Largest accepted value of the interval settings of [`MvtoConfig`].
@@ -69,6 +72,16 @@ impl Default for MvtoConfig {
 }
 
 impl MvtoConfig {
+    /// Whether retirements raise the absent floor (`crate::retire`; always, but for a mutant).
+    #[inline(always)]
+    pub(crate) fn retire_raises_floor(&self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self.mutation == Some(Mutation::RetireWithoutFloor) {
+            return false;
+        }
+        true
+    }
+
     /// Epochs advanced by hand and acknowledgement at commit: what deterministic tests want.
     pub fn manual() -> Self {
         Self {

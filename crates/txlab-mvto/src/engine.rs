@@ -2,13 +2,15 @@
 
 use crate::config::MvtoConfig;
 use crate::record::MvtoRecord;
+use crate::retire::{AbsentFloor, RetireQueue, TableRetire};
 use crate::timestamp::{Clocks, LocalClock, MAX_WORKERS};
 use crate::txn::MvtoTxn;
 use crate::worker_state::WorkerState;
 use crossbeam_utils::CachePadded;
 use std::marker::PhantomData;
 use txlab_core::epoch::{EpochHandle, EpochManager};
-use txlab_core::history::{NoRecorder, Recorder};
+use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::retire_floor::RetireFloors;
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
@@ -44,6 +46,11 @@ pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     pub(crate) tables: Tables<MvtoRecord<W::Pivot>>,
     value_sizes: Box<[usize]>,
     pub(crate) stripe_rts: Box<[Option<StripeTimestamps>]>,
+    /// Per hash table: the retire floors, its absent floor (`crate::retire`; ordered tables use
+    /// `stripe_rts`, dense and custom tables never unlink).
+    retire_floors: Box<[Option<RetireFloors>]>,
+    /// Tags of retired tombstones, for histories (used only when recording; `crate::retire`).
+    pub(crate) retired_tags: RetiredTags,
     pub(crate) epochs: EpochManager,
     pub(crate) clocks: Clocks,
     pub(crate) config: MvtoConfig,
@@ -141,11 +148,20 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
                 })
             })
             .collect();
+        let retire_floors = tables
+            .iter()
+            .map(|(_, index)| {
+                (index.unlinks_deleted_records() && index.phantom_stripes().is_none())
+                    .then(|| RetireFloors::new(false))
+            })
+            .collect();
         Ok(Self {
             schema: schema.clone(),
             tables,
             value_sizes,
             stripe_rts,
+            retire_floors,
+            retired_tags: RetiredTags::default(),
             epochs: EpochManager::new(config.epoch),
             clocks: Clocks::new(),
             config,
@@ -185,6 +201,55 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             .get(table)?
             .get(key, &guard)?
             .map_or((0, 0), |r| r.count(&guard)))
+    }
+
+    /// The absent floor of `(table, key)`: the largest timestamp at which a transaction saw the
+    /// key absent without a version to raise, because it scanned past a key with no record
+    /// (ordered tables: the stripe scan timestamp) or read a tombstone since retired
+    /// (`crate::retire`). A write whose version has nothing but absent versions below it must
+    /// have a larger timestamp (`crate::commit`, Phase 1). A `SeqCst` load; 0 for tables that
+    /// neither scan nor unlink.
+    #[inline]
+    pub(crate) fn absent_floor(&self, table: TableId, key: u64) -> u64 {
+        let t = table.0 as usize;
+        if let Some(rts) = self.stripe_rts.get(t).and_then(|r| r.as_deref()) {
+            let Some(stripes) = self
+                .tables
+                .get(table)
+                .ok()
+                .and_then(|i| i.phantom_stripes())
+            else {
+                return 0;
+            };
+            return rts[stripes.stripe_of(key) as usize].load(Ordering::SeqCst);
+        }
+        match self.retire_floors.get(t) {
+            Some(Some(f)) => f.of_key(key, None),
+            _ => 0,
+        }
+    }
+
+    /// What `crate::retire::process` needs of `table` (`None` if its records are never
+    /// unlinked).
+    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, W::Pivot>> {
+        let index = self.tables.get(table).ok()?;
+        if !index.unlinks_deleted_records() {
+            return None;
+        }
+        let t = table.0 as usize;
+        let floor = match (self.stripe_rts.get(t), self.retire_floors.get(t)) {
+            (Some(Some(rts)), _) => AbsentFloor::Stripes(rts),
+            (_, Some(Some(f))) => AbsentFloor::Hash(f),
+            _ => return None,
+        };
+        Some(TableRetire { index, floor })
+    }
+
+    /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
+    /// it to see retired tombstones leave the index.
+    #[doc(hidden)]
+    pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
+        self.tables.is_mapped(table, key)
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -248,6 +313,7 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
             state: WorkerState::new(id),
             nwr: NwrStats::default(),
             old_reader_aborts: 0,
+            retire: RetireQueue::default(),
         })
     }
 
@@ -284,6 +350,23 @@ pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> 
     pub(crate) nwr: NwrStats,
     /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).
     pub(crate) old_reader_aborts: u64,
+    /// Committed deletes waiting to be unlinked ([`crate::retire`]).
+    pub(crate) retire: RetireQueue,
+}
+
+impl<Rec: Recorder, W: WriteOmission> MvtoWorker<'_, Rec, W> {
+    /// Committed deletes of this worker not yet unlinked ([`crate::retire`]). Tests use it to
+    /// drive and observe retirement.
+    #[doc(hidden)]
+    pub fn retire_backlog(&self) -> usize {
+        self.retire.len()
+    }
+
+    /// Tombstones this worker has unlinked ([`crate::retire`]).
+    #[doc(hidden)]
+    pub fn retired_count(&self) -> u64 {
+        self.retire.retired()
+    }
 }
 
 impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
@@ -302,12 +385,18 @@ impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
 
     /// MVTO+NWR reports the `txlab_nwr::NwrStats` counters and `nwr_old_reader_aborts` (commits
     /// aborted because they read a version an omitted write of their epoch is ordered after;
-    /// always 0 with single-write omitters, which have no such check); plain MVTO has none.
+    /// always 0 with single-write omitters, which have no such check); every MVTO engine
+    /// reports `retired_tombstones` (deleted records unlinked since the last drain,
+    /// `crate::retire`).
     fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
         if W::ENABLED {
             self.nwr.drain(sink);
             sink("nwr_old_reader_aborts", self.old_reader_aborts);
             self.old_reader_aborts = 0;
+        }
+        let retired = self.retire.take_unreported();
+        if retired > 0 {
+            sink("retired_tombstones", retired);
         }
     }
 }

@@ -33,13 +33,17 @@
 //! absent version. Readers legitimately see older versions, so histories are serializable in
 //! timestamp order but not in commit order.
 //!
-//! Known limitations: deleted records stay in their index as tombstone versions (Silo and
-//! TicToc unlink them, `txlab_silo::retire`, `txlab_tictoc::retire`), so scans walk them and
-//! TPC-C's Delivery slows down as a run goes on (16K, 12K and 9K transactions/s over 1, 3 and 9 s
-//! on one 2-core guest; `docs/results/nwr.md`, "Twelfth session"); aborted versions stay in a
-//! list until a newer committed version passes below
-//! the horizon; an idle worker does not hold the horizon back, but a long-running transaction
-//! does. Protocol walk-through: `docs/protocols/mvto.md`.
+//! - **Retiring tombstones** ([`retire`]): a committed delete on a hash or ordered table is
+//!   queued; two epochs later, once its timestamp is below the GC horizon, the worker tags the
+//!   record's head (new versions are refused, readers abort with `ConflictCause::RecordRetired`),
+//!   raises the key's absent floor to the tombstone's read timestamp (the stripe scan timestamp
+//!   of an ordered table, a retire floor of a hash table) and unlinks the record, so scans stop
+//!   walking deleted rows (TPC-C's Delivery). The key's next record starts empty; its first
+//!   version must be above the floor.
+//!
+//! Known limitations: aborted versions stay in a list until a newer committed version passes
+//! below the horizon; an idle worker does not hold the horizon back, but a long-running
+//! transaction does (it also delays retirement). Protocol walk-through: `docs/protocols/mvto.md`.
 
 pub mod commit;
 pub mod config;
@@ -47,6 +51,7 @@ pub mod engine;
 pub mod gc;
 pub mod nwr;
 pub mod record;
+pub mod retire;
 pub mod timestamp;
 pub mod txn;
 pub mod version;

@@ -88,7 +88,7 @@
 //! worker's clock moves past `wts(p)`. The argument: `docs/protocols/mvto.md`, "Single-write
 //! omitters".
 
-use crate::record::{Visible, deref};
+use crate::record::{RETIRED_TAG, Visible, deref};
 use crate::timestamp::{epoch_of, epoch_start};
 use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED};
@@ -119,9 +119,10 @@ pub(crate) struct NwrView<'a, W: WriteOmission> {
     /// until then); [`NwrBaseline::overwriters_valid`] validates the reads there and
     /// [`finish_omitted`] records the omitted write just before it.
     pub pivot_wts: Cell<u64>,
-    /// The scan timestamp of a key's phantom stripe (0 for tables without stripes):
-    /// `mvto-nwr-single` consults it when the version below a candidate pivot is absent.
-    pub stripe_scan_ts: &'a dyn Fn(TableId, u64) -> u64,
+    /// A key's absent floor (`Mvto::absent_floor`: its phantom stripe's scan timestamp, or the
+    /// retire floor of a hash table): `mvto-nwr-single` consults it when the version below a
+    /// candidate pivot is absent.
+    pub absent_floor: &'a dyn Fn(TableId, u64) -> u64,
 }
 
 impl<'a, W: WriteOmission> NwrView<'a, W> {
@@ -130,7 +131,7 @@ impl<'a, W: WriteOmission> NwrView<'a, W> {
         guard: &'a Guard,
         mutation: Option<NwrMutation>,
         ts: u64,
-        stripe_scan_ts: &'a dyn Fn(TableId, u64) -> u64,
+        absent_floor: &'a dyn Fn(TableId, u64) -> u64,
     ) -> Self {
         Self {
             st,
@@ -138,7 +139,7 @@ impl<'a, W: WriteOmission> NwrView<'a, W> {
             mutation,
             ts,
             pivot_wts: Cell::new(0),
-            stripe_scan_ts,
+            absent_floor,
         }
     }
 
@@ -220,7 +221,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     /// whose next committed version below, `u`, has `u.rts < wts(q)`: `q`'s writer did not read
     /// the item (its read would have raised `u.rts` to `wts(q)` before it committed, and this
     /// `Acquire` status load of `q` synchronizes with that commit). If `u` is absent (a tombstone
-    /// or the initial absent version), the item's stripe scan timestamp must be below `wts(q)`
+    /// or the initial absent version), the item's absent floor must be below `wts(q)`
     /// too: `q`'s writer may have scanned the range before the item had a record (the initial
     /// absent version can be linked below `q` later, by an older reader). The lowest candidate is
     /// the pivot; committed versions of `epoch` above `ts` but no candidate mean
@@ -237,7 +238,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
                 if let Some(q) = above
                     && epoch_of(q.wts) == epoch
                     && v.rts.load(Ordering::SeqCst) < q.wts
-                    && (!v.tombstone || (self.stripe_scan_ts)(w.table, w.key) < q.wts)
+                    && (!v.tombstone || (self.absent_floor)(w.table, w.key) < q.wts)
                 {
                     best = q.wts;
                 }
@@ -297,6 +298,11 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         }
         self.st.reads.iter().all(|r| {
             let mut cur = record(r.rec).head.load(Ordering::SeqCst, self.guard);
+            if cur.tag() & RETIRED_TAG != 0 {
+                // Being unlinked: this load is the read's half of the retirer's store-load
+                // pattern (`crate::retire`), as in plain validation.
+                return false;
+            }
             while let Some(v) = deref(cur) {
                 if v.status() != ABORTED {
                     return std::ptr::eq(v, r.version);

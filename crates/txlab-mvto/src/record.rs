@@ -13,6 +13,10 @@
 //!   during execution and `SeqCst` during commit (see `crate::commit`).
 //! - Versions unlinked by the garbage collector stay readable until every guard pinned before the
 //!   unlink is dropped (`crate::gc`).
+//! - The head pointer's tag bit [`RETIRED_TAG`] marks a record whose tombstone is being unlinked
+//!   from the index (`crate::retire`). Only the retirer sets or clears it (by `SeqCst` CAS); while
+//!   it is set, [`MvtoRecord::visible`] answers [`Visible::Retired`] and [`MvtoRecord::link`]
+//!   refuses new versions. Version pointers below the head are never tagged.
 
 use crate::gc::free_chain;
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
@@ -42,6 +46,20 @@ impl<P: Default + Send + Sync + 'static> Record for MvtoRecord<P> {
     }
 }
 
+/// The tag bit of a retired record's head pointer (module docs, `crate::retire`).
+pub(crate) const RETIRED_TAG: usize = 1;
+
+/// Why [`MvtoRecord::link`] did not link a version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkRefused {
+    /// A version with the same `wts` is already there (a bug for transaction timestamps, which
+    /// are unique).
+    Duplicate,
+    /// The record is being unlinked (`crate::retire`); the caller aborts with
+    /// `ConflictCause::RecordRetired` and a retry finds the key's next record.
+    Retired,
+}
+
 /// What a transaction with timestamp `ts` sees of a record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Visible<'g> {
@@ -51,6 +69,9 @@ pub(crate) enum Visible<'g> {
     Pending(&'g Version),
     /// No non-aborted version below `ts`.
     Nothing,
+    /// The record is being unlinked from its index (`crate::retire`): abort, and a retry looks
+    /// the key up again.
+    Retired,
 }
 
 /// Dereferences a list pointer.
@@ -63,10 +84,16 @@ pub(crate) fn deref<'g>(p: Shared<'g, Version>) -> Option<&'g Version> {
 }
 
 impl<P> MvtoRecord<P> {
-    /// The version a transaction with timestamp `ts` reads (skipping aborted versions).
+    /// The version a transaction with timestamp `ts` reads (skipping aborted versions), or
+    /// [`Visible::Retired`] if the head carries [`RETIRED_TAG`]. Read validation calls it with
+    /// `SeqCst`: that head load is the reader's half of the retirer's store-load pattern
+    /// (`crate::retire`).
     #[inline]
     pub(crate) fn visible<'g>(&self, ts: u64, order: Ordering, guard: &'g Guard) -> Visible<'g> {
         let mut cur = self.head.load(order, guard);
+        if cur.tag() & RETIRED_TAG != 0 {
+            return Visible::Retired;
+        }
         while let Some(v) = deref(cur) {
             if v.wts < ts {
                 match v.status() {
@@ -80,29 +107,50 @@ impl<P> MvtoRecord<P> {
         Visible::Nothing
     }
 
-    /// Links `new` at its place in `wts` order. Returns the linked version, or `Err` with the
-    /// version already holding `new.wts` (a bug for transaction timestamps, which are unique).
+    /// Links `new` at its place in `wts` order and returns it; refuses with
+    /// [`LinkRefused::Duplicate`] if a version already holds `new.wts`, or
+    /// [`LinkRefused::Retired`] if the record is being unlinked (module docs).
+    ///
+    /// A version linked at the head cannot slip into a retired record: the CAS expects the
+    /// untagged head. One linked lower (below aborted versions newer than it) can; so after such a
+    /// link the head is loaded again (`SeqCst`, after the link's `SeqCst` CAS), and if it is
+    /// tagged the version is marked aborted and refused. The retirer tags first and then walks the
+    /// list (`crate::retire`): of the two, at least one sees the other, and a retirer that finds a
+    /// version it did not expect clears the tag again.
     pub(crate) fn link<'g>(
         &self,
         mut new: Owned<Version>,
         guard: &'g Guard,
-    ) -> Result<Shared<'g, Version>, Shared<'g, Version>> {
+    ) -> Result<Shared<'g, Version>, LinkRefused> {
         loop {
             let mut at: &Atomic<Version> = &self.head;
             let mut cur = at.load(Ordering::SeqCst, guard);
+            if cur.tag() & RETIRED_TAG != 0 {
+                return Err(LinkRefused::Retired);
+            }
             while let Some(v) = deref(cur) {
                 if v.wts > new.wts {
                     at = &v.older;
                     cur = at.load(Ordering::SeqCst, guard);
                 } else if v.wts == new.wts {
-                    return Err(cur);
+                    return Err(LinkRefused::Duplicate);
                 } else {
                     break;
                 }
             }
             new.older.store(cur, Ordering::Relaxed);
             match at.compare_exchange(cur, new, Ordering::SeqCst, Ordering::SeqCst, guard) {
-                Ok(linked) => return Ok(linked),
+                Ok(linked) => {
+                    if !std::ptr::eq(at, &self.head)
+                        && self.head.load(Ordering::SeqCst, guard).tag() & RETIRED_TAG != 0
+                    {
+                        if let Some(v) = deref(linked) {
+                            v.status.store(ABORTED, Ordering::SeqCst);
+                        }
+                        return Err(LinkRefused::Retired);
+                    }
+                    return Ok(linked);
+                }
                 Err(e) => new = e.new,
             }
         }

@@ -9,7 +9,9 @@ use crate::timestamp::LocalClock;
 use crate::version::Version;
 use crate::worker_state::{NodeEntry, ReadEntry, WorkerState, WriteKind};
 use crossbeam_epoch::Guard;
-use txlab_core::history::{Outcome, ReadEvent, Recorder, ScanCoverage, TxnRecord, txn_id};
+use txlab_core::history::{
+    Outcome, ReadEvent, Recorder, RetiredTags, ScanCoverage, TxnRecord, txn_id,
+};
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_core::{CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxOps, TxResult};
@@ -54,6 +56,7 @@ fn observe<Rec: Recorder, P>(
     max_waits: u32,
     table: TableId,
     key: u64,
+    retired_tags: &RetiredTags,
 ) -> TxResult<*const Version> {
     let r = record(rec);
     let mut backoff = txlab_core::sync::SpinWait::new();
@@ -70,10 +73,17 @@ fn observe<Rec: Recorder, P>(
                     key,
                 });
                 if Rec::ENABLED {
+                    // A fresh record's initial absent version stands for the key's last retired
+                    // tombstone, if any (`crate::retire`, "Histories").
+                    let version = if v.wts == 0 && v.tombstone {
+                        retired_tags.fresh_version(table, key)
+                    } else {
+                        v.wts
+                    };
                     st.h_reads.push(ReadEvent {
                         table,
                         key,
-                        version: v.wts,
+                        version,
                         present: !v.tombstone,
                     });
                 }
@@ -89,6 +99,10 @@ fn observe<Rec: Recorder, P>(
                 backoff.snooze();
             }
             Visible::Nothing => r.materialize_initial(ts, guard),
+            Visible::Retired => {
+                st.failed = Some(ConflictCause::RecordRetired);
+                return Err(Conflict::at(ConflictCause::RecordRetired, table, key).into());
+            }
         }
     }
 }
@@ -111,6 +125,19 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
             reserved,
         );
         let guard = w.handle.pin();
+        if !w.retire.is_empty() {
+            // Unlink a few old tombstones (crate::retire), under this transaction's pinned guard.
+            let engine = w.engine;
+            crate::retire::process(
+                &mut w.retire,
+                w.epoch.global(),
+                engine.clocks.horizon(),
+                |t| engine.table_retire(t),
+                &guard,
+                Rec::ENABLED.then_some(&engine.retired_tags),
+                engine.config.retire_raises_floor(),
+            );
+        }
         let begin_ns = if Rec::ENABLED {
             w.engine.recorder.now_ns()
         } else {
@@ -148,7 +175,7 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
         table: TableId,
         key: u64,
     ) -> TxResult<*const Version> {
-        let waits = self.w.engine.config.read_wait_rounds;
+        let engine = self.w.engine;
         let w = &mut *self.w;
         observe::<Rec, W::Pivot>(
             &mut w.state,
@@ -156,9 +183,10 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
             &self.guard,
             rec,
             self.ts,
-            waits,
+            engine.config.read_wait_rounds,
             table,
             key,
+            &engine.retired_tags,
         )
     }
 
@@ -340,7 +368,18 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
                     _ => visit(key, st.write_value(i)),
                 })
             } else {
-                observe::<Rec, W::Pivot>(st, clock, guard, rec, ts, waits, table, key).map(|v| {
+                observe::<Rec, W::Pivot>(
+                    st,
+                    clock,
+                    guard,
+                    rec,
+                    ts,
+                    waits,
+                    table,
+                    key,
+                    &engine.retired_tags,
+                )
+                .map(|v| {
                     let v = version(v);
                     v.tombstone || visit(key, &v.value)
                 })

@@ -79,7 +79,7 @@
 //! key, and ordered among omitted writes by one total order (see `docs/protocols/nwr.md`).
 
 use crate::record::SiloRecord;
-use crate::retire::{self, RetireEntry};
+use crate::retire::RetireEntry;
 use crate::tid::{ABSENT, LOCK, PIVOT_READ, is_absent, is_locked, is_pivot_read, is_retired};
 use crate::tid::{SEQ_ONE, epoch_of};
 use crate::tid::{next_tid, tag};
@@ -363,7 +363,11 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                 }
                 WriteKind::Delete => {
                     r.install(None, word | ABSENT);
-                    if engine.tables.get(w.table).is_ok_and(retire::unlinks) {
+                    if engine
+                        .tables
+                        .get(w.table)
+                        .is_ok_and(|i| i.unlinks_deleted_records())
+                    {
                         tx.w.retire.push(RetireEntry {
                             table: w.table,
                             key: w.key,

@@ -163,8 +163,7 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     /// it to see retired tombstones leave the index.
     #[doc(hidden)]
     pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
-        let guard = crossbeam_epoch::pin();
-        Ok(self.tables.get(table)?.get(key, &guard)?.is_some())
+        self.tables.is_mapped(table, key)
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -293,10 +292,15 @@ impl<'e, Rec: Recorder, W: WriteOmission> Worker for SiloWorker<'e, Rec, W> {
         self.state.id
     }
 
-    /// Silo+NWR reports the `txlab_nwr::NwrStats` counters; plain Silo has none.
+    /// Silo+NWR reports the `txlab_nwr::NwrStats` counters; every Silo engine reports
+    /// `retired_tombstones` (deleted records unlinked since the last drain, `crate::retire`).
     fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
         if W::ENABLED {
             self.nwr.drain(sink);
+        }
+        let retired = self.retire.take_unreported();
+        if retired > 0 {
+            sink("retired_tombstones", retired);
         }
     }
 }

@@ -79,7 +79,7 @@ pub use txlab_core::retire_queue::GRACE_EPOCHS;
 use txlab_core::retire_queue::Retire;
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
-use txlab_storage::{AnyIndex, Tables};
+use txlab_storage::Tables;
 
 /// One committed delete waiting to be unlinked.
 #[derive(Debug, Clone, Copy)]
@@ -93,12 +93,6 @@ pub(crate) struct RetireEntry {
 
 /// A worker's queue of committed deletes (`txlab_core::retire_queue`).
 pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
-
-/// Whether deletes on this index are queued for unlinking (see the module docs, step 1).
-#[inline]
-pub(crate) fn unlinks<R>(index: &AnyIndex<R>) -> bool {
-    matches!(index, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
-}
 
 /// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
 /// `txlab_core::retire_queue`'s). `global` is the current global epoch; `grace` is

@@ -7,22 +7,12 @@ use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::history::{Outcome, WriteKind};
-use txlab_core::{
-    AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker,
-};
+use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxError, TxOps, Worker};
 use txlab_silo::{Mutation, Silo, SiloConfig};
 
-const H: TableId = TableId(0); // hash
-const O: TableId = TableId(1); // ordered
-const D: TableId = TableId(2); // dense
-
-fn schema() -> Schema {
-    let mut s = Schema::new();
-    s.add(TableSpec::hash("hash", 8)).unwrap();
-    s.add(TableSpec::ordered("ordered", 8)).unwrap();
-    s.add(TableSpec::dense("dense", 8, 16)).unwrap();
-    s
-}
+use txlab_testkit::retire::{
+    DENSE as D, HASH as H, ORDERED as O, churn_catches, churn_until_retired, schema,
+};
 
 fn db(config: SiloConfig) -> (Silo<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
@@ -237,102 +227,20 @@ fn a_scan_no_longer_visits_retired_tombstones() {
     assert_eq!(visited, 0);
 }
 
-/// Keys of the threaded test's sliding window: few, so deletes, re-inserts and retirements
-/// collide; the window moves by half its width every [`WINDOW_TXNS`] transactions, so tombstones
-/// left behind get old enough to retire while transactions on the newer half still meet them.
-const KEYS: u64 = 8;
-const WINDOW_TXNS: u64 = 50;
-
-/// Threads run short transactions of inserts, deletes, reads, read-modify-writes and scans on a
-/// hash and an ordered table while a background thread advances the epoch every 50 µs, so
-/// tombstones are retired while other transactions hold them. The history must be strictly
-/// serializable and retirements must have happened.
-fn churn(config: SiloConfig, threads: u64, txns: u64) -> (bool, u64, String) {
-    let (db, rec) = db(config);
-    let db = Arc::new(db);
-    let retired: u64 = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let db = Arc::clone(&db);
-                s.spawn(move || {
-                    let mut w = db.worker().unwrap();
-                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t + 1);
-                    let mut next = move || {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        x
-                    };
-                    for i in 0..txns {
-                        let mut tx = w.begin();
-                        let body = (|| -> Result<(), TxError> {
-                            for op in 0..3 {
-                                let r = next();
-                                let table = if r & 1 == 0 { H } else { O };
-                                let key = (i / WINDOW_TXNS) * (KEYS / 2) + (r >> 1) % KEYS;
-                                let unique = (t << 40) | (i << 8) | op;
-                                match (r >> 8) % 6 {
-                                    0 | 1 => {
-                                        tx.insert(table, key, &v(unique))?;
-                                    }
-                                    2 | 3 => {
-                                        tx.delete(table, key)?;
-                                    }
-                                    4 => {
-                                        tx.read(table, key)?;
-                                    }
-                                    _ if table == O => {
-                                        tx.scan(O, key, key + 2, &mut |_, _| true)?;
-                                    }
-                                    _ => {
-                                        tx.update(table, key, &mut |b| {
-                                            b.copy_from_slice(&v(unique))
-                                        })?;
-                                    }
-                                }
-                            }
-                            Ok(())
-                        })();
-                        if body.is_ok() {
-                            let _ = tx.commit();
-                        }
-                    }
-                    w.retired_count()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
-    drop(db);
-    let report = check(&rec.take(), CheckOptions::strict());
-    (report.is_serializable(), retired, report.to_string())
-}
-
 fn fast_epochs() -> SiloConfig {
     SiloConfig::manual()
         .with_epoch(EpochConfig::every(Duration::from_micros(50)).unwrap())
         .with_ack(AckMode::AtCommit)
 }
 
-/// Retirement needs the background epoch thread to run while the workers do; on a loaded test
-/// runner it may barely get scheduled in one round (a CI run saw none retired), so rounds repeat,
-/// each on a fresh database with its history checked, until more than 10 tombstones were retired
-/// in all, at most 8 rounds.
+/// The shared threaded churn (`txlab_testkit::retire`), histories checked for strict
+/// serializability.
 #[test]
 fn concurrent_deletes_reinserts_and_retirements_are_strictly_serializable() {
-    let mut retired = 0;
-    for round in 0..8 {
-        let (ok, n, report) = churn(fast_epochs(), 3, 4_000);
-        assert!(ok, "round {round}: {report}");
-        retired += n;
-        eprintln!("round {round}: retired {n}");
-        if retired > 10 {
-            break;
-        }
-    }
-    assert!(
-        retired > 10,
-        "{retired} tombstones retired in 8 rounds: the test did not exercise retirement"
+    churn_until_retired(
+        "silo",
+        |s, r| Silo::with_recorder(s, fast_epochs(), r),
+        CheckOptions::strict(),
     );
 }
 
@@ -373,7 +281,10 @@ fn retiring_without_the_grace_period_is_caught() {
 #[test]
 fn concurrent_churn_catches_retiring_without_the_grace_period() {
     let config = fast_epochs().with_mutation(Mutation::RetireWithoutGrace);
-    let caught = (0..20).position(|_| !churn(config, 3, 3_000).0);
+    let caught = churn_catches(
+        |s, r| Silo::with_recorder(s, config, r),
+        CheckOptions::strict(),
+    );
     eprintln!("caught after {caught:?} rounds");
     assert!(
         caught.is_some(),

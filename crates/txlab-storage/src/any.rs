@@ -100,6 +100,16 @@ impl<R: Record> Index<R> for AnyIndex<R> {
     }
 }
 
+impl<R> AnyIndex<R> {
+    /// Whether engines that retire tombstones unlink deleted records from this index: the
+    /// built-in hash and ordered indexes do; the dense array keeps a record per key for the
+    /// index's life, and a user-supplied index is not assumed to support unlinking.
+    #[inline]
+    pub fn unlinks_deleted_records(&self) -> bool {
+        matches!(self, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
+    }
+}
+
 /// Views a variant's payload as the concrete (or boxed) index, so `dispatch!` can name one method
 /// for all variants while the built-in ones still resolve statically.
 trait AsRefIndex<R: Record> {

@@ -163,6 +163,13 @@ impl<R: Record> Tables<R> {
             })
     }
 
+    /// Whether table `id`'s index maps `key` to a record (present, absent or tombstone), under a
+    /// guard of its own. Tests use it to see retired tombstones leave their index.
+    pub fn is_mapped(&self, id: TableId, key: u64) -> Result<bool, Error> {
+        let guard = crossbeam_epoch::pin();
+        Ok(self.get(id)?.get(key, &guard)?.is_some())
+    }
+
     /// Number of tables.
     #[inline]
     pub fn len(&self) -> usize {

@@ -25,6 +25,8 @@
 //!   SmallBank (balance conservation), histories checked. Bounded by transaction count.
 //! - [`mutation`]: the same checks, run against a deliberately broken build of the protocol, must
 //!   find a violation (a suite that cannot fail proves nothing).
+//! - [`retire`]: threaded churn of deletes and re-inserts for engines that unlink tombstones, with
+//!   the history checked and the retirements counted.
 //! - `shuttle_check` (only with `--cfg txlab_shuttle`): the real threaded commit path under
 //!   shuttle's randomized scheduler, which can preempt between any two atomic operations.
 //!
@@ -36,6 +38,7 @@ pub mod mutation;
 pub mod nwr;
 pub mod phantom;
 pub mod replay;
+pub mod retire;
 pub mod schedule;
 #[cfg(txlab_shuttle)]
 pub mod shuttle_check;

@@ -574,7 +574,12 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 txlab_nwr::read_mark::mark(r.value.sidecar(), epoch as u32);
             }
             r.install(value, tag, installed(commit_ts, delete));
-            if delete && engine.tables.get(w.table).is_ok_and(crate::retire::unlinks) {
+            if delete
+                && engine
+                    .tables
+                    .get(w.table)
+                    .is_ok_and(|i| i.unlinks_deleted_records())
+            {
                 tx.w.retire.push(crate::retire::RetireEntry {
                     table: w.table,
                     key: w.key,

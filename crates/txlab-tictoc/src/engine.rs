@@ -3,12 +3,13 @@
 use crate::config::TicTocConfig;
 use crate::nwr_hook::{NoNwr, WriteOmission};
 use crate::record::TicTocRecord;
-use crate::retire::{RetireFloors, RetireQueue, TableRetire};
+use crate::retire::{RetireQueue, TableRetire};
 use crate::stripe_clock::StripeClocks;
 use crate::txn::TicTocTxn;
 use crate::worker_state::WorkerState;
 use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::retire_floor::RetireFloors;
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
@@ -138,7 +139,8 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         let retire_floors = tables
             .iter()
             .map(|(_, index)| {
-                crate::retire::unlinks(index)
+                index
+                    .unlinks_deleted_records()
                     .then(|| RetireFloors::new(index.phantom_stripes().is_some()))
             })
             .collect();
@@ -232,8 +234,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// it to see retired tombstones leave the index.
     #[doc(hidden)]
     pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
-        let guard = crossbeam_epoch::pin();
-        Ok(self.tables.get(table)?.get(key, &guard)?.is_some())
+        self.tables.is_mapped(table, key)
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -363,10 +364,15 @@ impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Om
         self.state.id
     }
 
-    /// TicToc+NWR reports the `txlab_nwr::NwrStats` counters; plain TicToc has none.
+    /// TicToc+NWR reports the `txlab_nwr::NwrStats` counters; every TicToc engine reports
+    /// `retired_tombstones` (deleted records unlinked since the last drain, `crate::retire`).
     fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
         if Omit::ENABLED {
             self.nwr.drain(sink);
+        }
+        let retired = self.retire.take_unreported();
+        if retired > 0 {
+            sink("retired_tombstones", retired);
         }
     }
 }

@@ -24,7 +24,7 @@
 //!
 //! Each table with an unlinking index keeps *floors*: timestamps raised by retirements, never
 //! lowered. Ordered tables have one per phantom stripe (so a scan finds the floor of every key it
-//! covers), hash tables [`HASH_FLOOR_SLOTS`] slots by key hash. Writing `F(k)` for `k`'s slot:
+//! covers), hash tables `txlab_core::retire_floor::HASH_FLOOR_SLOTS` slots by key hash (`txlab_core::retire_floor`). Writing `F(k)` for `k`'s slot:
 //!
 //! ```text
 //! retirer    lock the tombstone (CAS from the unlocked word: R = rts, frozen while locked)
@@ -101,13 +101,11 @@ use crate::word::{LOCK, RETIRED, is_absent, is_locked, is_retired, rts};
 use crossbeam_epoch::Guard;
 use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
+use txlab_core::retire_floor::RetireFloors;
 use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
 use txlab_core::storage::{Index, PhantomStripes};
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::sync::Ordering;
 use txlab_storage::AnyIndex;
-
-/// Floor slots of a hash table (keys share a slot by hash).
-pub const HASH_FLOOR_SLOTS: usize = 1024;
 
 /// One committed delete waiting to be unlinked (module docs, step 1).
 #[derive(Debug, Clone, Copy)]
@@ -122,64 +120,6 @@ pub(crate) struct RetireEntry {
 
 /// A worker's queue of committed deletes (`txlab_core::retire_queue`).
 pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
-
-/// Whether deletes on this index are queued for unlinking (module docs, step 1).
-#[inline]
-pub(crate) fn unlinks<R>(index: &AnyIndex<R>) -> bool {
-    matches!(index, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
-}
-
-/// The retire floors of one table (module docs): per phantom stripe for an ordered table, per
-/// hash slot for a hash table.
-#[derive(Debug)]
-pub(crate) struct RetireFloors {
-    slots: Box<[AtomicU64]>,
-    /// Ordered tables: slots are the phantom stripes (`PhantomStripes::stripe_of`).
-    by_stripe: bool,
-}
-
-impl RetireFloors {
-    /// Floors for an ordered table (`by_stripe`) or a hash table, all 0.
-    pub(crate) fn new(by_stripe: bool) -> Self {
-        let n = if by_stripe {
-            PhantomStripes::STRIPES
-        } else {
-            HASH_FLOOR_SLOTS
-        };
-        Self {
-            slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            by_stripe,
-        }
-    }
-
-    /// The slot of `key`; `stripes` are the table's phantom stripes (`Some` for ordered tables).
-    #[inline]
-    fn slot(&self, key: u64, stripes: Option<&PhantomStripes>) -> &AtomicU64 {
-        let i = match stripes {
-            Some(s) if self.by_stripe => s.stripe_of(key) as usize,
-            _ => (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) as usize,
-        };
-        &self.slots[i % self.slots.len()]
-    }
-
-    /// The floor of `key`'s slot (a `SeqCst` load; module docs).
-    #[inline]
-    pub(crate) fn of_key(&self, key: u64, stripes: Option<&PhantomStripes>) -> u64 {
-        self.slot(key, stripes).load(Ordering::SeqCst)
-    }
-
-    /// The floor of phantom stripe `stripe` (ordered tables; a `SeqCst` load).
-    #[inline]
-    pub(crate) fn of_stripe(&self, stripe: u32) -> u64 {
-        self.slots[stripe as usize % self.slots.len()].load(Ordering::SeqCst)
-    }
-
-    /// Raises `key`'s floor to at least `ts`.
-    #[inline]
-    fn raise(&self, key: u64, stripes: Option<&PhantomStripes>, ts: u64) {
-        self.slot(key, stripes).fetch_max(ts, Ordering::SeqCst);
-    }
-}
 
 /// What [`process`] needs of the engine for one table.
 pub(crate) struct TableRetire<'a, P> {

@@ -10,23 +10,12 @@ use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::history::{Outcome, WriteKind};
-use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps,
-    Worker,
-};
+use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxError, TxOps, Worker};
 use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
 
-const H: TableId = TableId(0); // hash
-const O: TableId = TableId(1); // ordered
-const D: TableId = TableId(2); // dense
-
-fn schema() -> Schema {
-    let mut s = Schema::new();
-    s.add(TableSpec::hash("hash", 8)).unwrap();
-    s.add(TableSpec::ordered("ordered", 8)).unwrap();
-    s.add(TableSpec::dense("dense", 8, 16)).unwrap();
-    s
-}
+use txlab_testkit::retire::{
+    DENSE as D, HASH as H, ORDERED as O, churn_catches, churn_until_retired, schema,
+};
 
 fn db(config: TicTocConfig) -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
@@ -430,151 +419,51 @@ fn a_read_of_a_fresh_record_commits_above_the_retired_delete_with_and_without_a_
     assert!(!report.is_serializable(), "{report}");
 }
 
-/// Keys of the threaded test's sliding window: few, so deletes, re-inserts and retirements
-/// collide; the window moves by half its width every [`WINDOW_TXNS`] transactions, so tombstones
-/// left behind get old enough to retire while transactions on the newer half still meet them.
-const KEYS: u64 = 8;
-const WINDOW_TXNS: u64 = 50;
-
-/// Threads run short transactions of inserts, deletes, reads, blind writes, read-modify-writes
-/// and scans on a hash and an ordered table while a background thread advances the epoch every
-/// 50 µs, so tombstones are retired while other transactions hold them. Returns whether the
-/// history is serializable, how many tombstones were retired, and the checker's report.
-fn churn<E, F>(build: F, threads: u64, txns: u64) -> (bool, u64, String)
-where
-    E: Engine + Sync,
-    for<'e> E::Worker<'e>: RetireCounts,
-    F: FnOnce(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
-{
-    let rec = Arc::new(MemoryRecorder::new());
-    let db = build(&schema(), Arc::clone(&rec)).unwrap();
-    let retired: u64 = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let db = &db;
-                s.spawn(move || {
-                    let mut w = db.worker().unwrap();
-                    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t + 1);
-                    let mut next = move || {
-                        x ^= x << 13;
-                        x ^= x >> 7;
-                        x ^= x << 17;
-                        x
-                    };
-                    for i in 0..txns {
-                        let mut tx = w.begin();
-                        let body = (|| -> Result<(), TxError> {
-                            for op in 0..3 {
-                                let r = next();
-                                let table = if r & 1 == 0 { H } else { O };
-                                let key = (i / WINDOW_TXNS) * (KEYS / 2) + (r >> 1) % KEYS;
-                                let unique = (t << 40) | (i << 8) | op;
-                                match (r >> 8) % 7 {
-                                    0 | 1 => {
-                                        tx.insert(table, key, &v(unique))?;
-                                    }
-                                    2 | 3 => {
-                                        tx.delete(table, key)?;
-                                    }
-                                    4 => {
-                                        tx.read(table, key)?;
-                                    }
-                                    5 => tx.write(table, key, &v(unique))?,
-                                    _ if table == O => {
-                                        tx.scan(O, key, key + 2, &mut |_, _| true)?;
-                                    }
-                                    _ => {
-                                        tx.update(table, key, &mut |b| {
-                                            b.copy_from_slice(&v(unique))
-                                        })?;
-                                    }
-                                }
-                            }
-                            Ok(())
-                        })();
-                        if body.is_ok() {
-                            let _ = tx.commit();
-                        }
-                    }
-                    w.retired()
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
-    drop(db);
-    let report = check(&rec.take(), CheckOptions::serializable());
-    (report.is_serializable(), retired, report.to_string())
-}
-
-/// The workers' retirement counter, over the three engines' worker types.
-trait RetireCounts {
-    fn retired(&self) -> u64;
-}
-
-impl<Rec: txlab_core::history::Recorder, Omit: txlab_tictoc::WriteOmission> RetireCounts
-    for txlab_tictoc::TicTocWorker<'_, Rec, Omit>
-{
-    fn retired(&self) -> u64 {
-        self.retired_count()
-    }
-}
-
 fn fast_epochs() -> TicTocConfig {
     TicTocConfig::manual().with_epoch(EpochConfig::every(Duration::from_micros(50)).unwrap())
 }
 
-/// Runs [`churn`] in rounds, each on a fresh database with its history checked, until more than
-/// 10 tombstones were retired in all (at most 8 rounds: the background epoch thread may barely
-/// run on a loaded runner).
-fn churn_until_retired<E, F>(name: &str, build: F)
-where
-    E: Engine + Sync,
-    for<'e> E::Worker<'e>: RetireCounts,
-    F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
-{
-    let mut retired = 0;
-    for round in 0..8 {
-        let (ok, n, report) = churn(&build, 3, 4_000);
-        assert!(ok, "{name}, round {round}: {report}");
-        retired += n;
-        eprintln!("{name}, round {round}: retired {n}");
-        if retired > 10 {
-            return;
-        }
-    }
-    panic!("{name}: {retired} tombstones retired in 8 rounds: retirement was not exercised");
-}
-
 #[test]
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc() {
-    churn_until_retired("tictoc", |s, r| TicToc::with_recorder(s, fast_epochs(), r));
+    churn_until_retired(
+        "tictoc",
+        |s, r| TicToc::with_recorder(s, fast_epochs(), r),
+        CheckOptions::serializable(),
+    );
 }
 
 #[test]
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr() {
-    churn_until_retired("tictoc-nwr", |s, r| {
-        TicTocNwr::nwr_with_recorder(s, fast_epochs().with_ack(AckMode::EpochStable), r)
-    });
+    churn_until_retired(
+        "tictoc-nwr",
+        |s, r| TicTocNwr::nwr_with_recorder(s, fast_epochs().with_ack(AckMode::EpochStable), r),
+        CheckOptions::serializable(),
+    );
 }
 
 #[test]
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr_single() {
-    churn_until_retired("tictoc-nwr-single", |s, r| {
-        TicTocNwrSingle::nwr_single_with_recorder(
-            s,
-            fast_epochs().with_ack(AckMode::EpochStable),
-            r,
-        )
-    });
+    churn_until_retired(
+        "tictoc-nwr-single",
+        |s, r| {
+            TicTocNwrSingle::nwr_single_with_recorder(
+                s,
+                fast_epochs().with_ack(AckMode::EpochStable),
+                r,
+            )
+        },
+        CheckOptions::serializable(),
+    );
 }
 
 /// The threaded run catches the mutant without the floor too (a race: within a few rounds).
 #[test]
 fn concurrent_churn_catches_retiring_without_the_floor() {
     let config = fast_epochs().with_mutation(Mutation::RetireWithoutFloor);
-    let caught =
-        (0..20).position(|_| !churn(|s, r| TicToc::with_recorder(s, config, r), 3, 3_000).0);
+    let caught = churn_catches(
+        |s, r| TicToc::with_recorder(s, config, r),
+        CheckOptions::serializable(),
+    );
     eprintln!("caught after {caught:?} rounds");
     assert!(
         caught.is_some(),

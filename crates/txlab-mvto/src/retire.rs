@@ -1,0 +1,226 @@
+//! Unlinking deleted records ("retiring" tombstones) under MVTO's timestamp order.
+//!
+//! A committed delete leaves a tombstone version at the head of its key's list, and the record
+//! stays in the index: transactions that located it earlier still hold pointers to it. Left there,
+//! tombstones pile up: TPC-C's Delivery scans NEW-ORDER from its oldest row and walks every row
+//! ever delivered (MVTO's TPC-C rate fell from 16K to 9K transactions/s between runs of 1 s and
+//! 9 s before this module; `docs/results/nwr.md`, "Twelfth session"). Silo and TicToc unlink
+//! theirs (`txlab_silo::retire`, `txlab_tictoc::retire`); this module does it for MVTO and its
+//! NWR variants.
+//!
+//! ## What unlinking must preserve
+//!
+//! Let the tombstone of key `k` have write timestamp `d` and read timestamp `R` (the largest
+//! timestamp that read it). Once the record is unlinked, a transaction that looks `k` up links a
+//! *fresh* record with an empty list; a reader then links the initial absent version (`wts = 0`)
+//! and reads "absent". That is right only if
+//!
+//! 1. the reader's timestamp is above `d` (below it, `k` may have been present);
+//! 2. no version of `k` with a timestamp in `(d, R]` is ever committed (the tombstone's readers
+//!    saw `k` absent up to `R`); and
+//! 3. nobody commits a version into the unlinked record (it is no longer reachable).
+//!
+//! ## How each is kept
+//!
+//! 1. **Only below the horizon.** A tombstone is retired only when `d` is below the GC horizon,
+//!    which bounds from below the timestamp of every transaction active at or after the horizon
+//!    was computed (`crate::timestamp`). Every transaction that can meet the fresh record has a
+//!    larger timestamp.
+//! 2. **The floor.** The retirer raises the key's *absent floor* to `R`: on an ordered table the
+//!    stripe scan timestamp of `k`'s phantom stripe (retiring is then exactly a scan that saw `k`
+//!    absent at `R`), on a hash table a slot of the table's `txlab_core::retire_floor::RetireFloors`.
+//!    A writer whose version has no committed non-absent version below it (the first version of a
+//!    fresh record is one) already checks that timestamp in Phase 1 and aborts `WriteTooLate`
+//!    when it is above its own (`crate::commit`). The raise is sequenced before the unlink, and a
+//!    writer that found the fresh record looked it up after the unlink (the index publishes with
+//!    release stores and a lookup that missed the old record synchronised with its removal), so
+//!    its `SeqCst` load sees the raise.
+//! 3. **The retired tag.** Before reading `R`, the retirer sets [`RETIRED_TAG`] on the head
+//!    pointer by `SeqCst` CAS. From then on [`MvtoRecord::link`] refuses new versions and
+//!    [`MvtoRecord::visible`] answers `Retired`: readers abort with
+//!    `ConflictCause::RecordRetired`, and so does read validation. `R` is then final for every
+//!    committing reader, by the store-load pattern of `crate::commit`: a reader raises the
+//!    tombstone's `rts` (`SeqCst` `fetch_max`) and later validates with a `SeqCst` load of the
+//!    head; the retirer CASes the head and then loads `rts`. In the single order of `SeqCst`
+//!    operations either the reader's validation load comes after the tag (it aborts), or its
+//!    `fetch_max` came before the tag and the retirer's `rts` load sees it. MVTO+NWR omitters
+//!    validate their reads with the same kind of head load (`crate::nwr`), and `mvto-nwr-single`
+//!    raises `rts` to its pivot's timestamp before validating again, so the same holds for them.
+//!    Linkers: a version linked at the head position cannot land in a tagged record (the CAS
+//!    expects the untagged head). One linked lower, below aborted versions, re-loads the head
+//!    after its CAS and aborts itself if tagged; the retirer, after tagging, walks the list again
+//!    and clears the tag if anything but aborted versions lies above the tombstone. One of the two
+//!    sees the other.
+//!
+//! **MVTO+NWR.** An omitter of epoch `e` places its write at the start of `e`, after the item's
+//! pre-epoch versions; readers of epoch `e` that read a pre-epoch version mark the record's
+//! pivot object (mRS), and the omitter gives up if it sees a mark. The fresh record has its own
+//! object, so the marks made on the retired record by readers of its tombstone do not reach an
+//! omitter on the fresh record. They need not: such a reader `T` of epoch `e` committed, so
+//! `R >= ts_T >= start of e`, and the fresh record's first version is above `R`, so it is of
+//! epoch `e` or later. If later, the fresh record has no version of `e` and nothing of `e` is
+//! omitted on it. If of `e`, its writer found the key absent below it and merged a pre-epoch
+//! mark into the fresh object in `e` before committing (`crate::commit`'s scan-miss rule), and an
+//! omitter uses only committed pivots, so it sees that mark and gives up. `mvto-nwr-single`
+//! places an omitter just below a pivot `p` whose predecessor, if absent, has an absent floor
+//! below `wts(p)` (`crate::nwr`), so every reader of the retired tombstone (`ts <= R <=` the
+//! floor) precedes it.
+//!
+//! **Histories.** The fresh record's initial absent version has tag 0, which the checker would
+//! read as the key's initial version; observers report the retired tombstone's tag instead
+//! (`txlab_core::history::RetiredTags`, updated before the unlink). A committed reader cannot find
+//! a *later* retirement of the key there: that tombstone would have a timestamp below the horizon,
+//! hence below the reader's own, and would sit above the version the reader read, which the
+//! reader's `rts` raise and validation exclude.
+//!
+//! ## Steps
+//!
+//! 1. **Queue.** A committed delete on a hash or ordered table pushes `(table, key, d, epoch)` onto
+//!    its worker's [`RetireQueue`]. Dense tables never unlink; user-supplied indexes may not.
+//! 2. **Wait.** At each transaction begin (guard pinned) the worker handles a few entries
+//!    (`txlab_core::retire_queue`'s budget) whose delete epoch is two epochs old; an entry whose
+//!    `d` is not yet below the horizon goes to the back.
+//! 3. **Retire.** Look the key up; walk its list past aborted versions. A pending version above
+//!    the tombstone: try later. Any other newest version (rewritten, or already retired): drop the
+//!    entry. Otherwise tag the head, walk again (clear the tag and try later if something
+//!    appeared), read `R`, remember `d` for histories, raise the floor, unlink.
+//!
+//! Entries still queued when a worker is dropped are forgotten: their tombstones stay (correct,
+//! merely unreclaimed).
+
+use crate::record::{MvtoRecord, RETIRED_TAG, deref};
+use crate::version::{ABORTED, COMMITTED, Version};
+use crossbeam_epoch::{Guard, Shared};
+use crossbeam_utils::CachePadded;
+use txlab_core::TableId;
+use txlab_core::history::RetiredTags;
+use txlab_core::retire_floor::RetireFloors;
+use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
+use txlab_core::storage::Index;
+use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_storage::AnyIndex;
+
+/// One committed delete waiting to be unlinked (module docs, step 1).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RetireEntry {
+    pub table: TableId,
+    pub key: u64,
+    /// The tombstone's write timestamp.
+    pub wts: u64,
+    /// The delete's epoch.
+    pub epoch: u64,
+}
+
+/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
+pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
+
+/// Where a table keeps its absent floor (module docs, step 2 of "How each is kept").
+pub(crate) enum AbsentFloor<'a> {
+    /// An ordered table: the stripe scan timestamps, indexed by phantom stripe.
+    Stripes(&'a [CachePadded<AtomicU64>]),
+    /// A hash table: its retire floors.
+    Hash(&'a RetireFloors),
+}
+
+/// What [`process`] needs of the engine for one table.
+pub(crate) struct TableRetire<'a, P> {
+    pub index: &'a AnyIndex<MvtoRecord<P>>,
+    pub floor: AbsentFloor<'a>,
+}
+
+/// Handles the ready entries at the front of `queue` (module docs, steps 2-3). `global` is the
+/// current global epoch, `horizon` the current GC horizon, `table` finds a table's parts,
+/// `guard` is pinned for the whole call; `raise_floor` is `false` only in a test mutant.
+pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
+    queue: &mut RetireQueue,
+    global: u64,
+    horizon: u64,
+    table: impl Fn(TableId) -> Option<TableRetire<'a, P>>,
+    guard: &Guard,
+    history: Option<&RetiredTags>,
+    raise_floor: bool,
+) {
+    queue.process(
+        global,
+        GRACE_EPOCHS,
+        |e| e.epoch,
+        |e| match table(e.table) {
+            Some(t) if e.wts < horizon => retire_one(&t, e, guard, history, raise_floor),
+            Some(_) => Retire::Busy,
+            None => Retire::Revived,
+        },
+    );
+}
+
+/// The newest version of a list that is not aborted, if any.
+fn newest_live<'g>(mut cur: Shared<'g, Version>, guard: &'g Guard) -> Option<&'g Version> {
+    while let Some(v) = deref(cur) {
+        if v.status() != ABORTED {
+            return Some(v);
+        }
+        cur = v.older.load(Ordering::SeqCst, guard);
+    }
+    None
+}
+
+fn retire_one<P: Default + Send + Sync + 'static>(
+    t: &TableRetire<'_, P>,
+    e: RetireEntry,
+    guard: &Guard,
+    history: Option<&RetiredTags>,
+    raise_floor: bool,
+) -> Retire {
+    let Ok(Some(rec)) = t.index.get(e.key, guard) else {
+        return Retire::Revived;
+    };
+    // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
+    let head = rec.head.load(Ordering::SeqCst, guard);
+    if head.tag() & RETIRED_TAG != 0 {
+        return Retire::Revived;
+    }
+    let tomb = match newest_live(head, guard) {
+        Some(v) if v.wts == e.wts && v.tombstone && v.status() == COMMITTED => v,
+        Some(v) if v.status() != COMMITTED => return Retire::Busy,
+        _ => return Retire::Revived,
+    };
+    let tagged = head.with_tag(RETIRED_TAG);
+    if rec
+        .head
+        .compare_exchange(head, tagged, Ordering::SeqCst, Ordering::SeqCst, guard)
+        .is_err()
+    {
+        return Retire::Busy;
+    }
+    // A version linked below aborted ones just before the tag may have missed it (`link`).
+    if !newest_live(tagged, guard).is_some_and(|v| std::ptr::eq(v, tomb)) {
+        let cleared =
+            rec.head
+                .compare_exchange(tagged, head, Ordering::SeqCst, Ordering::SeqCst, guard);
+        debug_assert!(cleared.is_ok(), "only the retirer changes a tagged head");
+        return Retire::Busy;
+    }
+    // Final for every reader that commits (module docs, 3).
+    let read_ts = tomb.rts.load(Ordering::SeqCst);
+    if let Some(h) = history {
+        // Before the unlink: a fresh record can only be found after it.
+        h.remember(e.table, e.key, e.wts);
+    }
+    if raise_floor {
+        match t.floor {
+            AbsentFloor::Stripes(rts) => {
+                if let Some(s) = t.index.phantom_stripes() {
+                    rts[s.stripe_of(e.key) as usize].fetch_max(read_ts, Ordering::SeqCst);
+                }
+            }
+            AbsentFloor::Hash(f) => f.raise(e.key, None, read_ts),
+        }
+    }
+    // Queue entries name one tombstone and the tag admits one retirer, so this unlink removes
+    // `rec`; built-in indexes cannot fail here.
+    let unlinked = t.index.unlink(e.key, rec, guard);
+    debug_assert!(
+        unlinked.is_ok(),
+        "unlinking a retired tombstone: {unlinked:?}"
+    );
+    Retire::Done
+}

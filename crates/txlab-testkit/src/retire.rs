@@ -1,0 +1,168 @@
+//! The threaded test body for engines that unlink deleted records ("retire tombstones":
+//! `txlab_silo::retire`, `txlab_tictoc::retire`, `txlab_mvto::retire`), written once for all of
+//! them.
+//!
+//! Threads run short transactions of inserts, deletes, reads, blind writes, read-modify-writes
+//! and scans over a sliding window of few keys on a hash and an ordered table, while the engine's
+//! background thread advances the epoch quickly, so tombstones are retired while other
+//! transactions still hold their records. The recorded history goes to the checker. How many
+//! tombstones were retired comes from the workers' `retired_tombstones` counter
+//! (`Worker::drain_counters`), so a run that retired nothing is told apart from one that passed.
+
+use std::sync::Arc;
+use txlab_check::{CheckOptions, MemoryRecorder, check};
+use txlab_core::{Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
+
+/// The hash table of [`schema`].
+pub const HASH: TableId = TableId(0);
+/// The ordered table of [`schema`].
+pub const ORDERED: TableId = TableId(1);
+/// The dense table of [`schema`] (its deletes are never unlinked).
+pub const DENSE: TableId = TableId(2);
+
+/// Keys of the sliding window: few, so deletes, re-inserts and retirements collide. The window
+/// moves by half its width every [`WINDOW_TXNS`] transactions, so tombstones left behind get old
+/// enough to retire while transactions on the newer half still meet them.
+pub const KEYS: u64 = 8;
+/// Transactions of one worker per window position.
+pub const WINDOW_TXNS: u64 = 50;
+
+/// A hash, an ordered and a dense table (16 keys), each with 8-byte values.
+pub fn schema() -> Schema {
+    let mut s = Schema::new();
+    s.add(TableSpec::hash("hash", 8)).expect("valid table");
+    s.add(TableSpec::ordered("ordered", 8))
+        .expect("valid table");
+    s.add(TableSpec::dense("dense", 8, 16))
+        .expect("valid table");
+    s
+}
+
+/// What one [`churn`] run found.
+#[derive(Debug)]
+pub struct ChurnOutcome {
+    /// Whether the checker accepted the history under the given options.
+    pub passed: bool,
+    /// Tombstones the workers unlinked.
+    pub retired: u64,
+    /// The checker's report.
+    pub report: String,
+}
+
+/// Runs `threads` workers of `txns` transactions each on an engine from `build` (module docs) and
+/// checks the history with `options`.
+pub fn churn<E, F>(build: F, threads: u64, txns: u64, options: CheckOptions) -> ChurnOutcome
+where
+    E: Engine + Sync,
+    F: FnOnce(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
+{
+    let rec = Arc::new(MemoryRecorder::new());
+    let db = build(&schema(), Arc::clone(&rec)).expect("engine builds");
+    let retired: u64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let db = &db;
+                s.spawn(move || worker_run(db, t, txns))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread"))
+            .sum()
+    });
+    drop(db);
+    let report = check(&rec.take(), options);
+    ChurnOutcome {
+        passed: report.is_serializable(),
+        retired,
+        report: report.to_string(),
+    }
+}
+
+/// One worker's transactions; returns how many tombstones it retired.
+fn worker_run<E: Engine>(db: &E, t: u64, txns: u64) -> u64 {
+    let mut w = db.worker().expect("worker");
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (t + 1);
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut retired = 0;
+    for i in 0..txns {
+        let mut tx = w.begin();
+        let body = (|| -> Result<(), TxError> {
+            for op in 0..3 {
+                let r = next();
+                let table = if r & 1 == 0 { HASH } else { ORDERED };
+                let key = (i / WINDOW_TXNS) * (KEYS / 2) + (r >> 1) % KEYS;
+                let unique = ((t << 40) | (i << 8) | op).to_le_bytes();
+                match (r >> 8) % 7 {
+                    0 | 1 => {
+                        tx.insert(table, key, &unique)?;
+                    }
+                    2 | 3 => {
+                        tx.delete(table, key)?;
+                    }
+                    4 => {
+                        tx.read(table, key)?;
+                    }
+                    5 => tx.write(table, key, &unique)?,
+                    _ if table == ORDERED => {
+                        tx.scan(ORDERED, key, key + 2, &mut |_, _| true)?;
+                    }
+                    _ => {
+                        tx.update(table, key, &mut |b| b.copy_from_slice(&unique))?;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if body.is_ok() {
+            let _ = tx.commit();
+        } else {
+            drop(tx);
+        }
+        if i % 256 == 255 || i + 1 == txns {
+            w.drain_counters(&mut |name, n| {
+                if name == "retired_tombstones" {
+                    retired += n;
+                }
+            });
+        }
+    }
+    retired
+}
+
+/// Runs [`churn`] (3 threads, 4,000 transactions each) in rounds, each on a fresh engine with its
+/// history checked, until more than 10 tombstones were retired in all. At most 8 rounds: the
+/// background epoch thread may barely run on a loaded test runner. Panics on a failed check or
+/// if retirement was not exercised.
+pub fn churn_until_retired<E, F>(name: &str, build: F, options: CheckOptions)
+where
+    E: Engine + Sync,
+    F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
+{
+    let mut retired = 0;
+    for round in 0..8 {
+        let out = churn(&build, 3, 4_000, options);
+        assert!(out.passed, "{name}, round {round}: {}", out.report);
+        retired += out.retired;
+        eprintln!("{name}, round {round}: retired {}", out.retired);
+        if retired > 10 {
+            return;
+        }
+    }
+    panic!("{name}: {retired} tombstones retired in 8 rounds: retirement was not exercised");
+}
+
+/// Runs [`churn`] (3 threads, 3,000 transactions each) on a broken engine up to 20 times and
+/// returns the first round whose history the checker rejected (a race: usually within a few).
+pub fn churn_catches<E, F>(build: F, options: CheckOptions) -> Option<usize>
+where
+    E: Engine + Sync,
+    F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
+{
+    (0..20).position(|_| !churn(&build, 3, 3_000, options).passed)
+}
