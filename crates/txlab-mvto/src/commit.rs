@@ -9,13 +9,17 @@
 //!          key's list (SeqCst CAS); then walk down from it to the first committed version,
 //!          skipping aborted ones: if any version on the way has rts > ts, a later transaction
 //!          already read what this write would overwrite -> abort WriteTooLate. If the key was
-//!          absent before (no committed version, or a tombstone) and the table is ordered, the
-//!          stripe's scan timestamp must not exceed ts either (a later scan missed this insert).
+//!          absent before (no committed version, or a tombstone), the key's absent floor must
+//!          not exceed ts either (`Mvto::absent_floor`: a later scan missed this insert, or a
+//!          later reader read a tombstone since retired, `crate::retire`). A record being
+//!          retired refuses the link -> abort RecordRetired.
 //! Phase 2  validate: every version read must still be the visible one for ts (no committed or
-//!          pending version appeared between its wts and ts) -> else abort ReadValidation;
-//!          every scanned stripe must have its recorded version -> else PhantomValidation.
-//! Phase 3  mark the pending versions COMMITTED (or ABORTED on failure); collect garbage on the
-//!          written records (`crate::gc`).
+//!          pending version appeared between its wts and ts) -> else abort ReadValidation, or
+//!          RecordRetired if its record is being retired; every scanned stripe must have its
+//!          recorded version -> else PhantomValidation.
+//! Phase 3  mark the pending versions COMMITTED (or ABORTED on failure); on commit, queue each
+//!          delete on a hash or ordered table for unlinking (`crate::retire`) and collect
+//!          garbage on the written records (`crate::gc`).
 //! ```
 //!
 //! Why the orderings suffice (the store-load pattern, every access `SeqCst`): a reader R with
