@@ -199,8 +199,16 @@ fn a_tombstone_waits_until_its_timestamp_is_below_the_horizon() {
     drop(tx_old);
     assert!(db.epochs().advance());
     assert!(db.gc_horizon() > 0);
-    tick(&mut w); // the horizon recomputed at the last commit had the old transaction active
+    // The epochs are old enough now, but the horizon recomputed at the last commit had the old
+    // transaction active, below the delete: not yet.
     tick(&mut w);
+    assert_eq!(
+        w.retired_count(),
+        0,
+        "the delete is not below the horizon yet"
+    );
+    assert!(db.is_mapped(H, 4).unwrap());
+    tick(&mut w); // this begin sees the horizon the previous commit recomputed
     assert_eq!(w.retired_count(), 1, "retired once the horizon passed it");
     assert!(!db.is_mapped(H, 4).unwrap());
 }
@@ -313,7 +321,10 @@ fn a_transaction_holding_the_retired_record_aborts_and_succeeds_on_retry() {
 }
 
 /// A version of an aborted writer above the tombstone does not keep it from being retired, and
-/// a writer that held the old record and would link below that aborted version is refused.
+/// a writer that held the old record (its version would go below the aborted one) is refused.
+/// It links after the retirement, so the tag refuses it before it walks the list; the race in
+/// which it links below the aborted version just before the tag (`MvtoRecord::link`'s re-check,
+/// the retirer's second walk) is left to the threaded churn, which cannot tell whether it ran.
 #[test]
 fn an_aborted_version_above_the_tombstone_does_not_block_retirement() {
     for t in [H, O] {
