@@ -12,10 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
-use txlab_core::history::{Outcome, WriteKind};
-use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxError, TxOps, Worker};
+use txlab_core::history::WriteKind;
+use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
 use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
-use txlab_testkit::retire::{DENSE as D, HASH as H, ORDERED as O, churn_until_retired, schema};
+use txlab_testkit::retire::{
+    DENSE as D, HASH as H, ORDERED as O, cause, churn_until_retired, delete, insert, number as num,
+    schema, value as v, write_versions,
+};
 
 /// Manual epochs, and the GC horizon recomputed at every writing commit (so a test controls
 /// when a tombstone's timestamp falls below it).
@@ -27,21 +30,6 @@ fn db(config: MvtoConfig) -> (Mvto<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
     let db = Mvto::with_recorder(&schema(), config, Arc::clone(&recorder)).unwrap();
     (db, recorder)
-}
-
-fn v(x: u64) -> [u8; 8] {
-    x.to_le_bytes()
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
-}
-
-fn cause(e: TxError) -> ConflictCause {
-    match e {
-        TxError::Conflict(c) => c.cause,
-        other => panic!("expected a conflict, got {other:?}"),
-    }
 }
 
 /// A writing commit (of a dense key): lets `w` work on its retire queue at begin, and
@@ -59,38 +47,12 @@ fn age(w: &mut impl Worker, n: usize) {
     }
 }
 
-fn insert(w: &mut impl Worker, t: TableId, key: u64, val: u64) {
-    let mut tx = w.begin();
-    assert!(tx.insert(t, key, &v(val)).unwrap());
-    tx.commit().unwrap();
-}
-
-fn delete(w: &mut impl Worker, t: TableId, key: u64) {
-    let mut tx = w.begin();
-    assert!(tx.delete(t, key).unwrap());
-    tx.commit().unwrap();
-}
-
 /// A committed read of `(t, key)`: moves `w`'s clock past the version it reads.
 fn observe(w: &mut impl Worker, t: TableId, key: u64) -> Option<u64> {
     let mut tx = w.begin();
     let got = tx.read(t, key).unwrap().map(num);
     tx.commit().unwrap();
     got
-}
-
-/// The committed writes of `(t, key)` as `(kind, version)`, in version order.
-fn write_versions(history: &History, t: TableId, key: u64) -> Vec<(WriteKind, u64)> {
-    let mut out: Vec<(WriteKind, u64)> = history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| w.table == t && w.key == key)
-        .map(|w| (w.kind, w.version))
-        .collect();
-    out.sort_by_key(|&(_, ver)| ver);
-    out
 }
 
 fn assert_serializable(history: &History) {

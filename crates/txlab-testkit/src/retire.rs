@@ -10,8 +10,11 @@
 //! (`Worker::drain_counters`), so a run that retired nothing is told apart from one that passed.
 
 use std::sync::Arc;
-use txlab_check::{CheckOptions, MemoryRecorder, check};
-use txlab_core::{Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
+use txlab_check::{CheckOptions, History, MemoryRecorder, check};
+use txlab_core::history::{Outcome, WriteKind};
+use txlab_core::{
+    ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker,
+};
 
 /// The hash table of [`schema`].
 pub const HASH: TableId = TableId(0);
@@ -36,6 +39,55 @@ pub fn schema() -> Schema {
     s.add(TableSpec::dense("dense", 8, 16))
         .expect("valid table");
     s
+}
+
+/// The 8-byte value of [`schema`]'s tables that holds `x`.
+pub fn value(x: u64) -> [u8; 8] {
+    x.to_le_bytes()
+}
+
+/// The number an 8-byte value holds (see [`value`]).
+pub fn number(b: &[u8]) -> u64 {
+    u64::from_le_bytes(b.try_into().expect("an 8-byte value"))
+}
+
+/// The cause of a conflict; panics on any other error.
+pub fn cause(e: TxError) -> ConflictCause {
+    match e {
+        TxError::Conflict(c) => c.cause,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+/// Inserts `(t, key) = val` in a transaction of its own, which must commit.
+pub fn insert(w: &mut impl Worker, t: TableId, key: u64, val: u64) {
+    let mut tx = w.begin();
+    assert!(
+        tx.insert(t, key, &value(val)).expect("insert"),
+        "{key} was absent"
+    );
+    tx.commit().expect("insert commits");
+}
+
+/// Deletes `(t, key)` in a transaction of its own, which must commit.
+pub fn delete(w: &mut impl Worker, t: TableId, key: u64) {
+    let mut tx = w.begin();
+    assert!(tx.delete(t, key).expect("delete"), "{key} was present");
+    tx.commit().expect("delete commits");
+}
+
+/// The committed writes of `(t, key)` as `(kind, version)`, in version order (the checker's).
+pub fn write_versions(history: &History, t: TableId, key: u64) -> Vec<(WriteKind, u64)> {
+    let mut out: Vec<(WriteKind, u64)> = history
+        .records()
+        .iter()
+        .filter(|r| r.outcome == Outcome::Committed)
+        .flat_map(|r| r.writes.iter())
+        .filter(|w| w.table == t && w.key == key)
+        .map(|w| (w.kind, w.version))
+        .collect();
+    out.sort_by_key(|&(_, ver)| ver);
+    out
 }
 
 /// What one [`churn`] run found.

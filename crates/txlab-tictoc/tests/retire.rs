@@ -9,12 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
-use txlab_core::history::{Outcome, WriteKind};
-use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxError, TxOps, Worker};
+use txlab_core::history::WriteKind;
+use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
 use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
 
 use txlab_testkit::retire::{
-    DENSE as D, HASH as H, ORDERED as O, churn_catches, churn_until_retired, schema,
+    DENSE as D, HASH as H, ORDERED as O, cause, churn_catches, churn_until_retired, delete, insert,
+    number as num, schema, value as v, write_versions,
 };
 
 fn db(config: TicTocConfig) -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
@@ -23,36 +24,9 @@ fn db(config: TicTocConfig) -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
     (db, recorder)
 }
 
-fn v(x: u64) -> [u8; 8] {
-    x.to_le_bytes()
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
-}
-
-fn cause(e: TxError) -> ConflictCause {
-    match e {
-        TxError::Conflict(c) => c.cause,
-        other => panic!("expected a conflict, got {other:?}"),
-    }
-}
-
 /// Begins and commits an empty transaction: lets `w` work on its retire queue.
 fn tick(w: &mut impl Worker) {
     w.begin().commit().unwrap();
-}
-
-fn insert(w: &mut impl Worker, t: TableId, key: u64, val: u64) {
-    let mut tx = w.begin();
-    assert!(tx.insert(t, key, &v(val)).unwrap());
-    tx.commit().unwrap();
-}
-
-fn delete(w: &mut impl Worker, t: TableId, key: u64) {
-    let mut tx = w.begin();
-    assert!(tx.delete(t, key).unwrap());
-    tx.commit().unwrap();
 }
 
 /// Overwrites `(H, 1000)` `n` times, so its `wts` (and a reader's commit timestamp) grows.
@@ -62,21 +36,6 @@ fn churn_timestamp(w: &mut impl Worker, n: u64) {
         tx.write(H, 1000, &v(i)).unwrap();
         tx.commit().unwrap();
     }
-}
-
-/// The committed writes of `(t, key)` as `(kind, tag)`, in tag order (the checker's version
-/// order).
-fn write_versions(history: &History, t: TableId, key: u64) -> Vec<(WriteKind, u64)> {
-    let mut out: Vec<(WriteKind, u64)> = history
-        .records()
-        .iter()
-        .filter(|r| r.outcome == Outcome::Committed)
-        .flat_map(|r| r.writes.iter())
-        .filter(|w| w.table == t && w.key == key)
-        .map(|w| (w.kind, w.version))
-        .collect();
-    out.sort_by_key(|&(_, ver)| ver);
-    out
 }
 
 fn assert_serializable(history: &History) {
