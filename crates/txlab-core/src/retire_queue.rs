@@ -35,7 +35,7 @@ pub enum Retire {
 pub struct RetireQueue<E> {
     entries: VecDeque<E>,
     retired: u64,
-    /// `retired` at the last [`RetireQueue::take_unreported`].
+    /// `retired` at the last [`RetireQueue::drain_retired`].
     reported: u64,
 }
 
@@ -68,13 +68,15 @@ impl<E: Copy> RetireQueue<E> {
         self.retired
     }
 
-    /// Tombstones unlinked since the last call (for a worker's `retired_tombstones` counter,
-    /// `Worker::drain_counters`).
+    /// Reports the tombstones unlinked since the last call to `sink` as the worker counter
+    /// `retired_tombstones` (nothing if none), for `Worker::drain_counters`.
     #[inline]
-    pub fn take_unreported(&mut self) -> u64 {
+    pub fn drain_retired(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
         let n = self.retired - self.reported;
         self.reported = self.retired;
-        n
+        if n > 0 {
+            sink("retired_tombstones", n);
+        }
     }
 
     /// Queues a committed delete.

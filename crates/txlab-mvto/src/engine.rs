@@ -394,10 +394,7 @@ impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
             sink("nwr_old_reader_aborts", self.old_reader_aborts);
             self.old_reader_aborts = 0;
         }
-        let retired = self.retire.take_unreported();
-        if retired > 0 {
-            sink("retired_tombstones", retired);
-        }
+        self.retire.drain_retired(sink);
     }
 }
 

@@ -16,8 +16,8 @@ use txlab_core::history::WriteKind;
 use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
 use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
 use txlab_testkit::retire::{
-    DENSE as D, HASH as H, ORDERED as O, cause, churn_until_retired, delete, insert, number as num,
-    schema, value as v, write_versions,
+    DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_until_retired, delete, insert,
+    number as num, schema, unlinked_after_two_epochs, value as v, write_versions,
 };
 
 /// Manual epochs, and the GC horizon recomputed at every writing commit (so a test controls
@@ -65,23 +65,17 @@ fn a_tombstone_is_unlinked_two_epochs_after_its_delete_and_the_key_is_reusable()
     for t in [H, O] {
         let (db, rec) = db(config());
         let mut w = db.worker().unwrap();
-        insert(&mut w, t, 5, 50);
-        delete(&mut w, t, 5);
-        assert_eq!(w.retire_backlog(), 1, "table {t:?}: the delete is queued");
-        tick(&mut w);
-        assert!(db.is_mapped(t, 5).unwrap(), "same epoch: still mapped");
-        assert!(db.epochs().advance());
-        tick(&mut w);
-        assert!(db.is_mapped(t, 5).unwrap(), "one epoch later: still mapped");
-        assert_eq!(w.retire_backlog(), 1);
-        assert!(db.epochs().advance());
-        tick(&mut w);
-        assert!(
-            !db.is_mapped(t, 5).unwrap(),
-            "table {t:?}: two epochs later the tombstone is gone"
+        unlinked_after_two_epochs(
+            &mut w,
+            t,
+            &RetireProbe {
+                advance: &|| db.epochs().advance(),
+                is_mapped: &|t, k| db.is_mapped(t, k).unwrap(),
+                backlog: &|w| w.retire_backlog(),
+                retired: &|w| w.retired_count(),
+                tick: &|w| tick(w),
+            },
         );
-        assert_eq!(w.retire_backlog(), 0);
-        assert_eq!(w.retired_count(), 1);
         let mut drained = 0;
         w.drain_counters(&mut |name, n| {
             if name == "retired_tombstones" {

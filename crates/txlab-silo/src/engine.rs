@@ -298,9 +298,6 @@ impl<'e, Rec: Recorder, W: WriteOmission> Worker for SiloWorker<'e, Rec, W> {
         if W::ENABLED {
             self.nwr.drain(sink);
         }
-        let retired = self.retire.take_unreported();
-        if retired > 0 {
-            sink("retired_tombstones", retired);
-        }
+        self.retire.drain_retired(sink);
     }
 }

@@ -11,8 +11,8 @@ use txlab_core::{AckMode, ConflictCause, Engine, Transaction, TxOps, Worker};
 use txlab_silo::{Mutation, Silo, SiloConfig};
 
 use txlab_testkit::retire::{
-    DENSE as D, HASH as H, ORDERED as O, cause, churn_catches, churn_until_retired, delete, insert,
-    number as num, schema, value as v, write_versions,
+    DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_catches, churn_until_retired,
+    delete, insert, number as num, schema, unlinked_after_two_epochs, value as v, write_versions,
 };
 
 fn db(config: SiloConfig) -> (Silo<MemoryRecorder>, Arc<MemoryRecorder>) {
@@ -31,23 +31,17 @@ fn a_tombstone_is_unlinked_two_epochs_after_its_delete_and_the_key_is_reusable()
     for t in [H, O] {
         let (db, rec) = db(SiloConfig::manual());
         let mut w = db.worker().unwrap();
-        insert(&mut w, t, 5, 50);
-        delete(&mut w, t, 5);
-        assert_eq!(w.retire_backlog(), 1, "table {t:?}: the delete is queued");
-        tick(&mut w);
-        assert!(db.is_mapped(t, 5).unwrap(), "same epoch: still mapped");
-        assert!(db.epochs().advance());
-        tick(&mut w);
-        assert!(db.is_mapped(t, 5).unwrap(), "one epoch later: still mapped");
-        assert_eq!(w.retire_backlog(), 1);
-        assert!(db.epochs().advance());
-        tick(&mut w);
-        assert!(
-            !db.is_mapped(t, 5).unwrap(),
-            "table {t:?}: two epochs later the tombstone is gone"
+        unlinked_after_two_epochs(
+            &mut w,
+            t,
+            &RetireProbe {
+                advance: &|| db.epochs().advance(),
+                is_mapped: &|t, k| db.is_mapped(t, k).unwrap(),
+                backlog: &|w| w.retire_backlog(),
+                retired: &|w| w.retired_count(),
+                tick: &|w| tick(w),
+            },
         );
-        assert_eq!(w.retire_backlog(), 0);
-        assert_eq!(w.retired_count(), 1);
         assert_eq!(db.mapped_keys(t).unwrap(), 0);
 
         // The key comes back in a fresh record, on another worker whose own TIDs are small.

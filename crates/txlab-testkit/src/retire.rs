@@ -90,6 +90,45 @@ pub fn write_versions(history: &History, t: TableId, key: u64) -> Vec<(WriteKind
     out
 }
 
+/// What [`unlinked_after_two_epochs`] needs of an engine and its worker type `W`, as closures
+/// (the engines' test accessors are inherent methods).
+#[expect(missing_debug_implementations, reason = "a bundle of closures")]
+pub struct RetireProbe<'a, W> {
+    /// Advances the global epoch by hand; whether it moved.
+    pub advance: &'a dyn Fn() -> bool,
+    /// Whether the table's index still maps the key.
+    pub is_mapped: &'a dyn Fn(TableId, u64) -> bool,
+    /// The worker's queued deletes.
+    pub backlog: &'a dyn Fn(&W) -> usize,
+    /// Tombstones the worker has unlinked.
+    pub retired: &'a dyn Fn(&W) -> u64,
+    /// A transaction that lets the worker work on its queue (at its begin).
+    pub tick: &'a dyn Fn(&mut W),
+}
+
+/// The unlink timing every retiring engine shares, on `t`'s key 5 (epochs advanced by hand):
+/// insert and delete queue one entry; it stays mapped in the delete's epoch and the next one;
+/// two epochs later the worker's next begin unlinks it.
+pub fn unlinked_after_two_epochs<W: Worker>(w: &mut W, t: TableId, p: &RetireProbe<'_, W>) {
+    insert(w, t, 5, 50);
+    delete(w, t, 5);
+    assert_eq!((p.backlog)(w), 1, "table {t:?}: the delete is queued");
+    (p.tick)(w);
+    assert!((p.is_mapped)(t, 5), "same epoch: still mapped");
+    assert!((p.advance)());
+    (p.tick)(w);
+    assert!((p.is_mapped)(t, 5), "one epoch later: still mapped");
+    assert_eq!((p.backlog)(w), 1);
+    assert!((p.advance)());
+    (p.tick)(w);
+    assert!(
+        !(p.is_mapped)(t, 5),
+        "table {t:?}: two epochs later the tombstone is gone"
+    );
+    assert_eq!((p.backlog)(w), 0);
+    assert_eq!((p.retired)(w), 1);
+}
+
 /// What one [`churn`] run found.
 #[derive(Debug)]
 pub struct ChurnOutcome {

@@ -370,9 +370,6 @@ impl<'e, Rec: Recorder, Omit: WriteOmission> Worker for TicTocWorker<'e, Rec, Om
         if Omit::ENABLED {
             self.nwr.drain(sink);
         }
-        let retired = self.retire.take_unreported();
-        if retired > 0 {
-            sink("retired_tombstones", retired);
-        }
+        self.retire.drain_retired(sink);
     }
 }

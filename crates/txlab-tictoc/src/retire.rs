@@ -24,7 +24,8 @@
 //!
 //! Each table with an unlinking index keeps *floors*: timestamps raised by retirements, never
 //! lowered. Ordered tables have one per phantom stripe (so a scan finds the floor of every key it
-//! covers), hash tables `txlab_core::retire_floor::HASH_FLOOR_SLOTS` slots by key hash (`txlab_core::retire_floor`). Writing `F(k)` for `k`'s slot:
+//! covers), hash tables `txlab_core::retire_floor::HASH_FLOOR_SLOTS` slots by key hash
+//! (`txlab_core::retire_floor`). Writing `F(k)` for `k`'s slot:
 //!
 //! ```text
 //! retirer    lock the tombstone (CAS from the unlocked word: R = rts, frozen while locked)
