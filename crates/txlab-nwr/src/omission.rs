@@ -1,9 +1,11 @@
 //! The static switch every NWR-extendable engine is generic over.
 //!
 //! An engine `E<Rec, W: WriteOmission = NoNwr>` consults `W::ENABLED` (an associated constant) at
-//! its commit hook, so with [`NoNwr`] the whole NWR path, the pivot objects
-//! ([`WriteOmission::Pivot`] is `()`) and the read merging are compiled out and the baseline's
-//! record layout is unchanged. With [`Nwr`] each record carries a [`PivotCell`].
+//! its commit hook, so with [`NoNwr`] the whole NWR path, the pivot objects and the read merging
+//! are compiled out and the baseline's record layout is unchanged. With [`Nwr`] every item has a
+//! [`PivotCell`]: MVTO+NWR's record carries it ([`WriteOmission::Pivot`]); Silo+NWR and
+//! TicToc+NWR keep it beside their records (`txlab_storage::Companions`), since only their
+//! omitters touch it, and ignore [`WriteOmission::Pivot`].
 //!
 //! Silo uses it as `Silo<Rec, Nwr>` (`txlab-silo`); TicToc and MVTO have the same hook point
 //! (their `NWR HOOK` blocks) and plug in by implementing [`crate::NwrBaseline`] for their commit
@@ -24,7 +26,8 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// Silo, TicToc and MVTO implement it (MVTO places its omitter by timestamp instead).
     const SINGLE_WRITE_OMITTERS: bool = false;
 
-    /// The per-record pivot version object (`()` when disabled: no space, no work).
+    /// The pivot version object a record carries when the engine embeds it (MVTO+NWR, whose
+    /// readers merge into it); `()` when disabled: no space, no work.
     type Pivot: Debug + Default + Send + Sync + 'static;
 
     /// The pivot object of a record (for [`NoNwr`], a detached object nobody uses).

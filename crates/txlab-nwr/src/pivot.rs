@@ -143,9 +143,18 @@ pub static DETACHED: PivotCell = PivotCell::new();
 #[cfg(txlab_loom)]
 pub static DETACHED: std::sync::LazyLock<PivotCell> = std::sync::LazyLock::new(PivotCell::new);
 
-/// The atomic pivot version object embedded in each record of an NWR-extended protocol.
+/// The atomic pivot version object of one data item: embedded in each MVTO+NWR record, and kept
+/// beside the records as a cold companion by Silo+NWR and TicToc+NWR, where only omitters touch
+/// it (`txlab_storage::Companions`).
 #[derive(Debug, Default)]
 pub struct PivotCell(AtomicU128);
+
+/// A companion cell starts empty ([`PivotCell::new`]), like a record's embedded object.
+impl txlab_core::storage::Record for PivotCell {
+    fn absent(_value_size: usize) -> Self {
+        Self::new()
+    }
+}
 
 impl PivotCell {
     /// An empty object (epoch 0).

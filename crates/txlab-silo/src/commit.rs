@@ -86,14 +86,17 @@ use crate::tid::{next_tid, tag};
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
 use crate::worker_state::{WriteKind, write_index};
+use crossbeam_epoch::Guard;
+use std::marker::PhantomData;
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::storage::Index;
 use txlab_core::sync::{AtomicU32, Ordering, fence};
-use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
+use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TableId, TxResult};
 use txlab_nwr::pivot::{PIVOT_BASE, PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
+use txlab_storage::Companions;
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
@@ -139,7 +142,7 @@ impl Skips {
 }
 
 #[inline]
-fn rec<'a, P>(p: *const SiloRecord<P>) -> &'a SiloRecord<P> {
+fn rec<'a>(p: *const SiloRecord) -> &'a SiloRecord {
     // SAFETY: write-set and read-set pointers were obtained under the transaction's guard, which
     // is pinned for the whole commit (see `worker_state`).
     unsafe { &*p }
@@ -157,7 +160,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     if nwr_on && W::SINGLE_WRITE_OMITTERS && !tx.w.state.writes.is_empty() {
         let view = NwrView::<W> {
             st: &tx.w.state,
+            pivots: &engine.pivots,
+            guard: &tx.guard,
             mutation: skip.nwr,
+            _omission: PhantomData,
         };
         if txlab_nwr::rule::single_write_shape_ok(&view, &mut tx.w.nwr) {
             fence(Ordering::SeqCst);
@@ -172,7 +178,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         && txlab_nwr::rule::omission_shape_ok(
             &NwrView::<W> {
                 st: &tx.w.state,
+                pivots: &engine.pivots,
+                guard: &tx.guard,
                 mutation: skip.nwr,
+                _omission: PhantomData,
             },
             &mut tx.w.nwr,
         )
@@ -181,7 +190,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         let epoch = tx.w.epoch.global();
         let view = NwrView::<W> {
             st: &tx.w.state,
+            pivots: &engine.pivots,
+            guard: &tx.guard,
             mutation: skip.nwr,
+            _omission: PhantomData,
         };
         if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr) {
             txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
@@ -238,7 +250,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
         // serialized at the start of the epoch, before its omitters (`is_pre_epoch_reader`).
         let view = NwrView::<W> {
             st,
+            pivots: &engine.pivots,
+            guard: &tx.guard,
             mutation: skip.nwr,
+            _omission: PhantomData,
         };
         if W::SINGLE_WRITE_OMITTERS {
             // Single-write omitters: no merge here. The one mark, the pivot writer's read of its
@@ -400,7 +415,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                 // item's first version of the epoch becomes the item's pivot.
                 let view = NwrView::<W> {
                     st,
+                    pivots: &engine.pivots,
+                    guard: &tx.guard,
                     mutation: skip.nwr,
+                    _omission: PhantomData,
                 };
                 let installed = epoch_version(tid, epoch as u32);
                 for i in 0..st.writes.len() {
@@ -488,7 +506,7 @@ fn finish_omitted<Rec: Recorder, W: WriteOmission>(
 /// serialized in): such a version must not serve as a pivot of that later epoch, whose omitters
 /// are placed after this transaction.
 #[inline]
-fn pivot_read_mark<P>(w: &crate::worker_state::WriteEntry<P>, tid: u64, epoch: u64) -> u64 {
+fn pivot_read_mark(w: &crate::worker_state::WriteEntry, tid: u64, epoch: u64) -> u64 {
     if epoch_of(tid) != epoch {
         PIVOT_READ
     } else if epoch_of(w.locked_word) == epoch {
@@ -512,10 +530,30 @@ fn epoch_version(word: u64, epoch: u32) -> VersionNumber {
     }
 }
 
+/// The pivot object of `(table, key)`, a key the transaction found in `table`. Only Silo+NWR
+/// (`Nwr`) asks, and its companion has a cell for every key of every table (a dense table's
+/// companion has the table's capacity, a keyed one publishes the cell on first use).
+#[inline]
+fn pivot_of<'a>(
+    pivots: &'a Companions<PivotCell>,
+    table: TableId,
+    key: u64,
+    guard: &'a Guard,
+) -> &'a PivotCell {
+    pivots
+        .cell(table, key, guard)
+        .expect("Silo+NWR keeps a pivot object for every key of its tables")
+}
+
 /// Silo's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
 struct NwrView<'a, W: WriteOmission> {
-    st: &'a WorkerState<W::Pivot>,
+    st: &'a WorkerState,
+    /// The engine's pivot objects (`Silo::pivots`), looked up under `guard`.
+    pivots: &'a Companions<PivotCell>,
+    /// The committing transaction's guard, pinned for the whole commit.
+    guard: &'a Guard,
     mutation: Option<NwrMutation>,
+    _omission: PhantomData<W>,
 }
 
 impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
@@ -529,7 +567,8 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn read_pivot(&self, i: usize) -> &PivotCell {
-        W::pivot(&rec(self.st.reads[i].rec).pivot)
+        let r = &self.st.reads[i];
+        pivot_of(self.pivots, r.table, r.key, self.guard)
     }
 
     #[inline]
@@ -556,7 +595,8 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
-        W::pivot(&rec(self.st.writes[i].rec).pivot)
+        let w = &self.st.writes[i];
+        pivot_of(self.pivots, w.table, w.key, self.guard)
     }
 
     #[inline]
@@ -610,7 +650,7 @@ mod tests {
     use crate::worker_state::{WriteEntry, WriteKind};
     use txlab_core::TableId;
 
-    fn entry(locked_word: u64, read: bool) -> WriteEntry<()> {
+    fn entry(locked_word: u64, read: bool) -> WriteEntry {
         WriteEntry {
             rec: std::ptr::null(),
             table: TableId(0),

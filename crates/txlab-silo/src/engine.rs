@@ -5,14 +5,16 @@ use crate::record::SiloRecord;
 use crate::retire::RetireQueue;
 use crate::txn::SiloTxn;
 use crate::worker_state::WorkerState;
+use std::marker::PhantomData;
 use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::RetiredTags;
 use txlab_core::history::{NoRecorder, Recorder};
 use txlab_core::storage::Index;
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
+use txlab_nwr::PivotCell;
 use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, WriteOmission};
-use txlab_storage::Tables;
+use txlab_storage::{Companions, Tables};
 
 /// Silo extended with the non-visible write rule (`txlab_nwr`; engine name `silo-nwr`).
 pub type SiloNwr<Rec = NoRecorder> = Silo<Rec, Nwr>;
@@ -30,7 +32,10 @@ pub type SiloNwrSingle<Rec = NoRecorder> = Silo<Rec, NwrSingleWrite>;
 #[derive(Debug)]
 pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<SiloRecord<W::Pivot>>,
+    pub(crate) tables: Tables<SiloRecord>,
+    /// Silo+NWR's pivot version objects, one per key, kept beside the records (cold: only a
+    /// would-be omitter reads one, `crate::commit`); empty for the other variants.
+    pub(crate) pivots: Companions<PivotCell>,
     value_sizes: Box<[usize]>,
     pub(crate) epochs: EpochManager,
     pub(crate) config: SiloConfig,
@@ -40,6 +45,7 @@ pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     pub(crate) omit_stamp: AtomicU64,
     /// Tags of retired tombstones, for histories (used only when recording; [`crate::retire`]).
     pub(crate) retired_tags: RetiredTags,
+    _omission: PhantomData<W>,
 }
 
 impl Silo<NoRecorder> {
@@ -114,19 +120,23 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
 
     fn build(
         schema: &Schema,
-        tables: Tables<SiloRecord<W::Pivot>>,
+        tables: Tables<SiloRecord>,
         config: SiloConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
-        if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
+        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
             // Single-write omitters use no 128-bit atomics (their mark is a TID bit).
             txlab_nwr::require_lock_free_pivot()?;
-        }
+            Companions::new(schema)?
+        } else {
+            Companions::none()
+        };
         tables.check_schema(schema)?;
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         Ok(Self {
             schema: schema.clone(),
             tables,
+            pivots,
             value_sizes,
             epochs: EpochManager::new(config.epoch),
             config,
@@ -134,6 +144,7 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
             next_worker: AtomicU32::new(0),
             omit_stamp: AtomicU64::new(0),
             retired_tags: RetiredTags::default(),
+            _omission: PhantomData,
         })
     }
 
@@ -256,7 +267,7 @@ pub struct SiloWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> 
     pub(crate) engine: &'e Silo<Rec, W>,
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState<W::Pivot>,
+    pub(crate) state: WorkerState,
     /// Committed deletes waiting to be unlinked ([`crate::retire`]).
     pub(crate) retire: RetireQueue,
     /// NWR counters (stay zero without NWR).

@@ -9,26 +9,24 @@ use txlab_core::value::AtomicValue;
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
 pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 
-/// One record: TID word (see [`crate::tid`]) plus its value, and `P`, the NWR pivot version
-/// object (`()` for plain Silo, which adds no space; `txlab_nwr::PivotCell` for Silo+NWR). The
-/// NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit TID word
-/// and adds the 128-bit object next to it, so the two together carry the paper's fields plus a
-/// separate pivot counter (24 bytes of metadata instead of the paper's 16; see
-/// `docs/results/nwr.md`).
+/// One record: TID word (see [`crate::tid`]) plus its value (32 bytes), the same for every
+/// variant. The NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit
+/// TID word and keeps Silo+NWR's 128-bit pivot version object beside the record, as a cold
+/// companion only omitters touch (`Silo::pivots`, `txlab_storage::Companions`); check (4)'s read
+/// mark is the value's sidecar word (`txlab_nwr::read_mark`). See `docs/results/nwr.md`,
+/// "Fifteenth session".
 #[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
-pub struct SiloRecord<P = ()> {
+pub struct SiloRecord {
     pub(crate) tid: AtomicU64,
     pub(crate) value: AtomicValue,
-    pub(crate) pivot: P,
 }
 
-impl<P: Default + Send + Sync + 'static> Record for SiloRecord<P> {
+impl Record for SiloRecord {
     fn absent(value_size: usize) -> Self {
         Self {
             tid: AtomicU64::new(ABSENT),
             value: AtomicValue::zeroed(value_size),
-            pivot: P::default(),
         }
     }
 }
@@ -41,7 +39,7 @@ pub(crate) enum StableRead {
     Busy,
 }
 
-impl<P> SiloRecord<P> {
+impl SiloRecord {
     /// Copies the value into `out` consistently with the returned TID word (the seqlock read of
     /// `txlab_core::value`): `Acquire` load, relaxed word copies, `Acquire` fence, relaxed re-load.
     /// Spins (with backoff that yields) while the record is locked, up to `max_waits` rounds.
@@ -118,7 +116,7 @@ mod loom_tests {
     #[test]
     fn loom_seqlock_read_is_never_torn() {
         loom::model(|| {
-            let r = Arc::new(SiloRecord::<()>::absent(16));
+            let r = Arc::new(SiloRecord::absent(16));
             r.load_initial(&[1u8; 16]);
             let writer = {
                 let r = Arc::clone(&r);
@@ -146,9 +144,9 @@ mod loom_tests {
     #[test]
     fn loom_lock_bit_serializes_writers() {
         loom::model(|| {
-            let r = Arc::new(SiloRecord::<()>::absent(8));
+            let r = Arc::new(SiloRecord::absent(8));
             r.load_initial(&[0u8; 8]);
-            let spawn = |r: Arc<SiloRecord<()>>| {
+            let spawn = |r: Arc<SiloRecord>| {
                 thread::spawn(move || {
                     let old = loop {
                         if let Some(w) = r.try_lock() {

@@ -97,8 +97,8 @@ pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>
 /// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
 /// `txlab_core::retire_queue`'s). `global` is the current global epoch; `grace` is
 /// [`GRACE_EPOCHS`] (smaller only in a test mutant); `guard` is pinned for the whole call.
-pub(crate) fn process<P: Default + Send + Sync + 'static>(
-    tables: &Tables<SiloRecord<P>>,
+pub(crate) fn process(
+    tables: &Tables<SiloRecord>,
     queue: &mut RetireQueue,
     global: u64,
     grace: u64,
@@ -113,8 +113,8 @@ pub(crate) fn process<P: Default + Send + Sync + 'static>(
     );
 }
 
-fn retire_one<P: Default + Send + Sync + 'static>(
-    tables: &Tables<SiloRecord<P>>,
+fn retire_one(
+    tables: &Tables<SiloRecord>,
     e: RetireEntry,
     guard: &Guard,
     history: Option<&RetiredTags>,

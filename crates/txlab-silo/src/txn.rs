@@ -55,7 +55,7 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
     /// Finds or creates (absent) the record of `(table, key)`. Point reads of missing keys create
     /// an absent record so that a later insert of the key changes a TID the reader validates.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const SiloRecord<W::Pivot>> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const SiloRecord> {
         self.locate_noting_scan_miss(table, key).map(|(rec, _)| rec)
     }
 
@@ -67,19 +67,19 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
         &mut self,
         table: TableId,
         key: u64,
-    ) -> TxResult<(*const SiloRecord<W::Pivot>, bool)> {
+    ) -> TxResult<(*const SiloRecord, bool)> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         let scan_miss = entry
             .bumped
             .is_some_and(|b| self.w.state.own_bump(table, b));
-        Ok((entry.record as *const SiloRecord<W::Pivot>, scan_miss))
+        Ok((entry.record as *const SiloRecord, scan_miss))
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const SiloRecord<W::Pivot>,
+        rec: *const SiloRecord,
         vs: usize,
         table: TableId,
         key: u64,
@@ -268,7 +268,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for SiloTxn<'_, '_, Rec, W> {
                     _ => visit(key, st.write_value(i)),
                 })
             } else {
-                let rec = rec as *const SiloRecord<W::Pivot>;
+                let rec = rec as *const SiloRecord;
                 st.observe::<Rec>(rec, vs, table, key, waits, &engine.retired_tags)
                     .map(|word| is_absent(word) || visit(key, &st.rbuf[..vs]))
             };

@@ -11,9 +11,9 @@ use txlab_core::history::{ReadEvent, Recorder, ScanEvent, WriteEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
-#[derive(Debug)]
-pub(crate) struct ReadEntry<P> {
-    pub rec: *const SiloRecord<P>,
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadEntry {
+    pub rec: *const SiloRecord,
     /// The TID word observed (unlocked).
     pub word: u64,
     pub table: TableId,
@@ -30,9 +30,9 @@ pub(crate) enum WriteKind {
     Delete,
 }
 
-#[derive(Debug)]
-pub(crate) struct WriteEntry<P> {
-    pub rec: *const SiloRecord<P>,
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteEntry {
+    pub rec: *const SiloRecord,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -47,20 +47,6 @@ pub(crate) struct WriteEntry<P> {
     pub read: bool,
 }
 
-// Manual `Clone`/`Copy`: the entries hold raw pointers, which are `Copy` whatever `P` is.
-impl<P> Clone for ReadEntry<P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for ReadEntry<P> {}
-impl<P> Clone for WriteEntry<P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for WriteEntry<P> {}
-
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NodeEntry {
     pub table: TableId,
@@ -70,14 +56,14 @@ pub(crate) struct NodeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState<P> {
+pub(crate) struct WorkerState {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
     /// The TID this worker committed last (Silo's TID rule (b)).
     pub last_tid: u64,
-    pub reads: Vec<ReadEntry<P>>,
-    pub writes: Vec<WriteEntry<P>>,
+    pub reads: Vec<ReadEntry>,
+    pub writes: Vec<WriteEntry>,
     pub nodes: Vec<NodeEntry>,
     /// New values of the write set.
     pub wbuf: Vec<u8>,
@@ -97,7 +83,7 @@ pub(crate) struct WorkerState<P> {
 // SAFETY-relevant note: the raw record pointers make `WorkerState` !Send/!Sync automatically,
 // which is what we want: a worker's sets are only touched by the thread driving it.
 
-impl<P> WorkerState<P> {
+impl WorkerState {
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -152,7 +138,7 @@ impl<P> WorkerState<P> {
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const SiloRecord<P>,
+        rec: *const SiloRecord,
         table: TableId,
         key: u64,
         kind: WriteKind,
@@ -189,7 +175,7 @@ impl<P> WorkerState<P> {
     #[inline]
     pub fn observe<Rec: Recorder>(
         &mut self,
-        rec: *const SiloRecord<P>,
+        rec: *const SiloRecord,
         vs: usize,
         table: TableId,
         key: u64,
@@ -256,7 +242,7 @@ impl<P> WorkerState<P> {
 /// The index of `rec`'s entry in a write set sorted by record address (Phase 1 of the commit
 /// sorts it). A free function so the caller can hold the read set borrowed meanwhile.
 #[inline]
-pub(crate) fn write_index<P>(writes: &[WriteEntry<P>], rec: *const SiloRecord<P>) -> Option<usize> {
+pub(crate) fn write_index(writes: &[WriteEntry], rec: *const SiloRecord) -> Option<usize> {
     writes
         .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
         .ok()

@@ -14,6 +14,8 @@
 //!
 //! [`AnyIndex`] wraps the three (plus a user-supplied `Box<dyn Index<R>>`) with static dispatch
 //! for the built-ins, and [`Tables`] holds one per table of a [`Schema`](txlab_core::Schema).
+//! [`Companions`] keeps one cold cell per key beside the tables, for what only a protocol's rare
+//! path touches (Silo+NWR's and TicToc+NWR's pivot version objects).
 //!
 //! **Byte-string keys.** Engines address records by `u64`. An application with byte-string keys
 //! interns them in a [`KeyDictionary`] (atomic insert-if-absent, one dense id per key for the
@@ -43,6 +45,7 @@
 //!   [`Error::Misuse`](txlab_core::Error::Misuse) instead of silently failing to protect readers.
 
 mod any;
+mod companion;
 mod dense;
 mod guard_check;
 mod hash;
@@ -55,6 +58,7 @@ mod tables;
 mod test_support;
 
 pub use any::AnyIndex;
+pub use companion::Companions;
 pub use dense::{DenseIndex, MAX_DENSE_CAPACITY};
 pub use hash::{DEFAULT_HASH_SHARDS, HashIndex, MAX_HASH_SHARDS};
 pub use key_dictionary::{KeyDictionary, MAX_KEY_BYTES};

@@ -275,6 +275,78 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
     assert_checks::<P>(&recorder, 0);
 }
 
+/// The rule on every built-in index kind (the pivot objects of Silo+NWR and TicToc+NWR live
+/// beside the records, `txlab_storage::Companions`: an array for dense tables, a map filled on
+/// first use for the others). One epoch over a table `t` of keys `0..5`, loaded before it, for
+/// each of a dense, a hash and an ordered table:
+///
+/// 1. key 1 gets its pivot, then a blind write of key 1 is omitted and the pivot stays visible;
+/// 2. keys 0 and 3 get pivots, then one transaction blind-writes both and is omitted (two objects
+///    of one transaction);
+/// 3. a writer reads key 2 (pre-epoch) and writes key 4 (no pivot, so installed); after key 2's
+///    pivot a blind write of key 2 is not omitted (the writer's read mark).
+///
+/// The history of each table has exactly the three omitted writes and checks.
+pub fn omits_on_every_index_kind<P: Protocol>() {
+    let kinds = [
+        TableSpec::dense("t", 8, 5),
+        TableSpec::hash("t", 8),
+        TableSpec::ordered("t", 8),
+    ];
+    for spec in kinds {
+        let kind = spec.index.name();
+        let mut schema = Schema::new();
+        schema.add(spec).expect("valid table");
+        let recorder = Arc::new(MemoryRecorder::new());
+        let db = P::build(&schema, recorder.clone()).expect("engine builds");
+        for k in 0..5 {
+            db.load(T, k, &v(10 * k)).expect("load");
+        }
+        let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
+
+        assert_pivot_then_blind_write::<P>(&mut w, 1, true, &format!("{kind}: key 1"));
+
+        assert!(
+            !blind_write_omitted(&mut w, 0, 1),
+            "{}: {kind}: pivot 0",
+            P::NAME
+        );
+        assert!(
+            !blind_write_omitted(&mut w, 3, 1),
+            "{}: {kind}: pivot 3",
+            P::NAME
+        );
+        let mut t = w.begin();
+        t.write(T, 0, &v(2)).expect("blind write 0");
+        t.write(T, 3, &v(2)).expect("blind write 3");
+        t.commit().expect("NWR never aborts");
+        assert_eq!(
+            omitted_commits(&mut w),
+            1,
+            "{}: {kind}: both writes follow their pivots",
+            P::NAME
+        );
+
+        let mut t = r.begin();
+        assert_eq!(read_value(&mut t, 2), 20, "{}: {kind}", P::NAME);
+        t.write(T, 4, &v(5)).expect("write 4");
+        t.commit().expect("reader-writer commits");
+        assert_eq!(
+            omitted_commits(&mut r),
+            0,
+            "{}: {kind}: key 4 has no pivot",
+            P::NAME
+        );
+        assert_pivot_then_blind_write::<P>(
+            &mut w,
+            2,
+            false,
+            &format!("{kind}: a reader-writer of the epoch read key 2's older version"),
+        );
+        assert_checks::<P>(&recorder, 3);
+    }
+}
+
 /// The marks of the single-write rule (`txlab_nwr::NwrSingleWrite`, `docs/protocols/nwr.md`,
 /// "A rule with fewer read marks"), in one epoch over keys x = 1, y = 2, z = 3 loaded before it.
 /// An omitter sits just before its item's pivot, so only a reader serialized *after* the pivot

@@ -168,14 +168,17 @@ use crate::word::{
     with_rts, wts,
 };
 use crate::worker_state::{ReadEntry, WorkerState, WriteKind};
+use crossbeam_epoch::Guard;
 use std::cell::Cell;
+use std::marker::PhantomData;
 use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::sync::{AtomicU32, Ordering, fence};
-use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
+use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TableId, TxError, TxResult};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot};
+use txlab_storage::Companions;
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
 /// (TicToc+NWR only; `crate::word`).
@@ -231,7 +234,7 @@ impl Skips {
 }
 
 #[inline]
-fn rec<'a, P>(p: *const TicTocRecord<P>) -> &'a TicTocRecord<P> {
+fn rec<'a>(p: *const TicTocRecord) -> &'a TicTocRecord {
     // SAFETY: write-set and read-set pointers were obtained under the transaction's guard, which
     // is pinned for the whole commit (see `worker_state`).
     unsafe { &*p }
@@ -242,8 +245,8 @@ fn rec<'a, P>(p: *const TicTocRecord<P>) -> &'a TicTocRecord<P> {
 /// `tag` is the read version's history tag in TicToc+NWR (`None` in plain TicToc): it recognises
 /// the version after a delta-overflow shift moved its `wts` ([`shifted_version`]).
 #[inline]
-fn validate_read<P>(
-    r: &ReadEntry<P>,
+fn validate_read(
+    r: &ReadEntry,
     tag: Option<u64>,
     commit_ts: u64,
     own: bool,
@@ -287,12 +290,7 @@ fn validate_read<P>(
 /// and always in plain TicToc (`tag == None`), where a changed `wts` means a new version or a
 /// shift and both abort, as in the paper.
 #[inline]
-fn shifted_version<P>(
-    record: &TicTocRecord<P>,
-    cur: u64,
-    tag: Option<u64>,
-    own: bool,
-) -> Option<u64> {
+fn shifted_version(record: &TicTocRecord, cur: u64, tag: Option<u64>, own: bool) -> Option<u64> {
     let t = tag?;
     if is_locked(cur) {
         // Only the lock holder changes the tag; when that is us, the tag is stable.
@@ -323,14 +321,15 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         // version's timestamp (`NwrView::overwriters_valid`; module docs).
         let shape_ok = !tx.w.state.writes.is_empty()
             && txlab_nwr::rule::single_write_shape_ok(
-                &NwrView::<Omit>::new(&tx.w.state, 0, skip.nwr),
+                &NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, 0, skip.nwr),
                 &mut tx.w.nwr,
             );
         if shape_ok {
             fence(Ordering::SeqCst);
             let epoch = tx.w.epoch.global();
             if epoch_floor(epoch) <= MAX_WTS {
-                let view = NwrView::<Omit>::new(&tx.w.state, epoch, skip.nwr);
+                let view =
+                    NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, epoch, skip.nwr);
                 if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr)
                     && txlab_nwr::try_omit_single(&view, epoch as u32, &mut tx.w.nwr).is_ok()
                 {
@@ -341,14 +340,15 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     } else if nwr_on
         && !tx.w.state.writes.is_empty()
         && txlab_nwr::rule::omission_shape_ok(
-            &NwrView::<Omit>::new(&tx.w.state, 0, skip.nwr),
+            &NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, 0, skip.nwr),
             &mut tx.w.nwr,
         )
     {
         fence(Ordering::SeqCst);
         let epoch = tx.w.epoch.global();
         if epoch_floor(epoch) <= MAX_WTS {
-            let view = NwrView::<Omit>::new(&tx.w.state, epoch, skip.nwr);
+            let view =
+                NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, epoch, skip.nwr);
             if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr) {
                 txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
                 if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
@@ -458,7 +458,10 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
     let unmarked = nwr_on
         && st.writes.is_empty()
         && commit_ts < epoch_floor(epoch)
-        && txlab_nwr::is_pre_epoch_reader(&NwrView::<Omit>::new(st, epoch, None), epoch as u32);
+        && txlab_nwr::is_pre_epoch_reader(
+            &NwrView::<Omit>::new(st, &engine.pivots, &tx.guard, epoch, None),
+            epoch as u32,
+        );
     if Omit::ENABLED && !unmarked {
         commit_ts = commit_ts.max(epoch_floor(epoch));
     }
@@ -478,7 +481,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
         // pre-epoch version is marked (`txlab_nwr::read_mark`) *before* Step 3 may extend its rts
         // to `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
-        let view = NwrView::<Omit>::new(st, epoch, None);
+        let view = NwrView::<Omit>::new(st, &engine.pivots, &tx.guard, epoch, None);
         txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
     }
     if failure.is_none() && !skip.reads {
@@ -675,24 +678,53 @@ fn finish_omitted<Rec: Recorder, Omit: WriteOmission>(
     }
 }
 
+/// The pivot object of `(table, key)`, a key the transaction found in `table`. Only TicToc+NWR
+/// (`Nwr`) asks, and its companion has a cell for every key of every table (a dense table's
+/// companion has the table's capacity, a keyed one publishes the cell on first use).
+#[inline]
+fn pivot_of<'a>(
+    pivots: &'a Companions<PivotCell>,
+    table: TableId,
+    key: u64,
+    guard: &'a Guard,
+) -> &'a PivotCell {
+    pivots
+        .cell(table, key, guard)
+        .expect("TicToc+NWR keeps a pivot object for every key of its tables")
+}
+
 /// TicToc's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets,
 /// for a transaction of `epoch`.
 struct NwrView<'a, Omit: WriteOmission> {
-    st: &'a WorkerState<Omit::Pivot>,
+    st: &'a WorkerState,
+    /// The engine's pivot objects (`TicToc::pivots`), looked up under `guard`.
+    pivots: &'a Companions<PivotCell>,
+    /// The committing transaction's guard, pinned for the whole commit.
+    guard: &'a Guard,
     epoch: u64,
     mutation: Option<NwrMutation>,
     /// `tictoc-nwr-single`: the timestamp of the written record's current version, seen by
     /// `single_write_pivot` (0 until then); `overwriters_valid` extends every read to it.
     pivot_ts: Cell<u64>,
+    _omission: PhantomData<Omit>,
 }
 
 impl<'a, Omit: WriteOmission> NwrView<'a, Omit> {
-    fn new(st: &'a WorkerState<Omit::Pivot>, epoch: u64, mutation: Option<NwrMutation>) -> Self {
+    fn new(
+        st: &'a WorkerState,
+        pivots: &'a Companions<PivotCell>,
+        guard: &'a Guard,
+        epoch: u64,
+        mutation: Option<NwrMutation>,
+    ) -> Self {
         Self {
             st,
+            pivots,
+            guard,
             epoch,
             mutation,
             pivot_ts: Cell::new(0),
+            _omission: PhantomData,
         }
     }
 }
@@ -708,7 +740,8 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
     }
 
     fn read_pivot(&self, i: usize) -> &PivotCell {
-        Omit::pivot(&rec(self.st.reads[i].rec).pivot)
+        let r = &self.st.reads[i];
+        pivot_of(self.pivots, r.table, r.key, self.guard)
     }
 
     #[inline]
@@ -747,7 +780,8 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
     }
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
-        Omit::pivot(&rec(self.st.writes[i].rec).pivot)
+        let w = &self.st.writes[i];
+        pivot_of(self.pivots, w.table, w.key, self.guard)
     }
 
     #[inline]

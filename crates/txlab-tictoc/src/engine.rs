@@ -13,8 +13,8 @@ use txlab_core::retire_floor::RetireFloors;
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{Nwr, NwrSingleWrite, NwrStats};
-use txlab_storage::Tables;
+use txlab_nwr::{Nwr, NwrSingleWrite, NwrStats, PivotCell};
+use txlab_storage::{Companions, Tables};
 
 /// TicToc extended with the non-visible write rule (`txlab_nwr`; engine name `tictoc-nwr`; see
 /// [`crate::commit`] and `docs/protocols/tictoc.md`, section "NWR").
@@ -37,7 +37,10 @@ pub const MAX_WORKERS: u32 = 1 << 23;
 #[derive(Debug)]
 pub struct TicToc<Rec: Recorder = NoRecorder, Omit: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<TicTocRecord<Omit::Pivot>>,
+    pub(crate) tables: Tables<TicTocRecord>,
+    /// TicToc+NWR's pivot version objects, one per key, kept beside the records (cold: only a
+    /// would-be omitter reads one, `crate::commit`); empty for the other variants.
+    pub(crate) pivots: Companions<PivotCell>,
     /// Per table: TicToc's timestamps of its phantom stripes (`None` for tables without scans;
     /// `crate::stripe_clock`).
     stripe_clocks: Box<[Option<StripeClocks>]>,
@@ -122,14 +125,17 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// 128-bit atomics: its mark is a bit of the history tag).
     pub fn with_tables(
         schema: &Schema,
-        tables: Tables<TicTocRecord<Omit::Pivot>>,
+        tables: Tables<TicTocRecord>,
         config: TicTocConfig,
         recorder: Arc<Rec>,
         omission: Omit,
     ) -> Result<Self, Error> {
-        if Omit::ENABLED && !Omit::SINGLE_WRITE_OMITTERS {
+        let pivots = if Omit::ENABLED && !Omit::SINGLE_WRITE_OMITTERS {
             txlab_nwr::require_lock_free_pivot()?;
-        }
+            Companions::new(schema)?
+        } else {
+            Companions::none()
+        };
         tables.check_schema(schema)?;
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         let stripe_clocks = tables
@@ -147,6 +153,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         Ok(Self {
             schema: schema.clone(),
             tables,
+            pivots,
             stripe_clocks,
             retire_floors,
             retired_tags: RetiredTags::default(),
@@ -214,7 +221,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
 
     /// What `crate::retire::process` needs of `table` (`None` if its records are never
     /// unlinked).
-    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, Omit::Pivot>> {
+    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_>> {
         let floors = self.retire_floors.get(table.0 as usize)?.as_ref()?;
         Some(TableRetire {
             index: self.tables.get(table).ok()?,
@@ -328,7 +335,7 @@ pub struct TicTocWorker<'e, Rec: Recorder = NoRecorder, Omit: WriteOmission = No
     pub(crate) engine: &'e TicToc<Rec, Omit>,
     pub(crate) epoch: EpochHandle,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState<Omit::Pivot>,
+    pub(crate) state: WorkerState,
     /// Committed deletes waiting to be unlinked ([`crate::retire`]).
     pub(crate) retire: RetireQueue,
     /// TicToc+NWR's counters (untouched in plain TicToc).

@@ -21,8 +21,9 @@
 //!   later writer of the same epoch copies it (`crate::commit`). Every reader of `tag` as a
 //!   timestamp masks it off ([`Self::stable_tag`], [`Self::read_stable`]); timestamps use 47 bits,
 //!   so the mask never changes one.
-//! - `pivot` is `P`: `()` for plain TicToc (no space), `txlab_nwr::PivotCell` (the 128-bit pivot
-//!   version object) for TicToc+NWR. The record does not touch it; `crate::commit` does.
+//! - Every variant has this record (40 bytes). TicToc+NWR keeps its 128-bit pivot version objects
+//!   beside the records (`TicToc::pivots`, a `txlab_storage::Companions`), since only a would-be
+//!   omitter reads one; check (4)'s read mark is the value's sidecar word (`txlab_nwr::read_mark`).
 
 use crate::word::{ABSENT, LOCK, is_locked, is_retired};
 use txlab_core::storage::Record;
@@ -37,24 +38,21 @@ pub(crate) const TAG_PIVOT_READ: u64 = 1 << 63;
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
 pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 
-/// One record: timestamp word, value, history tag, and `P`, the NWR pivot version object (`()`
-/// for plain TicToc; module docs).
+/// One record: timestamp word, value and history tag (module docs).
 #[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
-pub struct TicTocRecord<P = ()> {
+pub struct TicTocRecord {
     pub(crate) word: AtomicU64,
     pub(crate) tag: AtomicU64,
     pub(crate) value: AtomicValue,
-    pub(crate) pivot: P,
 }
 
-impl<P: Default + Send + Sync + 'static> Record for TicTocRecord<P> {
+impl Record for TicTocRecord {
     fn absent(value_size: usize) -> Self {
         Self {
             word: AtomicU64::new(ABSENT),
             tag: AtomicU64::new(0),
             value: AtomicValue::zeroed(value_size),
-            pivot: P::default(),
         }
     }
 }
@@ -69,7 +67,7 @@ pub(crate) enum StableRead {
     Retired,
 }
 
-impl<P> TicTocRecord<P> {
+impl TicTocRecord {
     /// The current version's word (unlocked) and history tag (the timestamp, without the mark),
     /// read consistently (the seqlock pattern of [`Self::read_stable`] without the value); `None`
     /// if the record is locked or changed during the read.

@@ -123,8 +123,8 @@ pub(crate) struct RetireEntry {
 pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
 
 /// What [`process`] needs of the engine for one table.
-pub(crate) struct TableRetire<'a, P> {
-    pub index: &'a AnyIndex<TicTocRecord<P>>,
+pub(crate) struct TableRetire<'a> {
+    pub index: &'a AnyIndex<TicTocRecord>,
     pub floors: &'a RetireFloors,
     pub stripes: Option<(&'a PhantomStripes, &'a StripeClocks)>,
 }
@@ -132,10 +132,10 @@ pub(crate) struct TableRetire<'a, P> {
 /// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
 /// `txlab_core::retire_queue`'s). `global` is the current global epoch, `table` finds a table's
 /// parts, `guard` is pinned for the whole call.
-pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
+pub(crate) fn process<'a>(
     queue: &mut RetireQueue,
     global: u64,
-    table: impl Fn(TableId) -> Option<TableRetire<'a, P>>,
+    table: impl Fn(TableId) -> Option<TableRetire<'a>>,
     guard: &Guard,
     history: Option<&RetiredTags>,
     raise_floor: bool,
@@ -151,8 +151,8 @@ pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
     );
 }
 
-fn retire_one<P: Default + Send + Sync + 'static>(
-    t: &TableRetire<'_, P>,
+fn retire_one(
+    t: &TableRetire<'_>,
     e: RetireEntry,
     guard: &Guard,
     history: Option<&RetiredTags>,

@@ -59,18 +59,18 @@ impl<'w, 'e, Rec: Recorder, Omit: WriteOmission> TicTocTxn<'w, 'e, Rec, Omit> {
     /// Finds or creates (absent) the record of `(table, key)`. Point reads of missing keys create
     /// an absent record so that a later insert of the key changes a `wts` the reader validates.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const TicTocRecord<Omit::Pivot>> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const TicTocRecord> {
         let engine = self.w.engine;
         // Linking a new absent record is not a write: phantom protection counts first writes at
         // commit (`crate::stripe_clock`), so the index's stripe bump is not used.
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
-        Ok(entry.record as *const TicTocRecord<Omit::Pivot>)
+        Ok(entry.record as *const TicTocRecord)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const TicTocRecord<Omit::Pivot>,
+        rec: *const TicTocRecord,
         vs: usize,
         table: TableId,
         key: u64,
@@ -259,7 +259,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TxOps for TicTocTxn<'_, '_, Rec, Omit> 
                     _ => visit(key, st.write_value(i)),
                 })
             } else {
-                let rec = rec as *const TicTocRecord<Omit::Pivot>;
+                let rec = rec as *const TicTocRecord;
                 st.observe::<Rec>(
                     rec,
                     vs,

@@ -11,8 +11,8 @@ use txlab_core::{Conflict, ConflictCause, TableId, TxResult};
 
 /// One read: the record and the word (hence `wts` and `rts`) observed with the value.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ReadEntry<P> {
-    pub rec: *const TicTocRecord<P>,
+pub(crate) struct ReadEntry {
+    pub rec: *const TicTocRecord,
     /// The timestamp word observed (unlocked).
     pub word: u64,
     pub table: TableId,
@@ -28,8 +28,8 @@ pub(crate) enum WriteKind {
 
 /// One buffered write.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct WriteEntry<P> {
-    pub rec: *const TicTocRecord<P>,
+pub(crate) struct WriteEntry {
+    pub rec: *const TicTocRecord,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -53,16 +53,16 @@ pub(crate) struct StripeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState<P> {
+pub(crate) struct WorkerState {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
-    pub reads: Vec<ReadEntry<P>>,
+    pub reads: Vec<ReadEntry>,
     /// TicToc+NWR only: the history tag (install timestamp) of each read's version, parallel to
     /// `reads` (empty in plain TicToc). It tells the epoch the version was installed in, which
     /// the word's `wts` may not after a delta-overflow shift (`crate::word`).
     pub read_tags: Vec<u64>,
-    pub writes: Vec<WriteEntry<P>>,
+    pub writes: Vec<WriteEntry>,
     pub stripes: Vec<StripeEntry>,
     /// Whether the transaction ran a range scan, on any table (`stripes` holds only ordered
     /// tables' stripes, and the history's scan events exist only when recording): the NWR rules
@@ -89,7 +89,7 @@ pub(crate) struct WorkerState<P> {
 // The raw record pointers make `WorkerState` !Send/!Sync automatically, which is what we want: a
 // worker's sets are only touched by the thread driving it.
 
-impl<P> WorkerState<P> {
+impl WorkerState {
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -149,7 +149,7 @@ impl<P> WorkerState<P> {
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const TicTocRecord<P>,
+        rec: *const TicTocRecord,
         table: TableId,
         key: u64,
         kind: WriteKind,
@@ -192,7 +192,7 @@ impl<P> WorkerState<P> {
     #[allow(clippy::too_many_arguments)]
     pub fn observe<Rec: Recorder>(
         &mut self,
-        rec: *const TicTocRecord<P>,
+        rec: *const TicTocRecord,
         vs: usize,
         table: TableId,
         key: u64,
@@ -262,7 +262,7 @@ impl<P> WorkerState<P> {
 
     /// The position of `rec` in the write set (which must be sorted by address, as at commit).
     #[inline]
-    pub fn write_index(&self, rec: *const TicTocRecord<P>) -> Option<usize> {
+    pub fn write_index(&self, rec: *const TicTocRecord) -> Option<usize> {
         self.writes
             .binary_search_by_key(&(rec as usize), |w| w.rec as usize)
             .ok()

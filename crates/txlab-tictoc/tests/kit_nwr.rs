@@ -125,6 +125,12 @@ mutant!(
     Mutation::NwrSkipMergedReadCheck
 );
 
+/// Omissions on dense, hash and ordered tables (`txlab_testkit::nwr::omits_on_every_index_kind`).
+#[test]
+fn nwr_omits_on_every_index_kind() {
+    txlab_testkit::nwr::omits_on_every_index_kind::<TicTocNwrKit>();
+}
+
 /// Which pre-epoch reads leave a mark in mRS, the same schedules for every NWR engine
 /// (`txlab_testkit::nwr`).
 #[test]

@@ -136,18 +136,6 @@ fn the_pivot_writers_mark_lasts_one_epoch() {
     });
 }
 
-/// The single-write record is plain TicToc's: the mark lives in the history tag, so there is no
-/// pivot object.
-#[test]
-fn the_single_write_record_is_plain_tictocs() {
-    use std::mem::size_of;
-    use txlab_tictoc::TicTocRecord;
-    assert_eq!(
-        size_of::<TicTocRecord<<txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::Pivot>>(),
-        size_of::<TicTocRecord>()
-    );
-}
-
 const T: TableId = TableId(0);
 const Y: u64 = 2;
 const Z: u64 = 3;
