@@ -252,6 +252,19 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         self.tables.is_mapped(table, key)
     }
 
+    /// The pivot object in `(table, key)`'s record as it stands (MVTO+NWR only; `None` for the
+    /// other variants, which keep none, and for an unmapped key). Tests use it to see which key's
+    /// object an omission updated.
+    #[doc(hidden)]
+    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
+        if !W::ENABLED || W::SINGLE_WRITE_OMITTERS {
+            return None;
+        }
+        let guard = crossbeam_epoch::pin();
+        let record = self.tables.get(table).ok()?.get(key, &guard).ok()??;
+        Some(W::pivot(&record.pivot).load())
+    }
+
     /// A table's fixed value size, or `Error::UnknownTable`.
     #[inline]
     pub(crate) fn value_size(&self, table: TableId) -> Result<usize, Error> {

@@ -124,10 +124,11 @@ mutant!(
     Mutation::NwrSkipOldReaderCheck
 );
 
-/// Omissions on dense, hash and ordered tables (`txlab_testkit::nwr::omits_on_every_index_kind`).
+/// Omissions on dense, hash and ordered tables, each landing in its own key's pivot object
+/// (`txlab_testkit::nwr::omits_on_every_index_kind`).
 #[test]
 fn nwr_omits_on_every_index_kind() {
-    txlab_testkit::nwr::omits_on_every_index_kind::<MvtoNwrKit>();
+    txlab_testkit::nwr::omits_on_every_index_kind::<MvtoNwrKit>(|db, t, k| db.pivot_word(t, k));
 }
 
 /// Which pre-epoch reads leave a mark in mRS, the same schedules for every NWR engine

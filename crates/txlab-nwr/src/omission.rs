@@ -72,9 +72,9 @@ impl WriteOmission for Nwr {
 /// items a transaction does not write, leave no mark (`docs/protocols/nwr.md`, "A rule with
 /// fewer read marks"). The one mark left is the pivot writer's own read of its item, and the
 /// pivot's writer can publish it together with the pivot, in the item's version word
-/// ([`crate::NwrBaseline::single_write_pivot`]). So records carry no pivot object (`Pivot` is
-/// `()`, the baseline's layout) and an omitter does no atomic read-modify-write on a pivot
-/// object. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
+/// ([`crate::NwrBaseline::single_write_pivot`]). So there is no pivot object at all (`Pivot` is
+/// `()`, and Silo and TicToc keep no companion of objects) and an omitter does no atomic
+/// read-modify-write on one. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
 /// TicToc (`txlab_tictoc::TicTocNwrSingle`, engine `tictoc-nwr-single`, the mark a bit of the
 /// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does), and MVTO
 /// (`txlab_mvto::MvtoNwrSingle`, engine `mvto-nwr-single`: the omitter sits by timestamp just below

@@ -51,7 +51,7 @@
 //!          record's word, loaded with Acquire, is of epoch e and has no PIVOT_READ;
 //!          fence(SeqCst); every read still current and unlocked): commit in e, nothing
 //!          installed, nothing written.
-//! Phase 1  as above; no read is merged anywhere (records carry no pivot object)
+//! Phase 1  as above; no read is marked anywhere (no pivot object, no read-epoch mark)
 //! Phase 2  as above; a read of a record we locked (found by the binary search Silo's
 //!          validation already does) flags that write entry as read
 //! Phase 3  as above, and each written word carries PIVOT_READ (crate::tid) if the replaced word
@@ -70,8 +70,8 @@
 //!
 //! The test-only mutant `Mutation::NwrPrintedAlgorithm` swaps the rule for the paper's printed
 //! Algorithms 2 and 3 (`txlab_nwr::printed`); its Algorithm 3 (3) runs here, after Phase 3: each
-//! blind write that installed its record's first version of the epoch resets the record's pivot
-//! object to that version (the `mutation` feature only; otherwise the branch folds away).
+//! blind write that installed its record's first version of the epoch resets the key's pivot
+//! object (`Silo::pivots`) to that version (the `mutation` feature only; otherwise the branch folds away).
 //!
 //! Omitted writes are recorded as `WriteEvent { visible: false }` with
 //! `version = order = e << 32 | stamp` (`stamp` in `1..2^31` from a per-engine counter, only when

@@ -127,7 +127,7 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
         let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
             // Single-write omitters use no 128-bit atomics (their mark is a TID bit).
             txlab_nwr::require_lock_free_pivot()?;
-            Companions::new(schema)?
+            Companions::beside(&tables)?
         } else {
             Companions::none()
         };
@@ -175,6 +175,15 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     #[doc(hidden)]
     pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
         self.tables.is_mapped(table, key)
+    }
+
+    /// The pivot object of `(table, key)` as it stands (Silo+NWR only; `None` for the other
+    /// variants, which keep none). Tests use it to see which key's object an omission updated.
+    /// Publishes an empty object for a keyed table's key that has none yet.
+    #[doc(hidden)]
+    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
+        let guard = crossbeam_epoch::pin();
+        self.pivots.cell(table, key, &guard).map(|c| c.load())
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.

@@ -79,7 +79,8 @@ pub use txlab_core::retire_queue::GRACE_EPOCHS;
 use txlab_core::retire_queue::Retire;
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
-use txlab_storage::Tables;
+use txlab_nwr::PivotCell;
+use txlab_storage::{Companions, Tables};
 
 /// One committed delete waiting to be unlinked.
 #[derive(Debug, Clone, Copy)]
@@ -99,6 +100,7 @@ pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>
 /// [`GRACE_EPOCHS`] (smaller only in a test mutant); `guard` is pinned for the whole call.
 pub(crate) fn process(
     tables: &Tables<SiloRecord>,
+    pivots: &Companions<PivotCell>,
     queue: &mut RetireQueue,
     global: u64,
     grace: u64,
@@ -109,12 +111,13 @@ pub(crate) fn process(
         global,
         grace,
         |e| epoch_of(e.word),
-        |e| retire_one(tables, e, guard, history),
+        |e| retire_one(tables, pivots, e, guard, history),
     );
 }
 
 fn retire_one(
     tables: &Tables<SiloRecord>,
+    pivots: &Companions<PivotCell>,
     e: RetireEntry,
     guard: &Guard,
     history: Option<&RetiredTags>,
@@ -149,5 +152,9 @@ fn retire_one(
         "unlinking a retired tombstone: {unlinked:?}"
     );
     rec.tid.store(e.word | RETIRED, Ordering::Release);
+    // Silo+NWR: the key's pivot object goes too (a fresh one is published for the next record).
+    // It carries nothing the rule relies on across records: an omitter uses it only after it saw
+    // a version of its own epoch on the record it writes (`docs/protocols/nwr.md`, "Layouts").
+    pivots.remove(e.table, e.key, guard);
     Retire::Done
 }

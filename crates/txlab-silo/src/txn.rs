@@ -32,6 +32,7 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> SiloTxn<'w, 'e, Rec, W> {
             let history = Rec::ENABLED.then_some(&w.engine.retired_tags);
             crate::retire::process(
                 &w.engine.tables,
+                &w.engine.pivots,
                 &mut w.retire,
                 w.epoch.global(),
                 w.engine.config.retire_grace(),

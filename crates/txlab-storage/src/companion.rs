@@ -8,7 +8,7 @@
 //! omitter reads: kept in the record it made each record 48 bytes instead of 32 and cost every
 //! read (`docs/results/nwr.md`, "Twelfth session" and "Fifteenth session").
 //!
-//! Where the cells live, per table of the [`Schema`]:
+//! Where the cells live, per index of the [`Tables`] the companion is built beside:
 //!
 //! | table's index | companion | lookup |
 //! |---|---|---|
@@ -17,24 +17,30 @@
 //!
 //! Invariants:
 //!
-//! - **One cell per key for the companion's lifetime.** A cell is never unlinked, so every
-//!   lookup of `(table, key)` returns the same cell, whichever record the table maps `key` to at
-//!   the time. A user must therefore accept a cell left by an earlier record of the same key
-//!   (Silo+NWR and TicToc+NWR do: a pivot object of an earlier epoch reads as empty, and a key's
-//!   record is replaced only two epochs after its delete; see `txlab_silo::retire`).
-//! - **Memory.** Dense tables cost `n` cells from the start. Keyed tables grow by one cell per
-//!   distinct key ever looked up, which the user keeps to its rare path.
+//! - **Every key the table accepts has a cell.** The companion mirrors the indexes themselves,
+//!   not the schema's declarations (a table declared dense may be given a custom index), so a
+//!   lookup of a key found in the table never comes back empty.
+//! - **One cell per key until [`Companions::remove`].** Every lookup of `(table, key)` returns the
+//!   same cell, whichever record the table maps `key` to at the time, until the user removes it
+//!   (keyed tables only; a dense cell lives as long as the companion). A user that does not remove
+//!   a key's cell when the table unlinks the key's record must accept a cell left by an earlier
+//!   record. Silo+NWR and TicToc+NWR remove it when they retire a deleted record, so their maps
+//!   hold at most one cell per mapped key.
 //! - **Stable references.** As for the indexes: a reference is valid while the guard it was
-//!   looked up under is pinned (for dense tables, while the companion is borrowed).
+//!   looked up under is pinned (for dense tables, while the companion is borrowed); a removed cell
+//!   is destroyed only after every guard that could see it is unpinned.
+//! - **Memory.** Dense tables cost `n` cells from the start; keyed tables one cell per key looked
+//!   up and not removed.
 
 use crate::any::AnyIndex;
 use crate::dense::DenseIndex;
 use crate::hash::HashIndex;
+use crate::tables::Tables;
 use crossbeam_epoch::Guard;
 use txlab_core::storage::{Index, Record};
-use txlab_core::{Error, IndexKind, Schema, TableId};
+use txlab_core::{Error, TableId};
 
-/// Cold per-key cells of type `C` beside the tables of a [`Schema`] (module docs).
+/// Cold per-key cells of type `C` beside a database's [`Tables`] (module docs).
 #[derive(Debug)]
 pub struct Companions<C: Record> {
     tables: Box<[AnyIndex<C>]>,
@@ -48,24 +54,23 @@ impl<C: Record> Companions<C> {
         }
     }
 
-    /// One companion per table of `schema` (module docs for the kinds).
+    /// One companion per table of `tables`, mirroring each index: a dense index gets an array of
+    /// its own capacity (so every key it accepts has a cell), any other index a keyed map.
     ///
-    /// Errors: a table declaration that fails [`txlab_core::TableSpec::validate`], or a dense
-    /// table whose cells cannot be allocated.
-    pub fn new(schema: &Schema) -> Result<Self, Error> {
-        let mut tables = Vec::with_capacity(schema.len());
-        for (i, spec) in schema.tables().iter().enumerate() {
-            spec.validate()?;
-            let id = TableId(i as u16);
-            tables.push(match spec.index {
-                IndexKind::Dense { capacity } => {
-                    AnyIndex::Dense(DenseIndex::new(id, spec.value_size, capacity)?)
+    /// Errors: a dense array that cannot be allocated.
+    pub fn beside<R: Record>(tables: &Tables<R>) -> Result<Self, Error> {
+        let mut cells = Vec::with_capacity(tables.len());
+        for (id, index) in tables.iter() {
+            let value_size = tables.value_size(id)?;
+            cells.push(match index {
+                AnyIndex::Dense(d) => {
+                    AnyIndex::Dense(DenseIndex::new(id, value_size, d.records().len() as u64)?)
                 }
-                _ => AnyIndex::Hash(HashIndex::new(id, spec.value_size)),
+                _ => AnyIndex::Hash(HashIndex::new(id, value_size)),
             });
         }
         Ok(Self {
-            tables: tables.into_boxed_slice(),
+            tables: cells.into_boxed_slice(),
         })
     }
 
@@ -82,7 +87,20 @@ impl<C: Record> Companions<C> {
         }
     }
 
-    /// Whether this companion holds cells (built by [`Companions::new`] over a non-empty schema).
+    /// Drops the cell of `(table, key)` from a keyed table's map (epoch-deferred, like an
+    /// unlinked record), so that a later lookup publishes a fresh one; a no-op for dense tables,
+    /// whose cells live as long as the companion. For a user whose cells may be replaced at any
+    /// time, e.g. when the table unlinks the key's record.
+    pub fn remove(&self, table: TableId, key: u64, guard: &Guard) {
+        if let Some(AnyIndex::Hash(h)) = self.tables.get(table.0 as usize)
+            && let Ok(Some(cell)) = h.get(&key, guard)
+        {
+            // Only a guard of another collector can fail here; the cell then simply stays.
+            let _ = h.unlink(&key, cell, guard);
+        }
+    }
+
+    /// Whether this companion has no cells at all (built by [`Companions::none`]).
     pub fn is_empty(&self) -> bool {
         self.tables.is_empty()
     }
@@ -92,7 +110,7 @@ impl<C: Record> Companions<C> {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
-    use txlab_core::TableSpec;
+    use txlab_core::{Schema, TableSpec};
 
     #[derive(Debug, Default)]
     struct Cell(AtomicU64);
@@ -111,9 +129,13 @@ mod tests {
         s
     }
 
+    fn companions() -> Companions<Cell> {
+        Companions::beside(&Tables::<Cell>::new(&schema()).unwrap()).unwrap()
+    }
+
     #[test]
     fn every_lookup_of_a_key_returns_its_one_cell() {
-        let c = Companions::<Cell>::new(&schema()).unwrap();
+        let c = companions();
         let guard = crossbeam_epoch::pin();
         for table in 0..3u16 {
             for key in 0..4u64 {
@@ -131,7 +153,7 @@ mod tests {
 
     #[test]
     fn bad_lookups_are_none() {
-        let c = Companions::<Cell>::new(&schema()).unwrap();
+        let c = companions();
         let guard = crossbeam_epoch::pin();
         assert!(
             c.cell(TableId(0), 4, &guard).is_none(),
@@ -145,5 +167,65 @@ mod tests {
         );
         assert!(Companions::<Cell>::none().is_empty());
         assert!(!c.is_empty());
+    }
+
+    /// The companion follows the tables it is given, not the schema: a table declared dense but
+    /// given a hash index (or a dense index of another capacity) gets cells for every key that
+    /// index accepts.
+    #[test]
+    fn the_companion_mirrors_the_indexes_not_the_declarations() {
+        let s = schema();
+        let tables = Tables::<Cell>::with_custom(
+            &s,
+            vec![(
+                TableId(0),
+                Box::new(HashIndex::<u64, Cell>::new(TableId(0), 8)) as Box<dyn Index<Cell>>,
+            )],
+        )
+        .unwrap();
+        let c = Companions::<Cell>::beside(&tables).unwrap();
+        let guard = crossbeam_epoch::pin();
+        assert!(
+            c.cell(TableId(0), 1 << 20, &guard).is_some(),
+            "keyed, any key"
+        );
+
+        let mut bigger = Schema::new();
+        bigger.add(TableSpec::dense("d", 8, 100)).unwrap();
+        let c = Companions::<Cell>::beside(&Tables::<Cell>::new(&bigger).unwrap()).unwrap();
+        assert!(
+            c.cell(TableId(0), 99, &guard).is_some(),
+            "the index's capacity"
+        );
+        assert!(c.cell(TableId(0), 100, &guard).is_none());
+    }
+
+    /// `remove` replaces a keyed table's cell by a fresh one on the next lookup and leaves the
+    /// other keys' cells and dense cells alone.
+    #[test]
+    fn removed_keyed_cells_come_back_fresh() {
+        let c = companions();
+        let guard = crossbeam_epoch::pin();
+        for table in 0..3u16 {
+            for key in 0..2u64 {
+                c.cell(TableId(table), key, &guard)
+                    .unwrap()
+                    .0
+                    .store(7, Ordering::Relaxed);
+            }
+            c.remove(TableId(table), 0, &guard);
+            let after = c
+                .cell(TableId(table), 0, &guard)
+                .unwrap()
+                .0
+                .load(Ordering::Relaxed);
+            assert_eq!(after, if table == 0 { 7 } else { 0 }, "table {table}");
+            let other = c
+                .cell(TableId(table), 1, &guard)
+                .unwrap()
+                .0
+                .load(Ordering::Relaxed);
+            assert_eq!(other, 7, "table {table}");
+        }
     }
 }

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use txlab_check::{History, MemoryRecorder, check};
 use txlab_core::history::Outcome;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_nwr::PivotWord;
+use txlab_nwr::pivot::PIVOT_BASE;
 
 const T: TableId = TableId(0);
 
@@ -286,8 +288,13 @@ pub fn pre_epoch_readers_and_marks<P: Protocol>() {
 /// 3. a writer reads key 2 (pre-epoch) and writes key 4 (no pivot, so installed); after key 2's
 ///    pivot a blind write of key 2 is not omitted (the writer's read mark).
 ///
-/// The history of each table has exactly the three omitted writes and checks.
-pub fn omits_on_every_index_kind<P: Protocol>() {
+/// The history of each table has exactly the three omitted writes and checks. Each key's pivot
+/// object, as `pivot_word` reports it, shows exactly the omissions of that key: keys 0, 1 and 3
+/// one each (the pivot counter one below its base, in the epoch of the omissions), key 2 none.
+/// So neither keys sharing one object nor a lookup finding a fresh object each time passes.
+pub fn omits_on_every_index_kind<P: Protocol>(
+    pivot_word: impl Fn(&P::Engine, TableId, u64) -> Option<PivotWord>,
+) {
     let kinds = [
         TableSpec::dense("t", 8, 5),
         TableSpec::hash("t", 8),
@@ -344,6 +351,24 @@ pub fn omits_on_every_index_kind<P: Protocol>() {
             &format!("{kind}: a reader-writer of the epoch read key 2's older version"),
         );
         assert_checks::<P>(&recorder, 3);
+
+        let word = |k| pivot_word(&db, T, k).expect("an NWR engine keeps pivot objects");
+        let epoch = word(1).epoch;
+        for k in [0, 1, 3] {
+            let w = word(k);
+            assert_eq!(
+                (w.epoch, w.pivot),
+                (epoch, PIVOT_BASE - 1),
+                "{}: {kind}: key {k}'s object shows its one omission",
+                P::NAME
+            );
+        }
+        assert_eq!(
+            word(2).in_epoch(epoch).pivot,
+            PIVOT_BASE,
+            "{}: {kind}: nothing of key 2 was omitted",
+            P::NAME
+        );
     }
 }
 

@@ -132,7 +132,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     ) -> Result<Self, Error> {
         let pivots = if Omit::ENABLED && !Omit::SINGLE_WRITE_OMITTERS {
             txlab_nwr::require_lock_free_pivot()?;
-            Companions::new(schema)?
+            Companions::beside(&tables)?
         } else {
             Companions::none()
         };
@@ -225,6 +225,7 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
         let floors = self.retire_floors.get(table.0 as usize)?.as_ref()?;
         Some(TableRetire {
             index: self.tables.get(table).ok()?,
+            pivots: &self.pivots,
             floors,
             stripes: self.stripes(table),
         })
@@ -242,6 +243,15 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     #[doc(hidden)]
     pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
         self.tables.is_mapped(table, key)
+    }
+
+    /// The pivot object of `(table, key)` as it stands (TicToc+NWR only; `None` for the other
+    /// variants, which keep none). Tests use it to see which key's object an omission updated.
+    /// Publishes an empty object for a keyed table's key that has none yet.
+    #[doc(hidden)]
+    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
+        let guard = crossbeam_epoch::pin();
+        self.pivots.cell(table, key, &guard).map(|c| c.load())
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.

@@ -42,9 +42,10 @@
 //!   plain TicToc (record layout and commit path unchanged), [`Nwr`] is TicToc+NWR
 //!   ([`TicTocNwr`], engine name `tictoc-nwr`, built with [`TicToc::new_nwr`] or
 //!   [`TicToc::nwr_with_recorder`]): blind writes may be omitted at the `NWR HOOK` of [`commit`],
-//!   timestamps carry the epoch ([`word`]), and every commit merges its pre-epoch reads into the
-//!   records' pivot objects before extending their `rts`, which keeps TicToc's reads of old
-//!   versions safe next to omitted writes (proof sketch in [`commit`]). [`NwrSingleWrite`] is
+//!   timestamps carry the epoch ([`word`]), and every commit marks its pre-epoch reads (the
+//!   read-epoch word, `txlab_nwr::read_mark`) before extending their `rts`, which keeps TicToc's reads of old
+//!   versions safe next to omitted writes (proof sketch in [`commit`]); the pivot objects are kept
+//!   beside the records (`txlab_storage::Companions`), not in them. [`NwrSingleWrite`] is
 //!   TicToc+NWR with single-write omitters ([`TicTocNwrSingle`], engine `tictoc-nwr-single`):
 //!   no reader marks anything, no pivot objects; the one mark is a bit of the history tag set by
 //!   the writer of a record's first version of an epoch that read the record.

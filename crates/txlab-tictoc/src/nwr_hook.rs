@@ -12,7 +12,8 @@
 //! block marked `NWR HOOK` in [`crate::commit`]: after the read set is known and before the write
 //! set is locked; TicToc's hooks for the rule (`txlab_nwr::NwrBaseline`) are in the same module.
 //! Because [`WriteOmission::ENABLED`] is an associated constant, every NWR branch is compiled out
-//! for [`NoNwr`], whose pivot object is `()`.
+//! for [`NoNwr`], which keeps no pivot objects (TicToc+NWR keeps them beside the records, in
+//! `TicToc::pivots`).
 //!
 //! The switch itself ([`WriteOmission`], [`NoNwr`], [`Nwr`]) lives in `txlab-nwr`, shared with
 //! Silo+NWR and MVTO+NWR; it is re-exported here.

@@ -106,7 +106,8 @@ use txlab_core::retire_floor::RetireFloors;
 use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::Ordering;
-use txlab_storage::AnyIndex;
+use txlab_nwr::PivotCell;
+use txlab_storage::{AnyIndex, Companions};
 
 /// One committed delete waiting to be unlinked (module docs, step 1).
 #[derive(Debug, Clone, Copy)]
@@ -125,6 +126,8 @@ pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>
 /// What [`process`] needs of the engine for one table.
 pub(crate) struct TableRetire<'a> {
     pub index: &'a AnyIndex<TicTocRecord>,
+    /// TicToc+NWR's pivot objects (empty for the other variants).
+    pub pivots: &'a Companions<PivotCell>,
     pub floors: &'a RetireFloors,
     pub stripes: Option<(&'a PhantomStripes, &'a StripeClocks)>,
 }
@@ -203,5 +206,10 @@ fn retire_one(
     );
     rec.word.store(RETIRED, Ordering::Release);
     debug_assert!(is_retired(rec.word.load(Ordering::Relaxed)));
+    // TicToc+NWR: the key's pivot object goes too (a fresh one is published for the next
+    // record). It carries nothing the rule relies on across records: an omitter uses it only
+    // after it saw a version of its own epoch on the record it writes
+    // (`docs/protocols/nwr.md`, "Layouts").
+    t.pivots.remove(e.table, e.key, guard);
     Retire::Done
 }
