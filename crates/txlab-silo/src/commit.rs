@@ -93,7 +93,7 @@ use txlab_core::history::{
 };
 use txlab_core::storage::Index;
 use txlab_core::sync::{AtomicU32, Ordering, fence};
-use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TableId, TxResult};
+use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
 use txlab_nwr::pivot::{PIVOT_BASE, PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
 use txlab_storage::Companions;
@@ -530,21 +530,6 @@ fn epoch_version(word: u64, epoch: u32) -> VersionNumber {
     }
 }
 
-/// The pivot object of `(table, key)`, a key the transaction found in `table`. Only Silo+NWR
-/// (`Nwr`) asks, and its companion has a cell for every key of every table (a dense table's
-/// companion has the table's capacity, a keyed one publishes the cell on first use).
-#[inline]
-fn pivot_of<'a>(
-    pivots: &'a Companions<PivotCell>,
-    table: TableId,
-    key: u64,
-    guard: &'a Guard,
-) -> &'a PivotCell {
-    pivots
-        .cell(table, key, guard)
-        .expect("Silo+NWR keeps a pivot object for every key of its tables")
-}
-
 /// Silo's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
 struct NwrView<'a, W: WriteOmission> {
     st: &'a WorkerState,
@@ -568,7 +553,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
 
     fn read_pivot(&self, i: usize) -> &PivotCell {
         let r = &self.st.reads[i];
-        pivot_of(self.pivots, r.table, r.key, self.guard)
+        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
     }
 
     #[inline]
@@ -596,7 +581,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
         let w = &self.st.writes[i];
-        pivot_of(self.pivots, w.table, w.key, self.guard)
+        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
     }
 
     #[inline]

@@ -87,6 +87,21 @@ impl<C: Record> Companions<C> {
         }
     }
 
+    /// The cell of `(table, key)` for a key the caller found in `table` of the [`Tables`] this
+    /// companion was built beside ([`Companions::beside`]), under a guard of the default
+    /// collector: such a lookup always has a cell (module docs), so a missing one is the caller's
+    /// bug.
+    ///
+    /// # Panics
+    ///
+    /// If there is no cell: the companion was built by [`Companions::none`] or beside other
+    /// tables, or the key is one its table rejects.
+    #[inline]
+    pub fn cell_of_found_key<'g>(&'g self, table: TableId, key: u64, guard: &'g Guard) -> &'g C {
+        self.cell(table, key, guard)
+            .expect("a companion built beside the tables has a cell for every key they accept")
+    }
+
     /// Drops the cell of `(table, key)` from a keyed table's map (epoch-deferred, like an
     /// unlinked record), so that a later lookup publishes a fresh one; a no-op for dense tables,
     /// whose cells live as long as the companion. For a user whose cells may be replaced at any

@@ -175,7 +175,7 @@ use txlab_core::history::{
     Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
 };
 use txlab_core::sync::{AtomicU32, Ordering, fence};
-use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TableId, TxError, TxResult};
+use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
 use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot};
 use txlab_storage::Companions;
@@ -678,21 +678,6 @@ fn finish_omitted<Rec: Recorder, Omit: WriteOmission>(
     }
 }
 
-/// The pivot object of `(table, key)`, a key the transaction found in `table`. Only TicToc+NWR
-/// (`Nwr`) asks, and its companion has a cell for every key of every table (a dense table's
-/// companion has the table's capacity, a keyed one publishes the cell on first use).
-#[inline]
-fn pivot_of<'a>(
-    pivots: &'a Companions<PivotCell>,
-    table: TableId,
-    key: u64,
-    guard: &'a Guard,
-) -> &'a PivotCell {
-    pivots
-        .cell(table, key, guard)
-        .expect("TicToc+NWR keeps a pivot object for every key of its tables")
-}
-
 /// TicToc's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets,
 /// for a transaction of `epoch`.
 struct NwrView<'a, Omit: WriteOmission> {
@@ -741,7 +726,7 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
 
     fn read_pivot(&self, i: usize) -> &PivotCell {
         let r = &self.st.reads[i];
-        pivot_of(self.pivots, r.table, r.key, self.guard)
+        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
     }
 
     #[inline]
@@ -781,7 +766,7 @@ impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
         let w = &self.st.writes[i];
-        pivot_of(self.pivots, w.table, w.key, self.guard)
+        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
     }
 
     #[inline]
