@@ -39,12 +39,13 @@
 //! Phase 0  e = epoch of ts; a read-only transaction whose reads are all pre-epoch skips to
 //!          Phase 1 (it is serialized at the start of e, before every omitter:
 //!          txlab_nwr::is_pre_epoch_reader). Otherwise:
-//!          merge every read of a pre-epoch version into its item's mRS; if
-//!          an omitted write of e may be ordered after one of them and the item has a committed
-//!          version newer than ts, abort ReadValidation (the old-version-reader check).
+//!          mark every read of a pre-epoch version in its record's read-and-omit word; if
+//!          an omitted write of e may be ordered after one of them (the word was claimed) and
+//!          the item has a committed version newer than ts, abort ReadValidation (the
+//!          old-version-reader check).
 //!          If writing and txlab_nwr::try_omit accepts (all writes blind, all reads pre-epoch
 //!          and still the newest version, every written item has a committed version of e, no
-//!          pre-epoch read of it merged in e): commit in epoch e, linking nothing; done.
+//!          pre-epoch read of it marked in e): commit in epoch e, linking nothing; done.
 //!          Otherwise Phases 1-3 decide, as in plain MVTO.
 //! ```
 //!
@@ -160,7 +161,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     if nwr_on && W::SINGLE_WRITE_OMITTERS {
         let epoch = epoch_of(ts) as u32;
         let w = &mut *tx.w;
-        let view = NwrView::<W>::new(&w.state, &tx.guard, skip.nwr, ts, &scan_ts);
+        let view = NwrView::<W>::new(&w.state, &tx.guard, &engine.pivots, skip.nwr, ts, &scan_ts);
         if w.state.writes.is_empty() {
             // A read-only commit leaves no mark under this rule (as in `silo-nwr-single`).
             w.nwr.unmarked_readers += 1;
@@ -175,17 +176,16 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     else if nwr_on {
         let epoch = epoch_of(ts) as u32;
         let w = &mut *tx.w;
-        let view = NwrView::<W>::new(&w.state, &tx.guard, skip.nwr, ts, &scan_ts);
+        let view = NwrView::<W>::new(&w.state, &tx.guard, &engine.pivots, skip.nwr, ts, &scan_ts);
         // A read-only transaction that read only pre-epoch versions is serialized at the start
         // of the epoch, before its omitters: no marks, no old-reader check
         // (`txlab_nwr::is_pre_epoch_reader`).
-        let unmarked = skip.nwr != Some(NwrMutation::PrintedAlgorithm)
-            && txlab_nwr::is_pre_epoch_reader(&view, epoch);
+        let unmarked = txlab_nwr::is_pre_epoch_reader(&view, epoch);
         let stale = if unmarked {
             w.nwr.unmarked_readers += 1;
             None
         } else {
-            nwr::merge_reads_checked(&view, epoch, ts, &mut w.nwr, !skip.old_reader)
+            nwr::merge_reads_checked(&view, epoch, ts, !skip.old_reader)
         };
         if let Some(i) = stale {
             let r = w.state.reads[i];
@@ -245,18 +245,15 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
             Ok(true) => {
                 if nwr_on && !W::SINGLE_WRITE_OMITTERS {
                     // Scan-miss rule (docs/protocols/nwr.md): the key was absent below our
-                    // version, and a scan of this epoch that missed it left nothing in its mRS.
-                    // Count that as a pre-epoch read, so no write of the key is omitted in this
-                    // epoch (ordered before such a scanner). Merged before Phase 3 marks our
-                    // version COMMITTED; an omitter only uses a COMMITTED version of the epoch
-                    // as its pivot (`has_epoch_version`, Acquire status loads) and reads mRS
-                    // after that, so it sees the mark.
-                    let slot = txlab_nwr::pivot::slot_of(wr.table.0, wr.key);
-                    w.nwr.cas_retries += W::pivot(&rec.pivot).merge_read(
-                        epoch_of(ts) as u32,
-                        slot,
-                        txlab_nwr::pivot::PRE_EPOCH,
-                    );
+                    // version, and a scan of this epoch that missed it left no mark on the
+                    // record. Count that as a pre-epoch read, so no write of the key is omitted
+                    // in this epoch (ordered before such a scanner). Marked before Phase 3 marks
+                    // our version COMMITTED; an omitter only uses a COMMITTED version of the
+                    // epoch as its pivot (`has_epoch_version`, Acquire status loads) and claims
+                    // the record after that, so it sees the mark.
+                    if let Some(word) = W::read_omit(&rec.marks) {
+                        word.mark_read(epoch_of(ts) as u32);
+                    }
                 }
                 Some(engine.absent_floor(wr.table, wr.key)).filter(|&r| r > ts)
             }

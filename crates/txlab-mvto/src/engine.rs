@@ -14,8 +14,8 @@ use txlab_core::retire_floor::RetireFloors;
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, WriteOmission};
-use txlab_storage::Tables;
+use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, PivotCell, WriteOmission};
+use txlab_storage::{Companions, Tables};
 
 /// Per-stripe read timestamps of one ordered table: the largest timestamp that scanned a range
 /// covering the stripe. An insert into a key whose previous committed state is absent must not
@@ -43,7 +43,10 @@ pub type MvtoNwrSingle<Rec = NoRecorder> = Mvto<Rec, NwrSingleWrite>;
 #[derive(Debug)]
 pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<MvtoRecord<W::Pivot>>,
+    pub(crate) tables: Tables<MvtoRecord<W::RecordMarks>>,
+    /// MVTO+NWR's pivot objects, one per key beside the records; only omitters touch them
+    /// (`crate::nwr`). Empty for every other variant.
+    pub(crate) pivots: Companions<PivotCell>,
     value_sizes: Box<[usize]>,
     pub(crate) stripe_rts: Box<[Option<StripeTimestamps>]>,
     /// Per hash table: the retire floors, its absent floor (`crate::retire`; ordered tables use
@@ -128,15 +131,18 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// compare-and-swap is not lock-free on this target (single-write omitters use none).
     pub fn with_tables(
         schema: &Schema,
-        tables: Tables<MvtoRecord<W::Pivot>>,
+        tables: Tables<MvtoRecord<W::RecordMarks>>,
         config: MvtoConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
-        if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
-            txlab_nwr::require_lock_free_pivot()?;
-        }
         tables.check_schema(schema)?;
+        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
+            txlab_nwr::require_lock_free_pivot()?;
+            Companions::beside(&tables)?
+        } else {
+            Companions::none()
+        };
         let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         let stripe_rts = tables
             .iter()
@@ -158,6 +164,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         Ok(Self {
             schema: schema.clone(),
             tables,
+            pivots,
             value_sizes,
             stripe_rts,
             retire_floors,
@@ -231,7 +238,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
 
     /// What `crate::retire::process` needs of `table` (`None` if its records are never
     /// unlinked).
-    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, W::Pivot>> {
+    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, W::RecordMarks>> {
         let index = self.tables.get(table).ok()?;
         if !index.unlinks_deleted_records() {
             return None;
@@ -242,7 +249,11 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             (_, Some(Some(f))) => AbsentFloor::Hash(f),
             _ => return None,
         };
-        Some(TableRetire { index, floor })
+        Some(TableRetire {
+            index,
+            floor,
+            pivots: &self.pivots,
+        })
     }
 
     /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
@@ -252,17 +263,23 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         self.tables.is_mapped(table, key)
     }
 
-    /// The pivot object in `(table, key)`'s record as it stands (MVTO+NWR only; `None` for the
-    /// other variants, which keep none, and for an unmapped key). Tests use it to see which key's
-    /// object an omission updated.
+    /// `(table, key)`'s pivot object as it stands (MVTO+NWR only; `None` for the other variants,
+    /// which keep none, and for a key outside a dense table's capacity). For a keyed table the
+    /// lookup publishes an empty object if the key had none, as an omitter's would. Tests use it
+    /// to see which key's object an omission updated.
     #[doc(hidden)]
     pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        if !W::ENABLED || W::SINGLE_WRITE_OMITTERS {
-            return None;
-        }
+        let guard = crossbeam_epoch::pin();
+        self.pivots.cell(table, key, &guard).map(|c| c.load())
+    }
+
+    /// `(table, key)`'s read-and-omit word as `(read epoch, omit epoch)` (MVTO+NWR only; `None`
+    /// for the other variants and for an unmapped key). Tests use it to see marks and claims.
+    #[doc(hidden)]
+    pub fn read_omit_epochs(&self, table: TableId, key: u64) -> Option<(u32, u32)> {
         let guard = crossbeam_epoch::pin();
         let record = self.tables.get(table).ok()?.get(key, &guard).ok()??;
-        Some(W::pivot(&record.pivot).load())
+        W::read_omit(&record.marks).map(|w| (w.read_epoch(), w.omit_epoch()))
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -358,7 +375,7 @@ pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> 
     pub(crate) epoch: EpochHandle,
     pub(crate) clock: LocalClock,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState<W::Pivot>,
+    pub(crate) state: WorkerState<W::RecordMarks>,
     /// NWR counters (stay zero without NWR).
     pub(crate) nwr: NwrStats,
     /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).

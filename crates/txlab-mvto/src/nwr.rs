@@ -8,11 +8,12 @@
 //! 1. `merge_reads_checked` (skipped by a read-only transaction whose reads are all pre-epoch:
 //!    it is serialized at the start of `e`, before every omitter, `txlab_nwr::is_pre_epoch_reader`):
 //!    every read of a *pre-epoch* version (`wts < epoch_start(e)`, see
-//!    [`crate::timestamp::epoch_start`]) is merged into its item's mRS by one CAS on the pivot
-//!    object (Algorithm 3 (1)), or by none if the object already carries the epoch's mark. If the word that CAS replaced shows that a write ordered after
-//!    that version may already have been omitted in epoch `e` (the item's mWS slot is set in an
-//!    epoch-`e` object, or the object already belongs to a later epoch) *and* the item has a
-//!    committed version newer than `ts`, the read is stale: the commit aborts with
+//!    [`crate::timestamp::epoch_start`]) marks the read half of its record's read-and-omit word
+//!    (`txlab_nwr::read_omit`, Algorithm 3 (1) with the mark kept per record: one CAS, or a load
+//!    if the epoch's mark is already there). If the word shows that an omitter of epoch `e` (or
+//!    later) claimed the item before the mark took effect, a write ordered after the version
+//!    read may have been omitted, and if the item also has a committed version newer than `ts`,
+//!    the read is stale: the commit aborts with
 //!    `ConflictCause::ReadValidation` (counted as `nwr_old_reader_aborts`). This is the one place
 //!    where NWR makes a transaction abort that plain MVTO would commit.
 //! 2. If the transaction wrote anything: [`txlab_nwr::try_omit`] with the hooks of `NwrView`:
@@ -20,7 +21,10 @@
 //!    read of a pre-epoch version that is still the newest version of its item (no newer
 //!    committed *or pending* version: Silo's overwriter check, a second walk of the version
 //!    list), every written item with a committed version of epoch `e` (the pivot), no read of an
-//!    older version of it merged in epoch `e`. On success nothing is linked: `finish_omitted`.
+//!    older version of it marked in epoch `e`: after observing the pivot, the omitter *claims*
+//!    the record's word, which fails if its read half holds `e` or later, and then replaces the
+//!    item's pivot object (a companion beside the records, `Mvto::pivots`) with one CAS. On
+//!    success nothing is linked: `finish_omitted`.
 //! 3. Otherwise MVTO's own phases run unchanged (`crate::commit`).
 //!
 //! **Serial order.** Plain MVTO serializes by timestamp, and timestamps are epoch-prefixed, so
@@ -43,22 +47,24 @@
 //!   transaction of a later epoch has `ts_T` above the committed pivot's `wts` and reads the
 //!   pivot or newer (the pivot was committed before `O` omitted; a pivot linked after `T`'s read
 //!   with a smaller `wts` would have failed its `rts` check). For `T` of epoch `e`, compare the
-//!   two CASes on `x`'s pivot object, `T`'s merge (step 1) and `O`'s omission: if `T`'s comes
-//!   first, `O` sees `T`'s mRS footprint and is not omitted (or sees a later epoch and gives up);
-//!   if `O`'s comes first, `T`'s CAS replaces a word carrying `O`'s mWS footprint (or a later
-//!   epoch's word, which may have erased it), and `T` aborts, unless `x` has no committed version
-//!   newer than `ts_T`, in which case no omission on `x` can concern `T`: `O` needed a committed
-//!   pivot, whose `wts` exceeds `ts_T` as argued above, and garbage collection only removes it
-//!   below a newer committed version. (`T`'s CAS reads `O`'s CAS or a later one, so everything
-//!   `O` saw, the committed pivot included, happens before `T`'s list walk. A `T` that finds
-//!   the mark already set skips its CAS; its load then plays the CAS's part, see
-//!   `merge_read_observing`.) The check never
-//!   misses; it may abort needlessly (never commit wrongly), not through slot collisions (each
-//!   record's object only ever holds its own key's slot) but through (a) a leftover mWS mark of
-//!   a transaction whose CAS on this item succeeded while a later item failed, so it committed
-//!   through the baseline and omitted nothing (`txlab_nwr::rule` checks every written item with
-//!   plain loads before any CAS, leaving only a race between the two passes), and (b) an object
-//!   already reset by a later epoch, whose footprint in `e` is unknown.
+//!   two read-modify-writes on `x`'s read-and-omit word, `T`'s mark (step 1) and `O`'s claim: if
+//!   `T`'s comes first, `O`'s claim sees a read half `>= e` and `O` is not omitted; if `O`'s
+//!   comes first, `T`'s mark returns an omit half `>= e`, and `T` aborts, unless `x` has no
+//!   committed version newer than `ts_T`, in which case no omission on `x` can concern `T`: `O`
+//!   needed a committed pivot, whose `wts` exceeds `ts_T` as argued above, and garbage
+//!   collection only removes it below a newer committed version. (`T`'s mark reads `O`'s claim
+//!   or a later RMW of the word, all in the claim's release sequence, so everything `O` saw
+//!   before claiming, the committed pivot included, happens before `T`'s list walk. A `T` that
+//!   finds its epoch's mark already set only loads; the mark it loads was written after `O`'s
+//!   claim, so the load reads the claim too, or before it, so `O` saw the mark. An `O` that
+//!   finds the word already claimed for `e` only loads as well: a later mark then learns of the
+//!   earlier claim, whose pivot serves as well, `txlab_nwr::read_omit`.) The check never
+//!   misses; it may abort needlessly (never commit wrongly) through (a) a leftover claim of a
+//!   transaction that claimed this item and then failed a later check (its CAS on the pivot
+//!   object, or another item's checks), so it committed through the baseline and omitted
+//!   nothing (`txlab_nwr::rule` checks every written item with plain loads before any claim or
+//!   CAS, leaving only a race between the two passes), and (b) a claim from a later epoch,
+//!   which a lagging reader of `e` cannot tell from one of `e`.
 //! - Strictness: with group commit `O` is acknowledged when epoch `e` is stable; every
 //!   transaction acknowledged before `O` began is of an earlier epoch, every one beginning after
 //!   `O`'s acknowledgement is of a later one.
@@ -71,7 +77,8 @@
 //! pre-epoch versions and its epoch-`e` versions, as placed above.
 //!
 //! **Garbage collection** is unchanged: an omitted write links no version, so there is nothing
-//! to collect, and the pivot object lives in the record, not in a version.
+//! to collect, and the read-and-omit word lives in the record, not in a version (the pivot
+//! object beside it).
 //!
 //! ## Single-write omitters (`Mvto<Rec, NwrSingleWrite>`, `mvto-nwr-single`)
 //!
@@ -98,11 +105,12 @@ use std::cell::Cell;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind};
 use txlab_core::sync::Ordering;
 use txlab_core::{CommitInfo, TableId};
-use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, PivotWord, SATURATED, VersionNumber, slot_of};
-use txlab_nwr::{NwrBaseline, NwrMutation, NwrStats, SinglePivot, WriteOmission};
+use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, SATURATED, VersionNumber};
+use txlab_nwr::{NwrBaseline, NwrMutation, ReadOmitWord, SinglePivot, WriteOmission};
+use txlab_storage::Companions;
 
 /// Whether a version with write timestamp `wts` is older than epoch `epoch` (its readers of
-/// epoch `epoch` are the ones the rule tracks in mRS). The loaded version (`wts = 0`) always is.
+/// epoch `epoch` are the ones the rule marks). The loaded version (`wts = 0`) always is.
 #[inline]
 pub(crate) fn pre_epoch(wts: u64, epoch: u32) -> bool {
     wts < epoch_start(u64::from(epoch))
@@ -110,8 +118,11 @@ pub(crate) fn pre_epoch(wts: u64, epoch: u32) -> bool {
 
 /// MVTO's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
 pub(crate) struct NwrView<'a, W: WriteOmission> {
-    pub st: &'a WorkerState<W::Pivot>,
+    pub st: &'a WorkerState<W::RecordMarks>,
     pub guard: &'a Guard,
+    /// The engine's pivot objects (`Mvto::pivots`), looked up under `guard`; only omitters
+    /// touch them.
+    pub pivots: &'a Companions<PivotCell>,
     pub mutation: Option<NwrMutation>,
     /// The committing transaction's timestamp.
     pub ts: u64,
@@ -127,8 +138,9 @@ pub(crate) struct NwrView<'a, W: WriteOmission> {
 
 impl<'a, W: WriteOmission> NwrView<'a, W> {
     pub fn new(
-        st: &'a WorkerState<W::Pivot>,
+        st: &'a WorkerState<W::RecordMarks>,
         guard: &'a Guard,
+        pivots: &'a Companions<PivotCell>,
         mutation: Option<NwrMutation>,
         ts: u64,
         absent_floor: &'a dyn Fn(TableId, u64) -> u64,
@@ -136,6 +148,7 @@ impl<'a, W: WriteOmission> NwrView<'a, W> {
         Self {
             st,
             guard,
+            pivots,
             mutation,
             ts,
             pivot_wts: Cell::new(0),
@@ -163,8 +176,14 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         (r.table.0, r.key)
     }
 
+    /// The read item's object. No MVTO+NWR path uses it: reads are marked in the read-and-omit
+    /// word (`merge_reads_checked`), never with `txlab_nwr::merge_reads`, which would put the
+    /// marks into mRS, where the rule does not look for them when the engine has such a word
+    /// ([`NwrBaseline::write_read_omit`]). Kept for the trait (the printed-algorithm mutant,
+    /// which MVTO does not offer).
     fn read_pivot(&self, i: usize) -> &PivotCell {
-        W::pivot(&record(self.st.reads[i].rec).pivot)
+        let r = &self.st.reads[i];
+        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
     }
 
     /// Pre-epoch, or "some version of this epoch" (the rule only distinguishes the two).
@@ -191,7 +210,12 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     fn write_pivot(&self, i: usize) -> &PivotCell {
-        W::pivot(&record(self.st.writes[i].rec).pivot)
+        let w = &self.st.writes[i];
+        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
+    }
+
+    fn write_read_omit(&self, i: usize) -> Option<&ReadOmitWord> {
+        W::read_omit(&record(self.st.writes[i].rec).marks)
     }
 
     /// A *committed* version whose `wts` lies in `epoch` (a pending one may still abort).
@@ -318,44 +342,6 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 }
 
-/// Merges read `slot`'s pre-epoch read into mRS with one CAS and returns the word the CAS
-/// replaced, or, if the loaded word already carries this epoch's mark for `slot`, returns it
-/// without writing (the fast path of `PivotCell::merge_read`).
-///
-/// The fast path keeps the old-reader check exact. Marks and mWS footprints are only ever added
-/// within an epoch, so the loaded word holds the mWS footprint of every omission whose CAS
-/// precedes it in the object's modification order; an omission whose CAS follows it sees the
-/// mark and declines. The `SeqCst` load of a word at or after an omitter's CAS (a release
-/// sequence of RMWs) synchronizes with it, as the CAS would, so the caller's list walk still sees
-/// the omitter's pivot.
-fn merge_read_observing(
-    cell: &PivotCell,
-    epoch: u32,
-    slot: u32,
-    stats: &mut NwrStats,
-) -> PivotWord {
-    let mut cur = cell.load();
-    if cur.epoch == epoch && PivotWord::slot(cur.mrs, slot) == PRE_EPOCH {
-        return cur;
-    }
-    loop {
-        let next = if cur.epoch > epoch {
-            cur
-        } else {
-            let mut n = cur.in_epoch(epoch);
-            n.mrs = PivotWord::merge(n.mrs, slot, PRE_EPOCH);
-            n
-        };
-        match cell.compare_exchange(cur, next) {
-            Ok(()) => return cur,
-            Err(now) => {
-                stats.cas_retries += 1;
-                cur = now;
-            }
-        }
-    }
-}
-
 /// Whether `rec` has a committed version with `wts > ts`.
 fn has_newer_committed<P>(rec: &crate::record::MvtoRecord<P>, ts: u64, guard: &Guard) -> bool {
     let mut cur = rec.head.load(Ordering::SeqCst, guard);
@@ -371,26 +357,25 @@ fn has_newer_committed<P>(rec: &crate::record::MvtoRecord<P>, ts: u64, guard: &G
     false
 }
 
-/// Step 1 of the module docs: merges every pre-epoch read of the committing transaction (epoch
-/// `epoch`, timestamp `ts`) into its item's mRS and returns the index of the first read that an
-/// omitted write of this epoch may be ordered after (the commit must abort), if any. With
-/// `check == false` (the test-only mutant `NwrSkipOldReaderCheck`) it merges every read and
-/// returns `None`.
+/// Step 1 of the module docs: marks every pre-epoch read of the committing transaction (epoch
+/// `epoch`, timestamp `ts`) in its record's read-and-omit word and returns the index of the
+/// first read that an omitted write of this epoch may be ordered after (the commit must abort),
+/// if any. With `check == false` (the test-only mutant `NwrSkipOldReaderCheck`) it marks every
+/// read and returns `None`.
 pub(crate) fn merge_reads_checked<W: WriteOmission>(
     view: &NwrView<'_, W>,
     epoch: u32,
     ts: u64,
-    stats: &mut NwrStats,
     check: bool,
 ) -> Option<usize> {
     for (i, r) in view.st.reads.iter().enumerate() {
         if !pre_epoch(version(r.version).wts, epoch) {
             continue;
         }
-        let slot = slot_of(r.table.0, r.key);
-        let seen = merge_read_observing(view.read_pivot(i), epoch, slot, stats);
-        let maybe_omitted =
-            seen.epoch > epoch || (seen.epoch == epoch && PivotWord::slot(seen.mws, slot) != 0);
+        let Some(word) = W::read_omit(&record(r.rec).marks) else {
+            continue;
+        };
+        let maybe_omitted = word.mark_read(epoch);
         if check && maybe_omitted && has_newer_committed(record(r.rec), ts, view.guard) {
             return Some(i);
         }
@@ -480,24 +465,5 @@ mod tests {
             assert!(pre_epoch(highest, e as u32) && !pre_epoch(epoch_start(e), e as u32));
         }
         assert!(pre_epoch(0, 0) && pre_epoch(0, 1));
-    }
-
-    #[test]
-    fn merging_reports_the_replaced_word() {
-        let cell = PivotCell::new();
-        let mut stats = NwrStats::default();
-        let first = merge_read_observing(&cell, 3, 2, &mut stats);
-        assert_eq!(first.epoch, 0);
-        assert_eq!(PivotWord::slot(cell.load().mrs, 2), PRE_EPOCH);
-        // An omission on slot 5 in epoch 3, then a reader of epoch 3 sees it.
-        let mut w = cell.load();
-        w.mws = PivotWord::merge(w.mws, 5, PRE_EPOCH);
-        cell.compare_exchange(cell.load(), w).unwrap();
-        let seen = merge_read_observing(&cell, 3, 5, &mut stats);
-        assert_eq!(PivotWord::slot(seen.mws, 5), PRE_EPOCH);
-        // A reader of an older epoch leaves a newer object unchanged and sees its epoch.
-        let before = cell.load();
-        assert_eq!(merge_read_observing(&cell, 2, 5, &mut stats).epoch, 3);
-        assert_eq!(cell.load(), before);
     }
 }

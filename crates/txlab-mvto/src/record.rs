@@ -28,20 +28,22 @@ use txlab_core::sync::Ordering;
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
 pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 
-/// One key's versions (module docs), and `P`, the NWR pivot version object (`()` for plain MVTO,
-/// which adds no space; `txlab_nwr::PivotCell` for MVTO+NWR, see `crate::nwr`).
+/// One key's versions (module docs), and `P`, the NWR marks the record carries (`()` for plain
+/// MVTO and `mvto-nwr-single`, which adds no space; MVTO+NWR's 8-byte
+/// `txlab_nwr::ReadOmitWord`, so its record is 16 bytes; its pivot object lives beside the
+/// records, `Mvto::pivots`; see `crate::nwr`).
 #[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
 pub struct MvtoRecord<P = ()> {
     pub(crate) head: Atomic<Version>,
-    pub(crate) pivot: P,
+    pub(crate) marks: P,
 }
 
 impl<P: Default + Send + Sync + 'static> Record for MvtoRecord<P> {
     fn absent(_value_size: usize) -> Self {
         Self {
             head: Atomic::null(),
-            pivot: P::default(),
+            marks: P::default(),
         }
     }
 }

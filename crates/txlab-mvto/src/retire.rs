@@ -53,18 +53,22 @@
 //!    sees the other.
 //!
 //! **MVTO+NWR.** An omitter of epoch `e` places its write at the start of `e`, after the item's
-//! pre-epoch versions; readers of epoch `e` that read a pre-epoch version mark the record's
-//! pivot object (mRS), and the omitter gives up if it sees a mark. The fresh record has its own
-//! object, so the marks made on the retired record by readers of its tombstone do not reach an
-//! omitter on the fresh record. They need not: such a reader `T` of epoch `e` committed, so
+//! pre-epoch versions; readers of epoch `e` that read a pre-epoch version mark the read half of
+//! the record's read-and-omit word (`txlab_nwr::read_omit`), and the omitter gives up if it sees
+//! a mark. The fresh record has its own word, so the marks made on the retired record by readers
+//! of its tombstone do not reach an omitter on the fresh record. They need not: such a reader `T` of epoch `e` committed, so
 //! `R >= ts_T >= start of e`, and the fresh record's first version is above `R`, so it is of
 //! epoch `e` or later. If later, the fresh record has no version of `e` and nothing of `e` is
 //! omitted on it. If of `e`, its writer found the key absent below it and merged a pre-epoch
-//! mark into the fresh object in `e` before committing (`crate::commit`'s scan-miss rule), and an
+//! mark into the fresh record's word in `e` before committing (`crate::commit`'s scan-miss rule), and an
 //! omitter uses only committed pivots, so it sees that mark and gives up. `mvto-nwr-single`
 //! places an omitter just below a pivot `p` whose predecessor, if absent, has an absent floor
 //! below `wts(p)` (`crate::nwr`), so every reader of the retired tombstone (`ts <= R <=` the
-//! floor) precedes it.
+//! floor) precedes it. The key's pivot object, a companion beside the records
+//! (`txlab_storage::Companions`), is removed with the record: nothing MVTO+NWR's soundness rests
+//! on lives there (the read-and-omit word does check (4) and tells readers of omissions; the
+//! object's counter and mWS can only make an omitter decline), so a fresh object, or a stale
+//! one, is safe either way.
 //!
 //! **Histories.** The fresh record's initial absent version has tag 0, which the checker would
 //! read as the key's initial version; observers report the retired tombstone's tag instead
@@ -98,7 +102,8 @@ use txlab_core::retire_floor::RetireFloors;
 use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
 use txlab_core::storage::Index;
 use txlab_core::sync::{AtomicU64, Ordering};
-use txlab_storage::AnyIndex;
+use txlab_nwr::PivotCell;
+use txlab_storage::{AnyIndex, Companions};
 
 /// One committed delete waiting to be unlinked (module docs, step 1).
 #[derive(Debug, Clone, Copy)]
@@ -126,6 +131,8 @@ pub(crate) enum AbsentFloor<'a> {
 pub(crate) struct TableRetire<'a, P> {
     pub index: &'a AnyIndex<MvtoRecord<P>>,
     pub floor: AbsentFloor<'a>,
+    /// The engine's pivot objects (MVTO+NWR; empty otherwise): a retired key's is removed.
+    pub pivots: &'a Companions<PivotCell>,
 }
 
 /// Handles the ready entries at the front of `queue` (module docs, steps 2-3). `global` is the
@@ -222,5 +229,6 @@ fn retire_one<P: Default + Send + Sync + 'static>(
         unlinked.is_ok(),
         "unlinking a retired tombstone: {unlinked:?}"
     );
+    t.pivots.remove(e.table, e.key, guard);
     Retire::Done
 }

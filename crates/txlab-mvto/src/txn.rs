@@ -159,25 +159,25 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
 
     /// Finds or creates (absent) the record of `(table, key)`.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord<W::Pivot>> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord<W::RecordMarks>> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         if let Some(b) = entry.bumped {
             self.w.state.own_bump(table, b);
         }
-        Ok(entry.record as *const MvtoRecord<W::Pivot>)
+        Ok(entry.record as *const MvtoRecord<W::RecordMarks>)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const MvtoRecord<W::Pivot>,
+        rec: *const MvtoRecord<W::RecordMarks>,
         table: TableId,
         key: u64,
     ) -> TxResult<*const Version> {
         let engine = self.w.engine;
         let w = &mut *self.w;
-        observe::<Rec, W::Pivot>(
+        observe::<Rec, W::RecordMarks>(
             &mut w.state,
             &mut w.clock,
             &self.guard,
@@ -368,7 +368,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
                     _ => visit(key, st.write_value(i)),
                 })
             } else {
-                observe::<Rec, W::Pivot>(
+                observe::<Rec, W::RecordMarks>(
                     st,
                     clock,
                     guard,

@@ -124,7 +124,8 @@ fn the_single_write_record_is_plain_mvtos() {
     use std::mem::size_of;
     use txlab_mvto::MvtoRecord;
     assert_eq!(
-        size_of::<MvtoRecord<<txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::Pivot>>(),
+        size_of::<MvtoRecord<<txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::RecordMarks>>(
+        ),
         size_of::<MvtoRecord>()
     );
 }

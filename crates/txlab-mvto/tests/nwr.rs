@@ -570,18 +570,17 @@ fn skipping_the_epoch_check_is_caught_by_the_checker() {
     assert_not_serializable(&rec.take());
 }
 
-/// Plain MVTO's record is still one list pointer (the pivot object is `()`); MVTO+NWR's adds one
-/// 128-bit pivot object (16-byte aligned). With the `line-aligned-records` feature both take one
-/// 64-byte line.
+/// Plain MVTO's record is still one list pointer (the marks are `()`); MVTO+NWR's adds one
+/// 64-bit read-and-omit word, and its 128-bit pivot object lives beside the records. With the
+/// `line-aligned-records` feature both take one 64-byte line.
 #[test]
 fn plain_mvto_record_layout_is_unchanged() {
-    use std::mem::{align_of, size_of};
+    use std::mem::size_of;
     use txlab_mvto::LINE_ALIGNED_RECORDS;
     let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     assert_eq!(size_of::<MvtoRecord>(), line(size_of::<usize>()));
-    let nwr = size_of::<MvtoRecord<txlab_nwr::PivotCell>>();
-    assert_eq!(align_of::<txlab_nwr::PivotCell>(), 16);
-    assert_eq!(nwr, line(32), "pointer + padding + 128-bit pivot object");
+    let nwr = size_of::<MvtoRecord<txlab_nwr::ReadOmitWord>>();
+    assert_eq!(nwr, line(16), "pointer + read-and-omit word");
 }
 
 /// Threads sharing hot keys between readers and blind writers, epochs advancing every
@@ -650,4 +649,87 @@ fn threaded_readers_and_blind_writers_on_shared_keys_stay_serializable() {
         assert_serializable(&h);
     }
     eprintln!("old-reader aborts in total: {old_reader_aborts}");
+}
+
+/// MVTO+NWR's read-and-omit word, engine level (`txlab_nwr::read_omit`): a committing reader of
+/// a pre-epoch version marks the read half with its epoch; that mark makes the epoch's blind
+/// writes of the item fall back to MVTO (claim refused, nothing claimed); an omission claims the
+/// omit half and updates the key's pivot object beside the records; a first version over an
+/// absent key marks the read half (the scan-miss rule). Plain MVTO and `mvto-nwr-single` keep no
+/// word.
+#[test]
+fn the_read_and_omit_word_records_marks_and_claims() {
+    let mut s = Schema::new();
+    s.add(TableSpec::dense("t", 8, 32)).unwrap();
+    let db = MvtoNwr::nwr_with_recorder(&s, config(), Arc::new(MemoryRecorder::new())).unwrap();
+    for k in 0..16 {
+        db.load(T, k, &v(k * 10)).unwrap();
+    }
+    let (mut w, mut r) = (db.worker().unwrap(), db.worker().unwrap());
+    for k in [X, Y, Z, 20] {
+        assert_eq!(db.read_omit_epochs(T, k), Some((0, 0)), "key {k} untouched");
+    }
+    // Y gets a version of this epoch, so the reader below is not a pre-epoch reader.
+    let mut tx = w.begin();
+    tx.write(T, Y, &v(1)).unwrap();
+    let e = tx.commit().unwrap().epoch as u32;
+    assert!(e >= 1);
+    let mut tx = r.begin();
+    assert_eq!(tx.read(T, Y).unwrap().map(num), Some(1));
+    assert_eq!(tx.read(T, X).unwrap().map(num), Some(10));
+    tx.commit().unwrap();
+    assert_eq!(
+        db.read_omit_epochs(T, X),
+        Some((e, 0)),
+        "X's pre-epoch read marked"
+    );
+    assert_eq!(
+        db.read_omit_epochs(T, Y),
+        Some((0, 0)),
+        "a read of the epoch's version marks nothing"
+    );
+    assert!(!blind_write(&mut w, X, 2), "X's first version of the epoch");
+    let mut tx = w.begin();
+    tx.write(T, X, &v(3)).unwrap();
+    tx.commit().unwrap();
+    let c = counters(&mut w);
+    assert_eq!(
+        (c["nwr_commits_omitted"], c["nwr_fail_mrs"]),
+        (0, 1),
+        "X was read in the epoch: no omission"
+    );
+    assert_eq!(db.read_omit_epochs(T, X), Some((e, 0)), "nothing claimed");
+    assert!(!blind_write(&mut w, Z, 4));
+    assert!(
+        blind_write(&mut w, Z, 5),
+        "Z's second blind write is omitted"
+    );
+    assert_eq!(
+        db.read_omit_epochs(T, Z),
+        Some((0, e)),
+        "Z claimed in the epoch"
+    );
+    let object = db.pivot_word(T, Z).unwrap();
+    assert_eq!(
+        (object.epoch, object.pivot),
+        (e, txlab_nwr::pivot::PIVOT_BASE - 1)
+    );
+    assert_eq!(
+        db.pivot_word(T, X).unwrap().epoch,
+        0,
+        "X's object untouched"
+    );
+    let mut tx = w.begin();
+    assert!(tx.insert(T, 20, &v(6)).unwrap());
+    tx.commit().unwrap();
+    assert_eq!(
+        db.read_omit_epochs(T, 20),
+        Some((e, 0)),
+        "a first version over an absent key marks a read (scan-miss rule)"
+    );
+    let plain = Mvto::new(&s, MvtoConfig::manual()).unwrap();
+    assert_eq!(plain.read_omit_epochs(T, X), None);
+    let single = txlab_mvto::MvtoNwrSingle::new_nwr_single(&s, config()).unwrap();
+    assert_eq!(single.read_omit_epochs(T, X), None);
+    assert_eq!(single.pivot_word(T, X), None);
 }

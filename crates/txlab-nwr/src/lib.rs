@@ -8,7 +8,9 @@
 //!   slot hash, read, validated and replaced by one compare-and-swap;
 //! - [`read_mark`]: check (4)'s mark (a pre-epoch read by a transaction of the epoch) as one
 //!   32-bit word per record, set by readers with a load and, once per epoch, a `fetch_max`
-//!   (Silo and TicToc; MVTO keeps it in mRS);
+//!   (Silo and TicToc);
+//! - [`read_omit`]: the same mark and an omitter's claim in one 64-bit word per record, for a
+//!   baseline whose readers must learn of omissions made before their mark (MVTO);
 //! - [`rule`]: the commit-time procedure (Algorithms 2 and 3) over a protocol's hooks
 //!   ([`NwrBaseline`]), with the argument why an omitted write is never visible and the history
 //!   stays strictly serializable under epoch-based group commit;
@@ -32,11 +34,13 @@ pub mod omission;
 pub mod pivot;
 pub mod printed;
 pub mod read_mark;
+pub mod read_omit;
 pub mod rule;
 pub mod stats;
 
 pub use omission::{NoNwr, Nwr, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
+pub use read_omit::ReadOmitWord;
 pub use rule::{
     NwrBaseline, NwrMutation, SinglePivot, is_pre_epoch_reader, merge_reads, try_omit,
     try_omit_single,

@@ -3,15 +3,16 @@
 //! An engine `E<Rec, W: WriteOmission = NoNwr>` consults `W::ENABLED` (an associated constant) at
 //! its commit hook, so with [`NoNwr`] the whole NWR path, the pivot objects and the read merging
 //! are compiled out and the baseline's record layout is unchanged. With [`Nwr`] every item has a
-//! [`PivotCell`]: MVTO+NWR's record carries it ([`WriteOmission::Pivot`]); Silo+NWR and
-//! TicToc+NWR keep it beside their records (`txlab_storage::Companions`), since only their
-//! omitters touch it, and ignore [`WriteOmission::Pivot`].
+//! [`crate::PivotCell`], kept beside the records (`txlab_storage::Companions`), since only
+//! omitters touch it. Silo+NWR and TicToc+NWR keep check (4)'s read mark in a word of their own
+//! record layouts; MVTO+NWR's record carries [`WriteOmission::RecordMarks`], a
+//! [`ReadOmitWord`] (`()` for every other policy).
 //!
 //! Silo uses it as `Silo<Rec, Nwr>` (`txlab-silo`); TicToc and MVTO have the same hook point
 //! (their `NWR HOOK` blocks) and plug in by implementing [`crate::NwrBaseline`] for their commit
 //! context (see `docs/protocols/nwr.md`).
 
-use crate::pivot::PivotCell;
+use crate::read_omit::ReadOmitWord;
 use std::fmt::Debug;
 
 /// A policy deciding whether a committing transaction's writes may be omitted.
@@ -26,12 +27,13 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// Silo, TicToc and MVTO implement it (MVTO places its omitter by timestamp instead).
     const SINGLE_WRITE_OMITTERS: bool = false;
 
-    /// The pivot version object a record carries when the engine embeds it (MVTO+NWR, whose
-    /// readers merge into it); `()` when disabled: no space, no work.
-    type Pivot: Debug + Default + Send + Sync + 'static;
+    /// The rule's marks a record carries when the engine embeds them (MVTO+NWR: a
+    /// [`ReadOmitWord`], since its readers must learn of omissions); `()` otherwise: no space,
+    /// no work.
+    type RecordMarks: Debug + Default + Send + Sync + 'static;
 
-    /// The pivot object of a record (for [`NoNwr`], a detached object nobody uses).
-    fn pivot(p: &Self::Pivot) -> &PivotCell;
+    /// A record's read-and-omit word, if this policy embeds one.
+    fn read_omit(m: &Self::RecordMarks) -> Option<&ReadOmitWord>;
 
     /// The engine's name: `baseline` without NWR, `extended` with it.
     fn engine_name(baseline: &'static str, extended: &'static str) -> &'static str {
@@ -45,11 +47,11 @@ pub struct NoNwr;
 
 impl WriteOmission for NoNwr {
     const ENABLED: bool = false;
-    type Pivot = ();
+    type RecordMarks = ();
 
     #[inline(always)]
-    fn pivot(_p: &()) -> &PivotCell {
-        &crate::pivot::DETACHED
+    fn read_omit(_m: &()) -> Option<&ReadOmitWord> {
+        None
     }
 }
 
@@ -59,11 +61,11 @@ pub struct Nwr;
 
 impl WriteOmission for Nwr {
     const ENABLED: bool = true;
-    type Pivot = PivotCell;
+    type RecordMarks = ReadOmitWord;
 
     #[inline(always)]
-    fn pivot(p: &PivotCell) -> &PivotCell {
-        p
+    fn read_omit(m: &ReadOmitWord) -> Option<&ReadOmitWord> {
+        Some(m)
     }
 }
 
@@ -72,8 +74,8 @@ impl WriteOmission for Nwr {
 /// items a transaction does not write, leave no mark (`docs/protocols/nwr.md`, "A rule with
 /// fewer read marks"). The one mark left is the pivot writer's own read of its item, and the
 /// pivot's writer can publish it together with the pivot, in the item's version word
-/// ([`crate::NwrBaseline::single_write_pivot`]). So there is no pivot object at all (`Pivot` is
-/// `()`, and Silo and TicToc keep no companion of objects) and an omitter does no atomic
+/// ([`crate::NwrBaseline::single_write_pivot`]). So there is no pivot object at all (no engine keeps a
+/// companion of objects, and `RecordMarks` is `()`) and an omitter does no atomic
 /// read-modify-write on one. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
 /// TicToc (`txlab_tictoc::TicTocNwrSingle`, engine `tictoc-nwr-single`, the mark a bit of the
 /// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does), and MVTO
@@ -86,11 +88,11 @@ pub struct NwrSingleWrite;
 impl WriteOmission for NwrSingleWrite {
     const ENABLED: bool = true;
     const SINGLE_WRITE_OMITTERS: bool = true;
-    type Pivot = ();
+    type RecordMarks = ();
 
     #[inline(always)]
-    fn pivot(_p: &()) -> &PivotCell {
-        &crate::pivot::DETACHED
+    fn read_omit(_m: &()) -> Option<&ReadOmitWord> {
+        None
     }
 }
 

@@ -132,20 +132,9 @@ impl PivotWord {
     }
 }
 
-/// A pivot object attached to no record (what [`crate::NoNwr`] and [`crate::NwrSingleWrite`]
-/// hand out; never used, since engines check `WriteOmission::ENABLED` and
-/// `WriteOmission::SINGLE_WRITE_OMITTERS` first).
-#[cfg(not(txlab_loom))]
-pub static DETACHED: PivotCell = PivotCell::new();
-
-/// Under loom the cell is a mutex emulation that cannot be built in a `static` initializer;
-/// built lazily (and, as above, never actually used).
-#[cfg(txlab_loom)]
-pub static DETACHED: std::sync::LazyLock<PivotCell> = std::sync::LazyLock::new(PivotCell::new);
-
-/// The atomic pivot version object of one data item: embedded in each MVTO+NWR record, and kept
-/// beside the records as a cold companion by Silo+NWR and TicToc+NWR, where only omitters touch
-/// it (`txlab_storage::Companions`).
+/// The atomic pivot version object of one data item, kept beside the records as a cold
+/// companion by Silo+NWR, TicToc+NWR and MVTO+NWR, where only omitters touch it
+/// (`txlab_storage::Companions`).
 #[derive(Debug, Default)]
 pub struct PivotCell(AtomicU128);
 

@@ -6,22 +6,26 @@
 //! 1. [`merge_reads`] (Algorithm 3 (1)), for **every** commit, NWR or baseline, before the
 //!    baseline validates its read set: each read of a version older than epoch `e` marks the
 //!    read item as read in `e`. Silo and TicToc keep that mark in a 32-bit read-epoch word per
-//!    record ([`crate::read_mark`], [`NwrBaseline::read_mark`]); MVTO keeps it in the pivot
-//!    object's mRS as [`PRE_EPOCH`], whose older epoch is reset to `e` first (unlike the paper,
-//!    which merges only when the object already belongs to epoch `e`), so a read made before the
-//!    item's first blind write of the epoch is not forgotten.
+//!    record ([`crate::read_mark`], [`NwrBaseline::read_mark`]). MVTO keeps it in the read half
+//!    of its record's read-and-omit word ([`crate::read_omit`], [`NwrBaseline::write_read_omit`])
+//!    and marks with its own loop (`txlab_mvto::nwr`), which also learns of earlier omissions.
+//!    Without either, the mark goes into the pivot object's mRS as [`PRE_EPOCH`], whose older
+//!    epoch is reset to `e` first (unlike the paper, which merges only when the object already
+//!    belongs to epoch `e`), so a read made before the item's first blind write of the epoch is
+//!    not forgotten.
 //! 2. [`try_omit`] (Algorithm 2 and 3 (2)–(4)): every write must be blind; every read must be of a
 //!    version older than `e` (check (3) in its conservative form: any version of this epoch may
 //!    have been written by a successor of the pivot) and still current (the baseline's overwriter
 //!    validation); every written item must already have a visible version of epoch `e` (the pivot,
 //!    check (2)); no transaction of epoch `e` may have read an older version of it (its read
-//!    mark, check (4)).
+//!    mark, check (4); with a read-and-omit word, the omitter's claim on it).
 //!    These checks first run over every written item with plain loads; then one CAS per written
 //!    item decrements its pivot counter and merges the write into mWS; a failed CAS reloads the
 //!    object and validates it again. A CAS that succeeded is never undone when a later item
 //!    fails, so a race between the two passes can leave an "omitted" mWS mark on an item whose
-//!    write then commits through the baseline (harmless for Silo and TicToc, which never read
-//!    mWS; a possible false abort of an old-version reader in MVTO, never a wrong commit).
+//!    write then commits through the baseline (harmless: no engine reads mWS), and, for MVTO, a
+//!    claim on its read-and-omit word (a possible false abort of an old-version reader, never a
+//!    wrong commit).
 //!
 //! **Why this is safe** (the serial order it implies): put every omitting transaction of epoch
 //! `e` at the *start* of epoch `e`, after all transactions of earlier epochs and before every
@@ -41,12 +45,15 @@
 //! one location: if the omitter's comes first in that location's modification order, the
 //! reader's mark synchronizes with it and its validation sees the new version (and fails);
 //! otherwise the omitter sees the mark. With a read-epoch word the omitter's RMW is
-//! [`crate::read_mark::read_in`] (module docs there); with mRS it is the object's CAS itself.
+//! [`crate::read_mark::read_in`] (module docs there); with a read-and-omit word it is
+//! [`crate::read_omit::ReadOmitWord::claim`], which also tells later readers of the omission;
+//! with mRS it is the object's CAS itself.
 //!
 //! No false aborts: every failure only returns an [`NwrFailure`]; the caller hands control back
 //! to the baseline protocol, which alone may abort.
 
 use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
+use crate::read_omit::ReadOmitWord;
 use crate::stats::{NwrFailure, NwrStats};
 use txlab_core::sync::{AtomicU32, Ordering, fence};
 
@@ -83,6 +90,16 @@ pub trait NwrBaseline {
     /// The read-epoch mark word of write `i`'s item (see [`NwrBaseline::read_mark`]).
     #[inline(always)]
     fn write_mark(&self, _i: usize) -> Option<&AtomicU32> {
+        None
+    }
+    /// The read-and-omit word of write `i`'s item ([`crate::read_omit`]), if the engine keeps
+    /// check (4)'s mark there (MVTO); `None` (the default) otherwise. An engine returning it
+    /// never returns a [`NwrBaseline::write_mark`], and marks its reads in the same words'
+    /// read halves itself ([`ReadOmitWord::mark_read`], whose answer it must act on), never
+    /// with [`merge_reads`] (which would put the marks into mRS, where this rule no longer
+    /// looks for them).
+    #[inline(always)]
+    fn write_read_omit(&self, _i: usize) -> Option<&ReadOmitWord> {
         None
     }
     /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
@@ -382,11 +399,11 @@ fn validate<B: NwrBaseline + ?Sized>(
 
 /// The checks of [`join_pivot`] for every written item, with plain loads and no CAS, so that the
 /// common failures (a later item has no version of `epoch` yet, or a pre-epoch read of it is
-/// marked)
-/// are found before any item's mWS is marked. A CAS that succeeded for an earlier item is never
-/// undone, and a leftover "omitted" mark only costs precision (a protocol with a reader-side check,
-/// MVTO, may then abort an old-version reader needlessly); this narrows that to races between
-/// this pass and the CASes. Skipped under a mutation, whose checks `join_pivot` alone decides.
+/// marked) are found before any item's mWS is marked or any MVTO record claimed. A CAS or claim
+/// that succeeded for an earlier item is never undone; a leftover mWS mark costs nothing, a
+/// leftover claim only precision (MVTO's reader-side check may then abort an old-version reader
+/// needlessly); this narrows that to races between this pass and the CASes. Skipped under a
+/// mutation, whose checks `join_pivot` alone decides.
 fn precheck_writes<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), NwrFailure> {
     if t.mutation().is_some() {
         return Ok(());
@@ -402,13 +419,20 @@ fn precheck_writes<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), Nwr
         {
             return Err(NwrFailure::MergedReadSet);
         }
+        let omit_word = t.write_read_omit(i);
+        if let Some(word) = omit_word
+            && word.read_epoch() >= epoch
+        {
+            return Err(NwrFailure::MergedReadSet);
+        }
         let cur = t.write_pivot(i).load();
         if cur.epoch > epoch {
             return Err(NwrFailure::Epoch);
         }
         let base = cur.in_epoch(epoch);
         let read = PivotWord::slot(base.mrs, slot_of(table, key));
-        if t.write_mark(i).is_none() && read != 0 && read <= PRE_EPOCH {
+        let marks_in_object = t.write_mark(i).is_none() && omit_word.is_none();
+        if marks_in_object && read != 0 && read <= PRE_EPOCH {
             return Err(NwrFailure::MergedReadSet);
         }
         if base.pivot == 0 {
@@ -442,6 +466,8 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
     {
         return Err(NwrFailure::MergedReadSet);
     }
+    let omit_word = t.write_read_omit(i);
+    let marks_in_object = mark.is_none() && omit_word.is_none();
     let cell = t.write_pivot(i);
     let mut cur = cell.load();
     for _ in 0..MAX_CAS_RETRIES {
@@ -451,7 +477,7 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
         }
         let base = cur.in_epoch(epoch);
         let read = PivotWord::slot(base.mrs, slot);
-        if mark.is_none()
+        if marks_in_object
             && read != 0
             && read <= PRE_EPOCH
             && m != Some(NwrMutation::SkipMergedReadCheck)
@@ -467,7 +493,7 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
             ..base
         };
         match cell.compare_exchange(cur, next) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return claim(omit_word, epoch, m),
             Err(now) => {
                 stats.cas_retries += 1;
                 cur = now;
@@ -475,4 +501,23 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
         }
     }
     Err(NwrFailure::CasRetry)
+}
+
+/// With a read-and-omit word, check (4) is the claim, made after the pivot was observed
+/// (`crate::read_omit`: a reader marking later learns of the claim, and of that pivot) and
+/// after the CAS on the object, so that an object-side failure (a later epoch's object, a
+/// saturated counter, too many CAS retries) leaves no claim behind: a leftover claim can make an
+/// old-version reader abort needlessly, a leftover mWS mark costs nothing.
+#[inline]
+fn claim(
+    omit_word: Option<&ReadOmitWord>,
+    epoch: u32,
+    m: Option<NwrMutation>,
+) -> Result<(), NwrFailure> {
+    match omit_word {
+        Some(word) if !word.claim(epoch, m == Some(NwrMutation::SkipMergedReadCheck)) => {
+            Err(NwrFailure::MergedReadSet)
+        }
+        _ => Ok(()),
+    }
 }

@@ -82,7 +82,8 @@ pub struct NwrStats {
     pub commits_baseline: u64,
     /// Writes omitted.
     pub omitted_writes: u64,
-    /// Pivot-object CAS attempts that failed and were retried (reads and omissions).
+    /// Pivot-object CAS attempts that failed and were retried (omissions; and reads' merges into
+    /// mRS, which only the printed-algorithm mutant still makes).
     pub cas_retries: u64,
     /// Read-only transactions that reached validation and left no mark (counted
     /// before validation, so some of them then abort): with [`crate::Nwr`], those that read only

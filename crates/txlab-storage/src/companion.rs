@@ -3,10 +3,11 @@
 //!
 //! A protocol puts into its record what every read touches (the version word, the value) and
 //! into a companion what only a rare path touches. The record stays small, so more of the hot
-//! records share a cache line; the rare path pays one more lookup. The first user is Silo+NWR and
-//! TicToc+NWR's pivot version object (`txlab_nwr::PivotCell`, 16 bytes), which only a would-be
-//! omitter reads: kept in the record it made each record 48 bytes instead of 32 and cost every
-//! read (`docs/results/nwr.md`, "Twelfth session" and "Fifteenth session").
+//! records share a cache line; the rare path pays one more lookup. The users are the pivot
+//! version objects of Silo+NWR, TicToc+NWR and MVTO+NWR (`txlab_nwr::PivotCell`, 16 bytes), which
+//! only a would-be omitter reads: kept in the record it made Silo's record 48 bytes instead of 32
+//! and cost every read (`docs/results/nwr.md`, "Twelfth session", "Fifteenth session" and
+//! "Sixteenth session").
 //!
 //! Where the cells live, per index of the [`Tables`] the companion is built beside:
 //!
@@ -24,8 +25,8 @@
 //!   same cell, whichever record the table maps `key` to at the time, until the user removes it
 //!   (keyed tables only; a dense cell lives as long as the companion). A user that does not remove
 //!   a key's cell when the table unlinks the key's record must accept a cell left by an earlier
-//!   record. Silo+NWR and TicToc+NWR remove it when they retire a deleted record, so their maps
-//!   hold at most one cell per mapped key.
+//!   record. Silo+NWR, TicToc+NWR and MVTO+NWR remove it when they retire a deleted record, so
+//!   their maps hold at most one cell per mapped key.
 //! - **Stable references.** As for the indexes: a reference is valid while the guard it was
 //!   looked up under is pinned (for dense tables, while the companion is borrowed); a removed cell
 //!   is destroyed only after every guard that could see it is unpinned.
