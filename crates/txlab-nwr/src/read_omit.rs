@@ -96,7 +96,9 @@ impl ReadOmitWord {
     }
 
     /// An omitter of `epoch`, having observed the item's pivot: claims the record for an omitted
-    /// write unless a transaction of `epoch` or later marked it read. Returns whether it claimed.
+    /// write unless a transaction of `epoch` or later marked it read. Returns whether the record
+    /// now stands claimed for `epoch` (by this call, or already by an earlier claim of `epoch`
+    /// or later, which this call then only loads).
     /// With `ignore_reads` (a test-only mutant of check (4)) it claims regardless.
     #[inline]
     pub fn claim(&self, epoch: u32, ignore_reads: bool) -> bool {
