@@ -195,6 +195,11 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         }
     }
 
+    #[inline(always)]
+    fn read_is_pre_epoch(&self, i: usize, epoch: u32) -> bool {
+        pre_epoch(version(self.st.reads[i].version).wts, epoch)
+    }
+
     fn write_count(&self) -> usize {
         self.st.writes.len()
     }

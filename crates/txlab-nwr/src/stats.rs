@@ -90,6 +90,10 @@ pub struct NwrStats {
     /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with
     /// [`crate::NwrSingleWrite`], every one.
     pub unmarked_readers: u64,
+    /// Read marks written ([`crate::rule::merge_reads`] into a read-epoch word, Silo and
+    /// TicToc): the first mark of a record in an epoch, one `fetch_max` each. What check (4)
+    /// costs readers beyond a load; a later mark of the same record and epoch only loads.
+    pub read_marks_written: u64,
     failures: [u64; 9],
 }
 
@@ -112,6 +116,7 @@ impl NwrStats {
         sink("nwr_omitted_writes", self.omitted_writes);
         sink("nwr_cas_retries", self.cas_retries);
         sink("nwr_unmarked_readers", self.unmarked_readers);
+        sink("nwr_read_marks_written", self.read_marks_written);
         for why in NwrFailure::ALL {
             sink(why.counter(), self.failures[why.index()]);
         }

@@ -647,6 +647,82 @@ pub fn single_write_mark_lasts_one_epoch<P: Protocol>(advance: impl Fn(&P::Engin
     assert_checks::<P>(&recorder, 1);
 }
 
+/// Check (4)'s read marks are written once per record and epoch (`nwr_read_marks_written`, the
+/// read-epoch word of Silo+NWR and TicToc+NWR; `advance` moves to the next epoch and says
+/// whether it did). In one epoch: a reader-writer that reads x and y (pre-epoch) and blind-writes
+/// z marks both; a second one reading x and w marks only w; a read-only transaction of pre-epoch
+/// versions marks nothing (`nwr_unmarked_readers`); a read-only transaction that reads z's new
+/// version and x marks nothing new (x is marked). In the next epoch, the first reader of x marks
+/// it again. Every history is checked, and the epoch's marks block the omission of x.
+pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
+    advance: impl Fn(&P::Engine) -> bool,
+) {
+    const W: u64 = 0;
+    const X: u64 = 1;
+    const Y: u64 = 2;
+    const Z: u64 = 3;
+    const U: u64 = 4;
+    /// Reads `reads` (all loaded before the epoch), blind-writes `write`, commits; the counters.
+    fn reader_writer(w: &mut impl Worker, reads: &[u64], write: u64) -> HashMap<&'static str, u64> {
+        let _ = counters(w);
+        let mut t = w.begin();
+        for &k in reads {
+            assert_eq!(read_value(&mut t, k), 10 * k);
+        }
+        t.write(T, write, &v(100 + write)).expect("blind write");
+        t.commit().expect("reader-writer commits");
+        counters(w)
+    }
+    let marks = |c: &HashMap<&'static str, u64>| c.get("nwr_read_marks_written").copied();
+    let (db, recorder) = loaded::<P>();
+    let mut w = db.worker().expect("worker");
+    let c = reader_writer(&mut w, &[X, Y], Z);
+    assert_eq!(marks(&c), Some(2), "{}: {c:?}", P::NAME);
+    let c = reader_writer(&mut w, &[X, W], U);
+    assert_eq!(marks(&c), Some(1), "{}: x was marked: {c:?}", P::NAME);
+
+    let mut t = w.begin();
+    assert_eq!(read_value(&mut t, X), 10);
+    t.commit().expect("read-only commits");
+    let c = counters(&mut w);
+    assert_eq!(
+        c.get("nwr_unmarked_readers"),
+        Some(&1),
+        "{}: {c:?}",
+        P::NAME
+    );
+    assert_eq!(marks(&c), Some(0), "{}: a pre-epoch reader: {c:?}", P::NAME);
+
+    let mut t = w.begin();
+    assert_eq!(
+        read_value(&mut t, Z),
+        100 + Z,
+        "{}: z's version of this epoch",
+        P::NAME
+    );
+    assert_eq!(read_value(&mut t, X), 10);
+    t.commit().expect("read-only commits");
+    let c = counters(&mut w);
+    assert_eq!(
+        c.get("nwr_unmarked_readers"),
+        Some(&0),
+        "{}: {c:?}",
+        P::NAME
+    );
+    assert_eq!(marks(&c), Some(0), "{}: x was marked: {c:?}", P::NAME);
+    assert_pivot_then_blind_write::<P>(&mut w, X, false, "x was read in this epoch");
+
+    assert!(advance(&db), "{}: the epoch advances", P::NAME);
+    let c = reader_writer(&mut w, &[Y], W);
+    assert_eq!(
+        marks(&c),
+        Some(1),
+        "{}: y again, in a new epoch: {c:?}",
+        P::NAME
+    );
+    assert_checks::<P>(&recorder, 0);
+}
+
 /// Blind-writes `value` to `key` in a transaction of its own and returns the counters that commit
 /// changed (the counters are drained first).
 fn blind_write_counters(w: &mut impl Worker, key: u64, value: u64) -> HashMap<&'static str, u64> {

@@ -138,3 +138,12 @@ fn nwr_omits_on_every_index_kind() {
 fn nwr_pre_epoch_readers_and_marks() {
     txlab_testkit::nwr::pre_epoch_readers_and_marks::<TicTocNwrKit>();
 }
+
+/// Check (4)'s read marks are written once per record and epoch, and again in the next epoch
+/// (`txlab_testkit::nwr::read_marks_are_written_once_per_record_and_epoch`).
+#[test]
+fn nwr_read_marks_are_written_once_per_record_and_epoch() {
+    txlab_testkit::nwr::read_marks_are_written_once_per_record_and_epoch::<TicTocNwrKit>(|db| {
+        db.epochs().advance()
+    });
+}
