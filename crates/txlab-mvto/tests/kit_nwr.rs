@@ -137,3 +137,27 @@ fn nwr_omits_on_every_index_kind() {
 fn nwr_pre_epoch_readers_and_marks() {
     txlab_testkit::nwr::pre_epoch_readers_and_marks::<MvtoNwrKit>();
 }
+
+/// Omission across a key's delete, retirement and reinsert, on keyed tables, whose pivot objects
+/// go with their records (`txlab_testkit::nwr::omits_after_retire_and_reinsert`).
+#[test]
+fn nwr_omits_after_retire_and_reinsert() {
+    /// The kit's engine with the GC horizon recomputed at every writing commit, so that the
+    /// deleted key's tombstone falls below it within the test's two epochs.
+    struct MvtoNwrRetireKit;
+    impl Protocol for MvtoNwrRetireKit {
+        type Engine = MvtoNwr<MemoryRecorder>;
+        const NAME: &'static str = "mvto-nwr";
+        const STRICT: bool = false;
+        fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+            MvtoNwr::nwr_with_recorder(schema, config().with_horizon_interval(1), recorder)
+        }
+    }
+    txlab_testkit::nwr::omits_after_retire_and_reinsert::<MvtoNwrRetireKit>(
+        &txlab_testkit::nwr::NwrRetireProbe {
+            advance: &|db| db.epochs().advance(),
+            is_mapped: &|db, t, k| db.is_mapped(t, k).expect("known table"),
+            pivot_word: &|db, t, k| db.pivot_word(t, k),
+        },
+    );
+}

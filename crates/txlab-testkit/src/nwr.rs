@@ -372,6 +372,91 @@ pub fn omits_on_every_index_kind<P: Protocol>(
     }
 }
 
+/// How a test reaches into an NWR engine around retirement
+/// ([`omits_after_retire_and_reinsert`]), as closures (the accessors are inherent methods).
+#[expect(missing_debug_implementations, reason = "a bundle of closures")]
+pub struct NwrRetireProbe<'a, E> {
+    /// Advances the global epoch by hand; whether it moved.
+    pub advance: &'a dyn Fn(&E) -> bool,
+    /// Whether the table's index still maps the key.
+    pub is_mapped: &'a dyn Fn(&E, TableId, u64) -> bool,
+    /// The key's pivot object as it stands (publishes a fresh one for a key that has none).
+    pub pivot_word: &'a dyn Fn(&E, TableId, u64) -> Option<PivotWord>,
+}
+
+/// Omission across a key's retirement, on a hash and an ordered table (the tables whose deleted
+/// records are unlinked, and whose pivot objects live in a hash companion that drops a retired
+/// key's object). Key 3:
+///
+/// 1. epoch `e1`: its pivot is installed and a blind write is omitted (its object shows one
+///    omission in `e1`);
+/// 2. it is deleted, and two epochs later unlinked (`is_mapped` turns false); its object is gone
+///    too (the lookup publishes a fresh one, of no epoch);
+/// 3. it is inserted again, in a new record; in that epoch a blind write is *not* omitted (the
+///    insert replaced an absent state, the scan-miss mark, rule step 5);
+/// 4. next epoch: pivot, then a blind write that is omitted, shown by the fresh object alone.
+///
+/// The history (two omitted writes) is checked. MVTO retires a tombstone only below its GC
+/// horizon: build its engine with the horizon recomputed at every writing commit.
+pub fn omits_after_retire_and_reinsert<P: Protocol>(probe: &NwrRetireProbe<'_, P::Engine>) {
+    const K: u64 = 3;
+    const TICK: u64 = 4;
+    for spec in [TableSpec::hash("t", 8), TableSpec::ordered("t", 8)] {
+        let kind = spec.index.name();
+        let mut schema = Schema::new();
+        schema.add(spec).expect("valid table");
+        let recorder = Arc::new(MemoryRecorder::new());
+        let db = P::build(&schema, recorder.clone()).expect("engine builds");
+        for k in 0..5 {
+            db.load(T, k, &v(10 * k)).expect("load");
+        }
+        let mut w = db.worker().expect("worker");
+        let word = |k| (probe.pivot_word)(&db, T, k).expect("an NWR engine keeps pivot objects");
+
+        assert_pivot_then_blind_write::<P>(&mut w, K, true, &format!("{kind}: before the delete"));
+        let e1 = word(K).epoch;
+        assert_eq!(word(K).pivot, PIVOT_BASE - 1, "{}: {kind}", P::NAME);
+
+        crate::retire::delete(&mut w, T, K);
+        for _ in 0..2 {
+            assert!((probe.advance)(&db), "{}: the epoch advances", P::NAME);
+            // A writing commit (never omitted: it reads what it writes) lets the worker work on
+            // its retire queue at begin; MVTO also moves its GC horizon at writing commits.
+            let mut t = w.begin();
+            let x = read_value(&mut t, TICK);
+            t.write(T, TICK, &v(x + 1)).expect("read-modify-write");
+            t.commit().expect("a read-modify-write commits");
+        }
+        assert!(
+            !(probe.is_mapped)(&db, T, K),
+            "{}: {kind}: two epochs after its delete the record is unlinked",
+            P::NAME
+        );
+        let fresh = word(K);
+        assert!(
+            fresh.epoch != e1 && fresh.pivot == PIVOT_BASE,
+            "{}: {kind}: the retired key's object went with its record: {fresh:?}",
+            P::NAME
+        );
+
+        crate::retire::insert(&mut w, T, K, 30);
+        assert!(
+            !blind_write_omitted(&mut w, K, 31),
+            "{}: {kind}: the insert over an absent key marks it for its epoch",
+            P::NAME
+        );
+        assert!((probe.advance)(&db), "{}: the epoch advances", P::NAME);
+        assert_pivot_then_blind_write::<P>(&mut w, K, true, &format!("{kind}: after reinsert"));
+        let now = word(K);
+        assert!(
+            now.epoch > e1 && now.pivot == PIVOT_BASE - 1,
+            "{}: {kind}: the new record's object shows its one omission: {now:?}",
+            P::NAME
+        );
+        assert_checks::<P>(&recorder, 2);
+    }
+}
+
 /// The marks of the single-write rule (`txlab_nwr::NwrSingleWrite`, `docs/protocols/nwr.md`,
 /// "A rule with fewer read marks"), in one epoch over keys x = 1, y = 2, z = 3 loaded before it.
 /// An omitter sits just before its item's pivot, so only a reader serialized *after* the pivot

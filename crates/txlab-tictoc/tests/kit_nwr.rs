@@ -147,3 +147,16 @@ fn nwr_read_marks_are_written_once_per_record_and_epoch() {
         db.epochs().advance()
     });
 }
+
+/// Omission across a key's delete, retirement and reinsert, on keyed tables, whose pivot objects
+/// go with their records (`txlab_testkit::nwr::omits_after_retire_and_reinsert`).
+#[test]
+fn nwr_omits_after_retire_and_reinsert() {
+    txlab_testkit::nwr::omits_after_retire_and_reinsert::<TicTocNwrKit>(
+        &txlab_testkit::nwr::NwrRetireProbe {
+            advance: &|db| db.epochs().advance(),
+            is_mapped: &|db, t, k| db.is_mapped(t, k).expect("known table"),
+            pivot_word: &|db, t, k| db.pivot_word(t, k),
+        },
+    );
+}
