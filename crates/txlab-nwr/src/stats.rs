@@ -90,9 +90,11 @@ pub struct NwrStats {
     /// pre-epoch versions ([`crate::rule::is_pre_epoch_reader`]); with
     /// [`crate::NwrSingleWrite`], every one.
     pub unmarked_readers: u64,
-    /// Read marks written ([`crate::rule::merge_reads`] into a read-epoch word, Silo and
-    /// TicToc): the first mark of a record in an epoch, one `fetch_max` each. What check (4)
-    /// costs readers beyond a load; a later mark of the same record and epoch only loads.
+    /// Read marks that [`crate::rule::merge_reads`] wrote into a read-epoch word (Silo and
+    /// TicToc readers; always 0 for MVTO+NWR, which marks with its own loop): the first mark of
+    /// a record in an epoch, one `fetch_max` each (two readers racing on one record may both
+    /// count). What check (4) costs readers beyond a load. Writers' scan-miss marks are not
+    /// counted.
     pub read_marks_written: u64,
     failures: [u64; 9],
 }

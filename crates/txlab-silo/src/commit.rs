@@ -525,8 +525,10 @@ fn epoch_version(word: u64, epoch: u32) -> VersionNumber {
     if epoch_of(word) < epoch as u64 {
         PRE_EPOCH
     } else {
+        // At least the epoch's first number, never `PRE_EPOCH`: a TID whose sequence overflowed
+        // into this epoch (low half below the first Silo+NWR TID) is still of this epoch.
         let seq = (tag(word) & 0xFFFF_FFFF).saturating_sub(PIVOT_BASE as u64) / SEQ_ONE;
-        epoch_version_number(seq)
+        epoch_version_number(seq.max(1))
     }
 }
 

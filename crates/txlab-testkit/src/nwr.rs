@@ -735,10 +735,13 @@ pub fn single_write_mark_lasts_one_epoch<P: Protocol>(advance: impl Fn(&P::Engin
 /// Check (4)'s read marks are written once per record and epoch (`nwr_read_marks_written`, the
 /// read-epoch word of Silo+NWR and TicToc+NWR; `advance` moves to the next epoch and says
 /// whether it did). In one epoch: a reader-writer that reads x and y (pre-epoch) and blind-writes
-/// z marks both; a second one reading x and w marks only w; a read-only transaction of pre-epoch
-/// versions marks nothing (`nwr_unmarked_readers`); a read-only transaction that reads z's new
-/// version and x marks nothing new (x is marked). In the next epoch, the first reader of x marks
-/// it again. Every history is checked, and the epoch's marks block the omission of x.
+/// z marks both (in the baseline's merge: z has no version of the epoch, so the NWR phase's
+/// filters stop it, counted once as `nwr_fail_epoch`); a second one reading x and w marks only w;
+/// a read-only transaction of pre-epoch versions marks nothing (`nwr_unmarked_readers`); a
+/// read-only transaction that reads z's new version and x marks nothing new (x is marked); a
+/// reader-writer that reads v and blind-writes z, which now has its pivot, passes the filters,
+/// marks v in the NWR phase and is omitted. In the next epoch, the first reader of y marks it
+/// again. Every history is checked, and the epoch's marks block the omission of x.
 pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
     advance: impl Fn(&P::Engine) -> bool,
 ) {
@@ -747,6 +750,7 @@ pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
     const Y: u64 = 2;
     const Z: u64 = 3;
     const U: u64 = 4;
+    const V: u64 = 5;
     /// Reads `reads` (all loaded before the epoch), blind-writes `write`, commits; the counters.
     fn reader_writer(w: &mut impl Worker, reads: &[u64], write: u64) -> HashMap<&'static str, u64> {
         let _ = counters(w);
@@ -759,12 +763,32 @@ pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
         counters(w)
     }
     let marks = |c: &HashMap<&'static str, u64>| c.get("nwr_read_marks_written").copied();
+    let failures = |c: &HashMap<&'static str, u64>| {
+        c.iter()
+            .filter(|(k, _)| k.starts_with("nwr_fail_"))
+            .map(|(_, n)| n)
+            .sum::<u64>()
+    };
     let (db, recorder) = loaded::<P>();
     let mut w = db.worker().expect("worker");
     let c = reader_writer(&mut w, &[X, Y], Z);
     assert_eq!(marks(&c), Some(2), "{}: {c:?}", P::NAME);
+    assert_eq!(
+        c.get("nwr_fail_epoch"),
+        Some(&1),
+        "{}: z has no pivot: {c:?}",
+        P::NAME
+    );
+    assert_eq!(
+        failures(&c),
+        1,
+        "{}: one failure, counted once: {c:?}",
+        P::NAME
+    );
     let c = reader_writer(&mut w, &[X, W], U);
     assert_eq!(marks(&c), Some(1), "{}: x was marked: {c:?}", P::NAME);
+    assert_eq!(c.get("nwr_fail_epoch"), Some(&1), "{}: {c:?}", P::NAME);
+    assert_eq!(failures(&c), 1, "{}: {c:?}", P::NAME);
 
     let mut t = w.begin();
     assert_eq!(read_value(&mut t, X), 10);
@@ -797,6 +821,21 @@ pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
     assert_eq!(marks(&c), Some(0), "{}: x was marked: {c:?}", P::NAME);
     assert_pivot_then_blind_write::<P>(&mut w, X, false, "x was read in this epoch");
 
+    let c = reader_writer(&mut w, &[V], Z);
+    assert_eq!(
+        c.get("nwr_commits_omitted"),
+        Some(&1),
+        "{}: z has its pivot and no read mark: {c:?}",
+        P::NAME
+    );
+    assert_eq!(
+        marks(&c),
+        Some(1),
+        "{}: v, marked in the NWR phase: {c:?}",
+        P::NAME
+    );
+    assert_eq!(failures(&c), 0, "{}: {c:?}", P::NAME);
+
     assert!(advance(&db), "{}: the epoch advances", P::NAME);
     let c = reader_writer(&mut w, &[Y], W);
     assert_eq!(
@@ -805,7 +844,7 @@ pub fn read_marks_are_written_once_per_record_and_epoch<P: Protocol>(
         "{}: y again, in a new epoch: {c:?}",
         P::NAME
     );
-    assert_checks::<P>(&recorder, 0);
+    assert_checks::<P>(&recorder, 1);
 }
 
 /// Blind-writes `value` to `key` in a transaction of its own and returns the counters that commit

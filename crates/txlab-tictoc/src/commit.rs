@@ -342,14 +342,14 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
             }
         }
     } else if nwr_on && !tx.w.state.writes.is_empty() {
-        // The rule's cheap filters first, with the epoch as it is now (the view's own epoch
-        // only matters to `overwriters_valid`, which the filters do not call): most writers
-        // fail one and skip the fence and the merge. The epoch never moves back, so reads older
+        // The rule's cheap filters first, with the epoch as it is now: most writers fail one and skip the fence and the merge. The epoch never moves back, so reads older
         // than `seen` are older than the epoch fixed after the fence; a filter fooled by a
         // stale epoch only skips an omission (`txlab_nwr::rule::omission_writes_ok`).
         let seen = tx.w.epoch.global();
         let filters_pass = {
-            let view = NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, seen, skip.nwr);
+            // Epoch 0 in the view, as in the single-write branch: its epoch only matters to
+            // `overwriters_valid`, which no filter calls.
+            let view = NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, 0, skip.nwr);
             txlab_nwr::rule::omission_shape_ok(&view, &mut tx.w.nwr)
                 && txlab_nwr::rule::omission_reads_ok(&view, seen as u32, &mut tx.w.nwr)
                 && txlab_nwr::rule::omission_writes_ok(&view, seen as u32, &mut tx.w.nwr)
