@@ -735,8 +735,9 @@ pub fn single_write_mark_lasts_one_epoch<P: Protocol>(advance: impl Fn(&P::Engin
 /// Check (4)'s read marks are written once per record and epoch (`nwr_read_marks_written`, the
 /// read-epoch word of Silo+NWR and TicToc+NWR; `advance` moves to the next epoch and says
 /// whether it did). In one epoch: a reader-writer that reads x and y (pre-epoch) and blind-writes
-/// z marks both (in the baseline's merge: z has no version of the epoch, so the NWR phase's
-/// filters stop it, counted once as `nwr_fail_epoch`); a second one reading x and w marks only w;
+/// z marks both (z has no version of the epoch: Silo's filters stop the NWR phase and the
+/// baseline merges, TicToc's NWR phase merges and `try_omit` declines; either way one failure,
+/// `nwr_fail_epoch`); a second one reading x and w marks only w;
 /// a read-only transaction of pre-epoch versions marks nothing (`nwr_unmarked_readers`); a
 /// read-only transaction that reads z's new version and x marks nothing new (x is marked); a
 /// reader-writer that reads v and blind-writes z, which now has its pivot, passes the filters,
