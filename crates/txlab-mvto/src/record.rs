@@ -62,6 +62,26 @@ pub(crate) enum LinkRefused {
     Retired,
 }
 
+/// Where [`MvtoRecord::link`] puts a version: the link to swing and the pointer it held when the
+/// walk passed it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkSlot<'g> {
+    at: &'g Atomic<Version>,
+    cur: Shared<'g, Version>,
+}
+
+/// How one [`MvtoRecord::link_at`] ended.
+#[derive(Debug)]
+pub(crate) enum LinkAttempt<'g> {
+    /// Linked; the version is in the list.
+    Linked(Shared<'g, Version>),
+    /// Linked below the head of a record that was tagged retired meanwhile: the version was
+    /// marked aborted (or the walk already refused it).
+    Refused(LinkRefused),
+    /// The link moved under the walk: walk again with the version handed back.
+    Moved(Owned<Version>),
+}
+
 /// What a transaction with timestamp `ts` sees of a record.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Visible<'g> {
@@ -118,43 +138,75 @@ impl<P> MvtoRecord<P> {
     /// link the head is loaded again (`SeqCst`, after the link's `SeqCst` CAS), and if it is
     /// tagged the version is marked aborted and refused. The retirer tags first and then walks the
     /// list (`crate::retire`): of the two, at least one sees the other, and a retirer that finds a
-    /// version it did not expect clears the tag again.
+    /// version it did not expect clears the tag again. The two steps are [`MvtoRecord::link_slot`]
+    /// and [`MvtoRecord::link_at`], separate so that tests can put a retirer between them.
     pub(crate) fn link<'g>(
-        &self,
+        &'g self,
         mut new: Owned<Version>,
         guard: &'g Guard,
     ) -> Result<Shared<'g, Version>, LinkRefused> {
         loop {
-            let mut at: &Atomic<Version> = &self.head;
-            let mut cur = at.load(Ordering::SeqCst, guard);
-            if cur.tag() & RETIRED_TAG != 0 {
-                return Err(LinkRefused::Retired);
+            let slot = self.link_slot(new.wts, guard)?;
+            match self.link_at(slot, new, guard) {
+                LinkAttempt::Linked(linked) => return Ok(linked),
+                LinkAttempt::Refused(why) => return Err(why),
+                LinkAttempt::Moved(back) => new = back,
             }
-            while let Some(v) = deref(cur) {
-                if v.wts > new.wts {
-                    at = &v.older;
-                    cur = at.load(Ordering::SeqCst, guard);
-                } else if v.wts == new.wts {
-                    return Err(LinkRefused::Duplicate);
-                } else {
-                    break;
-                }
+        }
+    }
+
+    /// [`MvtoRecord::link`]'s walk: the link a version with `wts` goes into (below every version
+    /// with a larger `wts`) and the pointer it holds now.
+    #[inline]
+    pub(crate) fn link_slot<'g>(
+        &'g self,
+        wts: u64,
+        guard: &'g Guard,
+    ) -> Result<LinkSlot<'g>, LinkRefused> {
+        let mut at: &Atomic<Version> = &self.head;
+        let mut cur = at.load(Ordering::SeqCst, guard);
+        if cur.tag() & RETIRED_TAG != 0 {
+            return Err(LinkRefused::Retired);
+        }
+        while let Some(v) = deref(cur) {
+            if v.wts > wts {
+                at = &v.older;
+                cur = at.load(Ordering::SeqCst, guard);
+            } else if v.wts == wts {
+                return Err(LinkRefused::Duplicate);
+            } else {
+                break;
             }
-            new.older.store(cur, Ordering::Relaxed);
-            match at.compare_exchange(cur, new, Ordering::SeqCst, Ordering::SeqCst, guard) {
-                Ok(linked) => {
-                    if !std::ptr::eq(at, &self.head)
-                        && self.head.load(Ordering::SeqCst, guard).tag() & RETIRED_TAG != 0
-                    {
-                        if let Some(v) = deref(linked) {
-                            v.status.store(ABORTED, Ordering::SeqCst);
-                        }
-                        return Err(LinkRefused::Retired);
+        }
+        Ok(LinkSlot { at, cur })
+    }
+
+    /// [`MvtoRecord::link`]'s publication: one CAS of `slot`, then, for a link below the head,
+    /// the re-check of the head's retired tag.
+    #[inline]
+    pub(crate) fn link_at<'g>(
+        &'g self,
+        slot: LinkSlot<'g>,
+        new: Owned<Version>,
+        guard: &'g Guard,
+    ) -> LinkAttempt<'g> {
+        new.older.store(slot.cur, Ordering::Relaxed);
+        match slot
+            .at
+            .compare_exchange(slot.cur, new, Ordering::SeqCst, Ordering::SeqCst, guard)
+        {
+            Ok(linked) => {
+                if !std::ptr::eq(slot.at, &self.head)
+                    && self.head.load(Ordering::SeqCst, guard).tag() & RETIRED_TAG != 0
+                {
+                    if let Some(v) = deref(linked) {
+                        v.status.store(ABORTED, Ordering::SeqCst);
                     }
-                    return Ok(linked);
+                    return LinkAttempt::Refused(LinkRefused::Retired);
                 }
-                Err(e) => new = e.new,
+                LinkAttempt::Linked(linked)
             }
+            Err(e) => LinkAttempt::Moved(e.new),
         }
     }
 

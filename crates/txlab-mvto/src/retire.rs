@@ -170,6 +170,53 @@ fn newest_live<'g>(mut cur: Shared<'g, Version>, guard: &'g Guard) -> Option<&'g
     None
 }
 
+/// Step 3's first walk: the untagged head of `rec` and its tombstone with write timestamp
+/// `wts`, if that is the newest version that is not aborted and it is committed; otherwise what
+/// to do with the entry.
+fn find_tombstone<'g, P>(
+    rec: &'g MvtoRecord<P>,
+    wts: u64,
+    guard: &'g Guard,
+) -> Result<(Shared<'g, Version>, &'g Version), Retire> {
+    let head = rec.head.load(Ordering::SeqCst, guard);
+    if head.tag() & RETIRED_TAG != 0 {
+        return Err(Retire::Revived);
+    }
+    match newest_live(head, guard) {
+        Some(v) if v.wts == wts && v.tombstone && v.status() == COMMITTED => Ok((head, v)),
+        Some(v) if v.status() != COMMITTED => Err(Retire::Busy),
+        _ => Err(Retire::Revived),
+    }
+}
+
+/// Step 3's tag: sets [`RETIRED_TAG`] on `head` (as [`find_tombstone`] loaded it) and walks
+/// again. If anything but aborted versions now lies above `tomb` (a version linked below aborted
+/// ones just before the tag, which may have missed it, `MvtoRecord::link`), clears the tag and
+/// answers `Busy`. On `Ok` the record refuses new versions from here on.
+fn tag_head<'g, P>(
+    rec: &'g MvtoRecord<P>,
+    head: Shared<'g, Version>,
+    tomb: &Version,
+    guard: &'g Guard,
+) -> Result<(), Retire> {
+    let tagged = head.with_tag(RETIRED_TAG);
+    if rec
+        .head
+        .compare_exchange(head, tagged, Ordering::SeqCst, Ordering::SeqCst, guard)
+        .is_err()
+    {
+        return Err(Retire::Busy);
+    }
+    if !newest_live(tagged, guard).is_some_and(|v| std::ptr::eq(v, tomb)) {
+        let cleared =
+            rec.head
+                .compare_exchange(tagged, head, Ordering::SeqCst, Ordering::SeqCst, guard);
+        debug_assert!(cleared.is_ok(), "only the retirer changes a tagged head");
+        return Err(Retire::Busy);
+    }
+    Ok(())
+}
+
 fn retire_one<P: Default + Send + Sync + 'static>(
     t: &TableRetire<'_, P>,
     e: RetireEntry,
@@ -181,30 +228,12 @@ fn retire_one<P: Default + Send + Sync + 'static>(
         return Retire::Revived;
     };
     // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
-    let head = rec.head.load(Ordering::SeqCst, guard);
-    if head.tag() & RETIRED_TAG != 0 {
-        return Retire::Revived;
-    }
-    let tomb = match newest_live(head, guard) {
-        Some(v) if v.wts == e.wts && v.tombstone && v.status() == COMMITTED => v,
-        Some(v) if v.status() != COMMITTED => return Retire::Busy,
-        _ => return Retire::Revived,
+    let (head, tomb) = match find_tombstone(rec, e.wts, guard) {
+        Ok(found) => found,
+        Err(why) => return why,
     };
-    let tagged = head.with_tag(RETIRED_TAG);
-    if rec
-        .head
-        .compare_exchange(head, tagged, Ordering::SeqCst, Ordering::SeqCst, guard)
-        .is_err()
-    {
-        return Retire::Busy;
-    }
-    // A version linked below aborted ones just before the tag may have missed it (`link`).
-    if !newest_live(tagged, guard).is_some_and(|v| std::ptr::eq(v, tomb)) {
-        let cleared =
-            rec.head
-                .compare_exchange(tagged, head, Ordering::SeqCst, Ordering::SeqCst, guard);
-        debug_assert!(cleared.is_ok(), "only the retirer changes a tagged head");
-        return Retire::Busy;
+    if let Err(why) = tag_head(rec, head, tomb, guard) {
+        return why;
     }
     // Final for every reader that commits (module docs, 3).
     let read_ts = tomb.rts.load(Ordering::SeqCst);
@@ -231,4 +260,139 @@ fn retire_one<P: Default + Send + Sync + 'static>(
     );
     t.pivots.remove(e.table, e.key, guard);
     Retire::Done
+}
+
+/// The two interleavings of a retirer and a linker that `MvtoRecord::link` and [`tag_head`]
+/// guard against, each forced step by step on one thread (the list below a tombstone `T`,
+/// `wts = 10`, has an aborted version `A`, `wts = 30`, above it, so a version with `wts = 20` is
+/// linked below the head, into `A.older`).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{LinkAttempt, LinkRefused};
+    use crate::version::PENDING;
+    use crossbeam_epoch::Owned;
+    use txlab_core::storage::Record;
+
+    fn tombstone_under_aborted(guard: &Guard) -> MvtoRecord {
+        let rec = MvtoRecord::<()>::absent(8);
+        let t = Owned::new(Version::new(10, COMMITTED, true, Box::default()));
+        rec.link(t, guard).expect("tombstone linked");
+        let a = Owned::new(Version::new(30, ABORTED, false, b"aborted".to_vec().into()));
+        rec.link(a, guard).expect("aborted version linked");
+        rec
+    }
+
+    fn status_of(rec: &MvtoRecord, wts: u64, guard: &Guard) -> Option<usize> {
+        let mut cur = rec.head.load(Ordering::SeqCst, guard);
+        while let Some(v) = deref(cur) {
+            if v.wts == wts {
+                return Some(v.status());
+            }
+            cur = v.older.load(Ordering::SeqCst, guard);
+        }
+        None
+    }
+
+    /// The retirer tags the head between a linker's walk and its CAS below the head: the
+    /// linker's re-check of the head sees the tag, marks its version aborted and refuses. A
+    /// linker that skipped the re-check would leave a pending version in a record about to be
+    /// unlinked, and commit into it.
+    #[test]
+    fn a_link_below_the_head_sees_a_tag_set_after_its_walk() {
+        let guard = &crossbeam_epoch::pin();
+        let rec = tombstone_under_aborted(guard);
+        let slot = rec.link_slot(20, guard).expect("walk");
+
+        let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T is the newest live version");
+        assert_eq!(tag_head(&rec, head, tomb, guard), Ok(()));
+
+        let new = Owned::new(Version::new(20, PENDING, false, b"late".to_vec().into()));
+        match rec.link_at(slot, new, guard) {
+            LinkAttempt::Refused(LinkRefused::Retired) => {}
+            other => panic!("a link into a tagged record must be refused, got {other:?}"),
+        }
+        assert_eq!(
+            status_of(&rec, 20, guard),
+            Some(ABORTED),
+            "the version that reached the list must be aborted, so no reader takes it"
+        );
+        // Still the retirer's tombstone: its walk found nothing live above it.
+        assert!(
+            newest_live(rec.head.load(Ordering::SeqCst, guard), guard).is_some_and(|v| v.wts == 10)
+        );
+    }
+
+    /// The same slot without a retirer: the link succeeds (the test above fails for the tag,
+    /// not for the slot).
+    #[test]
+    fn a_link_below_the_head_without_a_retirer_goes_in() {
+        let guard = &crossbeam_epoch::pin();
+        let rec = tombstone_under_aborted(guard);
+        let slot = rec.link_slot(20, guard).expect("walk");
+        let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
+        assert!(matches!(
+            rec.link_at(slot, new, guard),
+            LinkAttempt::Linked(_)
+        ));
+        assert_eq!(status_of(&rec, 20, guard), Some(PENDING));
+        assert_eq!(rec.head.load(Ordering::SeqCst, guard).tag(), 0);
+    }
+
+    /// A version linked below the aborted head after the retirer's first walk and before its
+    /// tag: the retirer's walk after tagging finds it, clears the tag and tries later, so the
+    /// version's commit lands in a record that stays in the index. A retirer that skipped the
+    /// second walk would unlink a record holding a live version.
+    #[test]
+    fn the_retirer_untags_when_a_version_slipped_in_before_its_tag() {
+        let guard = &crossbeam_epoch::pin();
+        let rec = tombstone_under_aborted(guard);
+        let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T is the newest live version");
+
+        let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
+        let linked = rec.link(new, guard).expect("no tag yet: the link goes in");
+        assert_eq!(deref(linked).map(|v| v.wts), Some(20));
+        assert_eq!(
+            rec.head.load(Ordering::SeqCst, guard),
+            head,
+            "linked below the head, so the head the retirer loaded is unchanged"
+        );
+
+        assert_eq!(tag_head(&rec, head, tomb, guard), Err(Retire::Busy));
+        assert_eq!(
+            rec.head.load(Ordering::SeqCst, guard).tag(),
+            0,
+            "the retirer must clear its tag"
+        );
+        assert_eq!(status_of(&rec, 20, guard), Some(PENDING));
+        // And the record accepts versions again.
+        let next = Owned::new(Version::new(40, PENDING, false, b"w".to_vec().into()));
+        assert!(rec.link(next, guard).is_ok());
+    }
+
+    /// The first walk: a pending version above the tombstone means "later", a committed
+    /// non-tombstone means the key was rewritten, a tagged head means another retirer has it.
+    #[test]
+    fn the_first_walk_tells_busy_from_revived() {
+        let guard = &crossbeam_epoch::pin();
+        let rec = tombstone_under_aborted(guard);
+        let p = rec
+            .link(
+                Owned::new(Version::new(50, PENDING, false, b"p".to_vec().into())),
+                guard,
+            )
+            .expect("linked");
+        assert_eq!(find_tombstone(&rec, 10, guard).err(), Some(Retire::Busy));
+        deref(p)
+            .expect("linked")
+            .status
+            .store(COMMITTED, Ordering::SeqCst);
+        assert_eq!(find_tombstone(&rec, 10, guard).err(), Some(Retire::Revived));
+
+        let rec = tombstone_under_aborted(guard);
+        let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T");
+        assert_eq!(tag_head(&rec, head, tomb, guard), Ok(()));
+        assert_eq!(find_tombstone(&rec, 10, guard).err(), Some(Retire::Revived));
+        assert_eq!(rec.link_slot(20, guard).err(), Some(LinkRefused::Retired));
+    }
 }
