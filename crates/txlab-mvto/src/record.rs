@@ -63,8 +63,9 @@ pub(crate) enum LinkRefused {
 }
 
 /// Where [`MvtoRecord::link`] puts a version: the link to swing and the pointer it held when the
-/// walk passed it.
-#[derive(Debug, Clone, Copy)]
+/// walk passed it. Only meaningful for the record whose [`MvtoRecord::link_slot`] returned it
+/// (not `Copy`, so it is used once).
+#[derive(Debug)]
 pub(crate) struct LinkSlot<'g> {
     at: &'g Atomic<Version>,
     cur: Shared<'g, Version>,
@@ -76,8 +77,8 @@ pub(crate) enum LinkAttempt<'g> {
     /// Linked; the version is in the list.
     Linked(Shared<'g, Version>),
     /// Linked below the head of a record that was tagged retired meanwhile: the version was
-    /// marked aborted (or the walk already refused it).
-    Refused(LinkRefused),
+    /// marked aborted ([`LinkRefused::Retired`] for the caller).
+    Retired,
     /// The link moved under the walk: walk again with the version handed back.
     Moved(Owned<Version>),
 }
@@ -149,7 +150,7 @@ impl<P> MvtoRecord<P> {
             let slot = self.link_slot(new.wts, guard)?;
             match self.link_at(slot, new, guard) {
                 LinkAttempt::Linked(linked) => return Ok(linked),
-                LinkAttempt::Refused(why) => return Err(why),
+                LinkAttempt::Retired => return Err(LinkRefused::Retired),
                 LinkAttempt::Moved(back) => new = back,
             }
         }
@@ -202,7 +203,7 @@ impl<P> MvtoRecord<P> {
                     if let Some(v) = deref(linked) {
                         v.status.store(ABORTED, Ordering::SeqCst);
                     }
-                    return LinkAttempt::Refused(LinkRefused::Retired);
+                    return LinkAttempt::Retired;
                 }
                 LinkAttempt::Linked(linked)
             }

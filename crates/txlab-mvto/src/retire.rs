@@ -192,7 +192,8 @@ fn find_tombstone<'g, P>(
 /// Step 3's tag: sets [`RETIRED_TAG`] on `head` (as [`find_tombstone`] loaded it) and walks
 /// again. If anything but aborted versions now lies above `tomb` (a version linked below aborted
 /// ones just before the tag, which may have missed it, `MvtoRecord::link`), clears the tag and
-/// answers `Busy`. On `Ok` the record refuses new versions from here on.
+/// answers `Busy`; so does a tag CAS that fails because the head moved since `find_tombstone`.
+/// On `Ok` the record refuses new versions from here on.
 fn tag_head<'g, P>(
     rec: &'g MvtoRecord<P>,
     head: Shared<'g, Version>,
@@ -263,9 +264,9 @@ fn retire_one<P: Default + Send + Sync + 'static>(
 }
 
 /// The two interleavings of a retirer and a linker that `MvtoRecord::link` and [`tag_head`]
-/// guard against, each forced step by step on one thread (the list below a tombstone `T`,
-/// `wts = 10`, has an aborted version `A`, `wts = 30`, above it, so a version with `wts = 20` is
-/// linked below the head, into `A.older`).
+/// guard against, each forced step by step on one thread. The list is an aborted version `A`
+/// (`wts = 30`) above a committed tombstone `T` (`wts = 10`), so a version with `wts = 20` is
+/// linked below the head, into `A.older`.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,7 +310,7 @@ mod tests {
 
         let new = Owned::new(Version::new(20, PENDING, false, b"late".to_vec().into()));
         match rec.link_at(slot, new, guard) {
-            LinkAttempt::Refused(LinkRefused::Retired) => {}
+            LinkAttempt::Retired => {}
             other => panic!("a link into a tagged record must be refused, got {other:?}"),
         }
         assert_eq!(
@@ -317,7 +318,7 @@ mod tests {
             Some(ABORTED),
             "the version that reached the list must be aborted, so no reader takes it"
         );
-        // Still the retirer's tombstone: its walk found nothing live above it.
+        // So the record the retirer goes on to unlink holds nothing live above `T`.
         assert!(
             newest_live(rec.head.load(Ordering::SeqCst, guard), guard).is_some_and(|v| v.wts == 10)
         );
@@ -350,8 +351,7 @@ mod tests {
         let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T is the newest live version");
 
         let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
-        let linked = rec.link(new, guard).expect("no tag yet: the link goes in");
-        assert_eq!(deref(linked).map(|v| v.wts), Some(20));
+        rec.link(new, guard).expect("no tag yet: the link goes in");
         assert_eq!(
             rec.head.load(Ordering::SeqCst, guard),
             head,
