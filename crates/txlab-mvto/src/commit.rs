@@ -39,8 +39,8 @@
 //! Phase 0  e = epoch of ts; a read-only transaction whose reads are all pre-epoch skips to
 //!          Phase 1 (it is serialized at the start of e, before every omitter:
 //!          txlab_nwr::is_pre_epoch_reader). Otherwise:
-//!          mark every read of a pre-epoch version in its record's read-and-omit word; if
-//!          an omitted write of e may be ordered after one of them (the word was claimed) and
+//!          mark every read of a pre-epoch version in its record's head word (crate::head); if
+//!          an omitted write of e may be ordered after one of them (the record was claimed) and
 //!          the item has a committed version newer than ts, abort ReadValidation (the
 //!          old-version-reader check).
 //!          If writing and txlab_nwr::try_omit accepts (all writes blind, all reads pre-epoch
@@ -235,6 +235,10 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                 )));
                 break;
             }
+            Err(LinkRefused::Unaddressable) => {
+                failure = Some(Failure::Internal(crate::engine::UNADDRESSABLE.to_string()));
+                break;
+            }
         };
         st.writes[i].installed = linked.as_raw();
         if skip.write_too_late {
@@ -251,8 +255,8 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
                     // our version COMMITTED; an omitter only uses a COMMITTED version of the
                     // epoch as its pivot (`has_epoch_version`, Acquire status loads) and claims
                     // the record after that, so it sees the mark.
-                    if let Some(word) = W::read_omit(&rec.marks) {
-                        word.mark_read(epoch_of(ts) as u32);
+                    if nwr::marks_in_head::<W>() {
+                        rec.head.mark_read(epoch_of(ts), guard);
                     }
                 }
                 Some(engine.absent_floor(wr.table, wr.key)).filter(|&r| r > ts)

@@ -17,6 +17,14 @@ use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
 use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, PivotCell, WriteOmission};
 use txlab_storage::{Companions, Tables};
 
+/// The error for a version whose address does not fit a record's head word (`crate::head`).
+pub(crate) const UNADDRESSABLE: &str =
+    "mvto: a version was allocated above the 48-bit address space the record head word can hold";
+
+pub(crate) fn unaddressable() -> Error {
+    Error::Internal(UNADDRESSABLE.to_string())
+}
+
 /// Per-stripe read timestamps of one ordered table: the largest timestamp that scanned a range
 /// covering the stripe. An insert into a key whose previous committed state is absent must not
 /// slip under a scan by a later transaction (see `crate::commit`).
@@ -43,7 +51,7 @@ pub type MvtoNwrSingle<Rec = NoRecorder> = Mvto<Rec, NwrSingleWrite>;
 #[derive(Debug)]
 pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     schema: Schema,
-    pub(crate) tables: Tables<MvtoRecord<W::RecordMarks>>,
+    pub(crate) tables: Tables<MvtoRecord>,
     /// MVTO+NWR's pivot objects, one per key beside the records; only omitters touch them
     /// (`crate::nwr`). Empty for every other variant.
     pub(crate) pivots: Companions<PivotCell>,
@@ -131,7 +139,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// compare-and-swap is not lock-free on this target (single-write omitters use none).
     pub fn with_tables(
         schema: &Schema,
-        tables: Tables<MvtoRecord<W::RecordMarks>>,
+        tables: Tables<MvtoRecord>,
         config: MvtoConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
@@ -238,7 +246,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
 
     /// What `crate::retire::process` needs of `table` (`None` if its records are never
     /// unlinked).
-    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_, W::RecordMarks>> {
+    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_>> {
         let index = self.tables.get(table).ok()?;
         if !index.unlinks_deleted_records() {
             return None;
@@ -273,13 +281,23 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         self.pivots.cell(table, key, &guard).map(|c| c.load())
     }
 
-    /// `(table, key)`'s read-and-omit word as `(read epoch, omit epoch)` (MVTO+NWR only; `None`
-    /// for the other variants and for an unmapped key). Tests use it to see marks and claims.
+    /// `(table, key)`'s read-and-omit marks as `(read epoch, omit epoch)`, 0 for no mark and
+    /// `u32::MAX` for a saturated one (MVTO+NWR only; `None` for the other variants and for an
+    /// unmapped key). Tests use it to see marks and claims.
     #[doc(hidden)]
     pub fn read_omit_epochs(&self, table: TableId, key: u64) -> Option<(u32, u32)> {
+        if !crate::nwr::marks_in_head::<W>() {
+            return None;
+        }
         let guard = crossbeam_epoch::pin();
         let record = self.tables.get(table).ok()?.get(key, &guard).ok()??;
-        W::read_omit(&record.marks).map(|w| (w.read_epoch(), w.omit_epoch()))
+        let (read, omit) = record.head.load(Ordering::Acquire).marks(&guard);
+        let plain = |m: crate::head::Mark| match m {
+            crate::head::Mark::None => 0,
+            crate::head::Mark::At(e) => e as u32,
+            crate::head::Mark::Saturated => u32::MAX,
+        };
+        Some((plain(read), plain(omit)))
     }
 
     /// A table's fixed value size, or `Error::UnknownTable`.
@@ -351,8 +369,10 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
         self.check_value(table, value)?;
         let guard = crossbeam_epoch::pin();
         let entry = self.tables.get(table)?.get_or_insert(key, &guard)?;
-        entry.record.load_initial(value, &guard);
-        Ok(())
+        entry
+            .record
+            .load_initial(value, &guard)
+            .map_err(|_| unaddressable())
     }
 
     fn stable_epoch(&self) -> u64 {
@@ -375,7 +395,7 @@ pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> 
     pub(crate) epoch: EpochHandle,
     pub(crate) clock: LocalClock,
     pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState<W::RecordMarks>,
+    pub(crate) state: WorkerState,
     /// NWR counters (stay zero without NWR).
     pub(crate) nwr: NwrStats,
     /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).

@@ -40,8 +40,8 @@ pub(crate) fn free_chain(mut p: *const Version) {
 
 /// Cuts `rec`'s list below the newest committed version older than `horizon` (module docs).
 /// Returns whether something was detached.
-pub(crate) fn collect<P>(rec: &MvtoRecord<P>, horizon: u64, guard: &Guard) -> bool {
-    let mut cur = rec.head.load(Ordering::Acquire, guard);
+pub(crate) fn collect(rec: &MvtoRecord, horizon: u64, guard: &Guard) -> bool {
+    let mut cur = rec.head.load(Ordering::Acquire).version(guard);
     while let Some(v) = deref(cur) {
         if v.wts < horizon && v.status() == COMMITTED {
             let tail = v.older.swap(Shared::null(), Ordering::AcqRel, guard);

@@ -49,6 +49,7 @@ pub mod commit;
 pub mod config;
 pub mod engine;
 pub mod gc;
+mod head;
 pub mod nwr;
 pub mod record;
 pub mod retire;

@@ -8,10 +8,10 @@
 //! 1. `merge_reads_checked` (skipped by a read-only transaction whose reads are all pre-epoch:
 //!    it is serialized at the start of `e`, before every omitter, `txlab_nwr::is_pre_epoch_reader`):
 //!    every read of a *pre-epoch* version (`wts < epoch_start(e)`, see
-//!    [`crate::timestamp::epoch_start`]) marks the read half of its record's read-and-omit word
-//!    (`txlab_nwr::read_omit`, Algorithm 3 (1) with the mark kept per record: one CAS, or a load
-//!    if the epoch's mark is already there). If the word shows that an omitter of epoch `e` (or
-//!    later) claimed the item before the mark took effect, a write ordered after the version
+//!    [`crate::timestamp::epoch_start`]) sets the read mark in its record's head word
+//!    (`crate::head`, the protocol of `txlab_nwr::read_omit`; Algorithm 3 (1) with the mark kept
+//!    per record: one CAS, or a load if the epoch's mark is already there). If the word shows
+//!    that an omitter of epoch `e` (or later) claimed the item before the mark took effect, a write ordered after the version
 //!    read may have been omitted, and if the item also has a committed version newer than `ts`,
 //!    the read is stale: the commit aborts with
 //!    `ConflictCause::ReadValidation` (counted as `nwr_old_reader_aborts`). This is the one place
@@ -22,7 +22,7 @@
 //!    committed *or pending* version: Silo's overwriter check, a second walk of the version
 //!    list), every written item with a committed version of epoch `e` (the pivot), no read of an
 //!    older version of it marked in epoch `e`: after observing the pivot, the omitter *claims*
-//!    the record's word, which fails if its read half holds `e` or later, and then replaces the
+//!    the record's head word, which fails if its read mark holds `e` or later, and then replaces the
 //!    item's pivot object (a companion beside the records, `Mvto::pivots`) with one CAS. On
 //!    success nothing is linked: `finish_omitted`.
 //! 3. Otherwise MVTO's own phases run unchanged (`crate::commit`).
@@ -47,9 +47,9 @@
 //!   transaction of a later epoch has `ts_T` above the committed pivot's `wts` and reads the
 //!   pivot or newer (the pivot was committed before `O` omitted; a pivot linked after `T`'s read
 //!   with a smaller `wts` would have failed its `rts` check). For `T` of epoch `e`, compare the
-//!   two read-modify-writes on `x`'s read-and-omit word, `T`'s mark (step 1) and `O`'s claim: if
-//!   `T`'s comes first, `O`'s claim sees a read half `>= e` and `O` is not omitted; if `O`'s
-//!   comes first, `T`'s mark returns an omit half `>= e`, and `T` aborts, unless `x` has no
+//!   two read-modify-writes on `x`'s head word, `T`'s mark (step 1) and `O`'s claim: if
+//!   `T`'s comes first, `O`'s claim sees a read mark `>= e` and `O` is not omitted; if `O`'s
+//!   comes first, `T`'s mark returns an omit mark `>= e`, and `T` aborts, unless `x` has no
 //!   committed version newer than `ts_T`, in which case no omission on `x` can concern `T`: `O`
 //!   needed a committed pivot, whose `wts` exceeds `ts_T` as argued above, and garbage
 //!   collection only removes it below a newer committed version. (`T`'s mark reads `O`'s claim
@@ -77,8 +77,9 @@
 //! pre-epoch versions and its epoch-`e` versions, as placed above.
 //!
 //! **Garbage collection** is unchanged: an omitted write links no version, so there is nothing
-//! to collect, and the read-and-omit word lives in the record, not in a version (the pivot
-//! object beside it).
+//! to collect, and the read-and-omit marks live in the record's head word, not in a version (the
+//! pivot object beside the record). A link at the head carries them over (`crate::head`,
+//! "Rebasing").
 //!
 //! ## Single-write omitters (`Mvto<Rec, NwrSingleWrite>`, `mvto-nwr-single`)
 //!
@@ -95,7 +96,7 @@
 //! worker's clock moves past `wts(p)`. The argument: `docs/protocols/mvto.md`, "Single-write
 //! omitters".
 
-use crate::record::{RETIRED_TAG, Visible, deref};
+use crate::record::{Visible, deref};
 use crate::timestamp::{epoch_of, epoch_start};
 use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED};
@@ -106,8 +107,15 @@ use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as
 use txlab_core::sync::Ordering;
 use txlab_core::{CommitInfo, TableId};
 use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, SATURATED, VersionNumber};
-use txlab_nwr::{NwrBaseline, NwrMutation, ReadOmitWord, SinglePivot, WriteOmission};
+use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
 use txlab_storage::Companions;
+
+/// Whether `W` keeps read-and-omit marks in the records' head words (`mvto-nwr`; not plain
+/// MVTO, not `mvto-nwr-single`).
+#[inline(always)]
+pub(crate) const fn marks_in_head<W: WriteOmission>() -> bool {
+    W::ENABLED && !W::SINGLE_WRITE_OMITTERS
+}
 
 /// Whether a version with write timestamp `wts` is older than epoch `epoch` (its readers of
 /// epoch `epoch` are the ones the rule marks). The loaded version (`wts = 0`) always is.
@@ -118,7 +126,7 @@ pub(crate) fn pre_epoch(wts: u64, epoch: u32) -> bool {
 
 /// MVTO's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
 pub(crate) struct NwrView<'a, W: WriteOmission> {
-    pub st: &'a WorkerState<W::RecordMarks>,
+    pub st: &'a WorkerState,
     pub guard: &'a Guard,
     /// The engine's pivot objects (`Mvto::pivots`), looked up under `guard`; only omitters
     /// touch them.
@@ -134,11 +142,12 @@ pub(crate) struct NwrView<'a, W: WriteOmission> {
     /// retire floor of a hash table): `mvto-nwr-single` consults it when the version below a
     /// candidate pivot is absent.
     pub absent_floor: &'a dyn Fn(TableId, u64) -> u64,
+    pub policy: std::marker::PhantomData<W>,
 }
 
 impl<'a, W: WriteOmission> NwrView<'a, W> {
     pub fn new(
-        st: &'a WorkerState<W::RecordMarks>,
+        st: &'a WorkerState,
         guard: &'a Guard,
         pivots: &'a Companions<PivotCell>,
         mutation: Option<NwrMutation>,
@@ -153,6 +162,7 @@ impl<'a, W: WriteOmission> NwrView<'a, W> {
             ts,
             pivot_wts: Cell::new(0),
             absent_floor,
+            policy: std::marker::PhantomData,
         }
     }
 
@@ -219,8 +229,21 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         self.pivots.cell_of_found_key(w.table, w.key, self.guard)
     }
 
-    fn write_read_omit(&self, i: usize) -> Option<&ReadOmitWord> {
-        W::read_omit(&record(self.st.writes[i].rec).marks)
+    #[inline(always)]
+    fn has_read_omit(&self) -> bool {
+        marks_in_head::<W>()
+    }
+
+    fn write_read_marked(&self, i: usize, epoch: u32) -> bool {
+        record(self.st.writes[i].rec)
+            .head
+            .read_marked(u64::from(epoch), self.guard)
+    }
+
+    fn claim_write(&self, i: usize, epoch: u32, ignore_reads: bool) -> bool {
+        record(self.st.writes[i].rec)
+            .head
+            .claim(u64::from(epoch), ignore_reads, self.guard)
     }
 
     /// A *committed* version whose `wts` lies in `epoch` (a pending one may still abort).
@@ -228,7 +251,8 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
         let start = epoch_start(u64::from(epoch));
         let mut cur = record(self.st.writes[i].rec)
             .head
-            .load(Ordering::SeqCst, self.guard);
+            .load(Ordering::SeqCst)
+            .version(self.guard);
         while let Some(v) = deref(cur) {
             if v.wts < start {
                 return false;
@@ -259,7 +283,10 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
         let epoch = u64::from(epoch);
         let w = &self.st.writes[i];
-        let mut cur = record(w.rec).head.load(Ordering::SeqCst, self.guard);
+        let mut cur = record(w.rec)
+            .head
+            .load(Ordering::SeqCst)
+            .version(self.guard);
         let mut above: Option<&crate::version::Version> = None;
         let (mut lowest, mut best) = (0, 0);
         while let Some(v) = deref(cur) {
@@ -326,8 +353,9 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
             return self.reads_visible_at(bound);
         }
         self.st.reads.iter().all(|r| {
-            let mut cur = record(r.rec).head.load(Ordering::SeqCst, self.guard);
-            if cur.tag() & RETIRED_TAG != 0 {
+            let head = record(r.rec).head.load(Ordering::SeqCst);
+            let mut cur = head.version(self.guard);
+            if head.is_retired() {
                 // Being unlinked: this load is the read's half of the retirer's store-load
                 // pattern (`crate::retire`), as in plain validation.
                 return false;
@@ -348,8 +376,8 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
 }
 
 /// Whether `rec` has a committed version with `wts > ts`.
-fn has_newer_committed<P>(rec: &crate::record::MvtoRecord<P>, ts: u64, guard: &Guard) -> bool {
-    let mut cur = rec.head.load(Ordering::SeqCst, guard);
+fn has_newer_committed(rec: &crate::record::MvtoRecord, ts: u64, guard: &Guard) -> bool {
+    let mut cur = rec.head.load(Ordering::SeqCst).version(guard);
     while let Some(v) = deref(cur) {
         if v.wts <= ts {
             return false;
@@ -363,7 +391,7 @@ fn has_newer_committed<P>(rec: &crate::record::MvtoRecord<P>, ts: u64, guard: &G
 }
 
 /// Step 1 of the module docs: marks every pre-epoch read of the committing transaction (epoch
-/// `epoch`, timestamp `ts`) in its record's read-and-omit word and returns the index of the
+/// `epoch`, timestamp `ts`) in its record's head word and returns the index of the
 /// first read that an omitted write of this epoch may be ordered after (the commit must abort),
 /// if any. With `check == false` (the test-only mutant `NwrSkipOldReaderCheck`) it marks every
 /// read and returns `None`.
@@ -377,10 +405,10 @@ pub(crate) fn merge_reads_checked<W: WriteOmission>(
         if !pre_epoch(version(r.version).wts, epoch) {
             continue;
         }
-        let Some(word) = W::read_omit(&record(r.rec).marks) else {
+        if !marks_in_head::<W>() {
             continue;
-        };
-        let maybe_omitted = word.mark_read(epoch);
+        }
+        let maybe_omitted = record(r.rec).head.mark_read(u64::from(epoch), view.guard);
         if check && maybe_omitted && has_newer_committed(record(r.rec), ts, view.guard) {
             return Some(i);
         }

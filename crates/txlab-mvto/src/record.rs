@@ -13,12 +13,15 @@
 //!   during execution and `SeqCst` during commit (see `crate::commit`).
 //! - Versions unlinked by the garbage collector stay readable until every guard pinned before the
 //!   unlink is dropped (`crate::gc`).
-//! - The head pointer's tag bit [`RETIRED_TAG`] marks a record whose tombstone is being unlinked
-//!   from the index (`crate::retire`). Only the retirer sets or clears it (by `SeqCst` CAS); while
-//!   it is set, [`MvtoRecord::visible`] answers [`Visible::Retired`] and [`MvtoRecord::link`]
-//!   refuses new versions. Version pointers below the head are never tagged.
+//! - The head is a [`HeadWord`] (`crate::head`): the newest version's address, the retired tag,
+//!   and MVTO+NWR's read-and-omit marks. The tag [`crate::head::RETIRED_TAG`] marks a record whose tombstone is
+//!   being unlinked from the index (`crate::retire`). Only the retirer sets or clears it (by
+//!   `SeqCst` RMW); while it is set, [`MvtoRecord::visible`] answers [`Visible::Retired`] and
+//!   [`MvtoRecord::link`] refuses new versions. Version pointers below the head are never
+//!   tagged.
 
 use crate::gc::free_chain;
+use crate::head::{Head, HeadWord};
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
 use txlab_core::storage::Record;
@@ -28,28 +31,22 @@ use txlab_core::sync::Ordering;
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
 pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 
-/// One key's versions (module docs), and `P`, the NWR marks the record carries (`()` for plain
-/// MVTO and `mvto-nwr-single`, which adds no space; MVTO+NWR's 8-byte
-/// `txlab_nwr::ReadOmitWord`, so its record is 16 bytes; its pivot object lives beside the
-/// records, `Mvto::pivots`; see `crate::nwr`).
+/// One key's versions (module docs). `P` is `()` for every MVTO engine: MVTO+NWR keeps its
+/// read-and-omit marks in the head word (`crate::head`), so every record is 8 bytes; its pivot
+/// object lives beside the records, `Mvto::pivots` (`crate::nwr`).
 #[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
-pub struct MvtoRecord<P = ()> {
-    pub(crate) head: Atomic<Version>,
-    pub(crate) marks: P,
+pub struct MvtoRecord {
+    pub(crate) head: HeadWord,
 }
 
-impl<P: Default + Send + Sync + 'static> Record for MvtoRecord<P> {
+impl Record for MvtoRecord {
     fn absent(_value_size: usize) -> Self {
         Self {
-            head: Atomic::null(),
-            marks: P::default(),
+            head: HeadWord::null(),
         }
     }
 }
-
-/// The tag bit of a retired record's head pointer (module docs, `crate::retire`).
-pub(crate) const RETIRED_TAG: usize = 1;
 
 /// Why [`MvtoRecord::link`] did not link a version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +57,19 @@ pub(crate) enum LinkRefused {
     /// The record is being unlinked (`crate::retire`); the caller aborts with
     /// `ConflictCause::RecordRetired` and a retry finds the key's next record.
     Retired,
+    /// The version's address does not fit the head word's 48 bits (`crate::head`): an internal
+    /// error, never seen on x86-64 or AArch64 with 4-level paging.
+    Unaddressable,
 }
 
-/// Where [`MvtoRecord::link`] puts a version: the link to swing and the pointer it held when the
-/// walk passed it. Only meaningful for the record whose [`MvtoRecord::link_slot`] returned it
-/// (not `Copy`, so it is used once).
+/// Where [`MvtoRecord::link`] puts a version. Only meaningful for the record whose
+/// [`MvtoRecord::link_slot`] returned it (not `Copy`, so it is used once).
 #[derive(Debug)]
-pub(crate) struct LinkSlot<'g> {
-    at: &'g Atomic<Version>,
-    cur: Shared<'g, Version>,
+pub(crate) enum LinkSlot<'g> {
+    /// At the head: the head word as the walk loaded it.
+    Head(Head),
+    /// Below the head: a version's `older` link and the pointer it held when the walk passed it.
+    Below(&'g Atomic<Version>, Shared<'g, Version>),
 }
 
 /// How one [`MvtoRecord::link_at`] ended.
@@ -81,6 +82,8 @@ pub(crate) enum LinkAttempt<'g> {
     Retired,
     /// The link moved under the walk: walk again with the version handed back.
     Moved(Owned<Version>),
+    /// The version's address does not fit the head word ([`LinkRefused::Unaddressable`]).
+    Unaddressable,
 }
 
 /// What a transaction with timestamp `ts` sees of a record.
@@ -106,17 +109,18 @@ pub(crate) fn deref<'g>(p: Shared<'g, Version>) -> Option<&'g Version> {
     unsafe { p.as_ref() }
 }
 
-impl<P> MvtoRecord<P> {
+impl MvtoRecord {
     /// The version a transaction with timestamp `ts` reads (skipping aborted versions), or
-    /// [`Visible::Retired`] if the head carries [`RETIRED_TAG`]. Read validation calls it with
+    /// [`Visible::Retired`] if the head carries [`crate::head::RETIRED_TAG`]. Read validation calls it with
     /// `SeqCst`: that head load is the reader's half of the retirer's store-load pattern
     /// (`crate::retire`).
     #[inline]
     pub(crate) fn visible<'g>(&self, ts: u64, order: Ordering, guard: &'g Guard) -> Visible<'g> {
-        let mut cur = self.head.load(order, guard);
-        if cur.tag() & RETIRED_TAG != 0 {
+        let head = self.head.load(order);
+        if head.is_retired() {
             return Visible::Retired;
         }
+        let mut cur = head.version(guard);
         while let Some(v) = deref(cur) {
             if v.wts < ts {
                 match v.status() {
@@ -151,39 +155,45 @@ impl<P> MvtoRecord<P> {
             match self.link_at(slot, new, guard) {
                 LinkAttempt::Linked(linked) => return Ok(linked),
                 LinkAttempt::Retired => return Err(LinkRefused::Retired),
+                LinkAttempt::Unaddressable => return Err(LinkRefused::Unaddressable),
                 LinkAttempt::Moved(back) => new = back,
             }
         }
     }
 
     /// [`MvtoRecord::link`]'s walk: the link a version with `wts` goes into (below every version
-    /// with a larger `wts`) and the pointer it holds now.
+    /// with a larger `wts`) and what it holds now.
     #[inline]
     pub(crate) fn link_slot<'g>(
         &'g self,
         wts: u64,
         guard: &'g Guard,
     ) -> Result<LinkSlot<'g>, LinkRefused> {
-        let mut at: &Atomic<Version> = &self.head;
-        let mut cur = at.load(Ordering::SeqCst, guard);
-        if cur.tag() & RETIRED_TAG != 0 {
+        let head = self.head.load(Ordering::SeqCst);
+        if head.is_retired() {
             return Err(LinkRefused::Retired);
         }
+        let mut below: Option<&'g Atomic<Version>> = None;
+        let mut cur = head.version(guard);
         while let Some(v) = deref(cur) {
             if v.wts > wts {
-                at = &v.older;
-                cur = at.load(Ordering::SeqCst, guard);
+                below = Some(&v.older);
+                cur = v.older.load(Ordering::SeqCst, guard);
             } else if v.wts == wts {
                 return Err(LinkRefused::Duplicate);
             } else {
                 break;
             }
         }
-        Ok(LinkSlot { at, cur })
+        Ok(match below {
+            None => LinkSlot::Head(head),
+            Some(at) => LinkSlot::Below(at, cur),
+        })
     }
 
-    /// [`MvtoRecord::link`]'s publication: one CAS of `slot`, then, for a link below the head,
-    /// the re-check of the head's retired tag.
+    /// [`MvtoRecord::link`]'s publication: one CAS of `slot`; at the head it carries the marks
+    /// over (`crate::head`, "Rebasing"); below the head it is followed by the re-check of the
+    /// head's retired tag.
     #[inline]
     pub(crate) fn link_at<'g>(
         &'g self,
@@ -191,23 +201,36 @@ impl<P> MvtoRecord<P> {
         new: Owned<Version>,
         guard: &'g Guard,
     ) -> LinkAttempt<'g> {
-        new.older.store(slot.cur, Ordering::Relaxed);
-        match slot
-            .at
-            .compare_exchange(slot.cur, new, Ordering::SeqCst, Ordering::SeqCst, guard)
-        {
-            Ok(linked) => {
-                if !std::ptr::eq(slot.at, &self.head)
-                    && self.head.load(Ordering::SeqCst, guard).tag() & RETIRED_TAG != 0
+        match slot {
+            LinkSlot::Head(head) => {
+                new.older.store(head.version(guard), Ordering::Relaxed);
+                let addr: *const Version = &*new;
+                let Some(next) = head.linking(addr, new.wts, guard) else {
+                    return LinkAttempt::Unaddressable;
+                };
+                match self
+                    .head
+                    .compare_exchange(head, next, Ordering::SeqCst, Ordering::SeqCst)
                 {
-                    if let Some(v) = deref(linked) {
-                        v.status.store(ABORTED, Ordering::SeqCst);
-                    }
-                    return LinkAttempt::Retired;
+                    Ok(_) => LinkAttempt::Linked(new.into_shared(guard)),
+                    Err(_) => LinkAttempt::Moved(new),
                 }
-                LinkAttempt::Linked(linked)
             }
-            Err(e) => LinkAttempt::Moved(e.new),
+            LinkSlot::Below(at, cur) => {
+                new.older.store(cur, Ordering::Relaxed);
+                match at.compare_exchange(cur, new, Ordering::SeqCst, Ordering::SeqCst, guard) {
+                    Ok(linked) => {
+                        if self.head.load(Ordering::SeqCst).is_retired() {
+                            if let Some(v) = deref(linked) {
+                                v.status.store(ABORTED, Ordering::SeqCst);
+                            }
+                            return LinkAttempt::Retired;
+                        }
+                        LinkAttempt::Linked(linked)
+                    }
+                    Err(e) => LinkAttempt::Moved(e.new),
+                }
+            }
         }
     }
 
@@ -220,47 +243,74 @@ impl<P> MvtoRecord<P> {
     /// passed it. The version then lands in the detached chain, which is freed with it (the
     /// deferred destruction walks `older` links after this walker unpinned), and the caller's
     /// next look finds `K`.
-    pub(crate) fn materialize_initial(&self, ts: u64, guard: &Guard) {
+    pub(crate) fn materialize_initial(&self, ts: u64, guard: &Guard) -> Result<(), LinkRefused> {
         let mut new = Owned::new(Version::initial_absent());
         loop {
-            let mut at: &Atomic<Version> = &self.head;
-            let mut cur = at.load(Ordering::SeqCst, guard);
+            let head = self.head.load(Ordering::SeqCst);
+            let mut below: Option<&Atomic<Version>> = None;
+            let mut cur = head.version(guard);
             while let Some(v) = deref(cur) {
                 if v.wts < ts && v.status() == COMMITTED {
-                    return;
+                    return Ok(());
                 }
-                at = &v.older;
-                cur = at.load(Ordering::SeqCst, guard);
+                below = Some(&v.older);
+                cur = v.older.load(Ordering::SeqCst, guard);
             }
-            match at.compare_exchange(
-                Shared::null(),
-                new,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-                guard,
-            ) {
-                Ok(_) => return,
-                Err(e) => new = e.new,
+            match below {
+                // An empty list: the initial version becomes the head (its marks' base stays 0).
+                None => {
+                    if head.is_retired() {
+                        // Only a list with a tombstone is retired; the caller looks again.
+                        return Ok(());
+                    }
+                    let addr: *const Version = &*new;
+                    let next = head
+                        .linking(addr, new.wts, guard)
+                        .ok_or(LinkRefused::Unaddressable)?;
+                    if self
+                        .head
+                        .compare_exchange(head, next, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                    {
+                        let _ = new.into_shared(guard);
+                        return Ok(());
+                    }
+                }
+                Some(at) => match at.compare_exchange(
+                    Shared::null(),
+                    new,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                    guard,
+                ) {
+                    Ok(_) => return Ok(()),
+                    Err(e) => new = e.new,
+                },
             }
         }
     }
 
-    /// Non-transactional load: the record becomes one committed version with `wts = 0`.
-    pub(crate) fn load_initial(&self, value: &[u8], guard: &Guard) {
+    /// Non-transactional load: the record becomes one committed version with `wts = 0`, and its
+    /// marks are cleared.
+    pub(crate) fn load_initial(&self, value: &[u8], guard: &Guard) -> Result<(), LinkRefused> {
         let v = Owned::new(Version::new(0, COMMITTED, false, value.into()));
-        let old = self.head.swap(v, Ordering::SeqCst, guard);
+        let addr: *const Version = &*v;
+        let next = Head::fresh(addr).ok_or(LinkRefused::Unaddressable)?;
+        let _ = v.into_shared(guard);
+        let old = self.head.swap(next, Ordering::SeqCst).version(guard);
         if !old.is_null() {
             let raw = old.as_raw();
             // SAFETY: `old` is no longer reachable from the record; the chain is freed once every
             // guard that could have reached it is dropped.
             unsafe { guard.defer_unchecked(move || free_chain(raw)) };
         }
+        Ok(())
     }
 
     /// Number of versions in the list, and how many of them are aborted (diagnostics).
     pub(crate) fn count(&self, guard: &Guard) -> (usize, usize) {
         let (mut n, mut aborted) = (0, 0);
-        let mut cur = self.head.load(Ordering::Acquire, guard);
+        let mut cur = self.head.load(Ordering::Acquire).version(guard);
         while let Some(v) = deref(cur) {
             n += 1;
             if v.status() == ABORTED {
@@ -272,13 +322,14 @@ impl<P> MvtoRecord<P> {
     }
 }
 
-impl<P> Drop for MvtoRecord<P> {
+impl Drop for MvtoRecord {
     fn drop(&mut self) {
         // SAFETY: a record is dropped by its index only when no guard can reach it any more, so
         // its versions are reachable by no one else.
         let head = self
             .head
-            .load(Ordering::Acquire, unsafe { crossbeam_epoch::unprotected() });
+            .load(Ordering::Acquire)
+            .version(unsafe { crossbeam_epoch::unprotected() });
         free_chain(head.as_raw());
     }
 }

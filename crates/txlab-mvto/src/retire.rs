@@ -53,9 +53,9 @@
 //!    sees the other.
 //!
 //! **MVTO+NWR.** An omitter of epoch `e` places its write at the start of `e`, after the item's
-//! pre-epoch versions; readers of epoch `e` that read a pre-epoch version mark the read half of
-//! the record's read-and-omit word (`txlab_nwr::read_omit`), and the omitter gives up if it sees
-//! a mark. The fresh record has its own word, so the marks made on the retired record by readers
+//! pre-epoch versions; readers of epoch `e` that read a pre-epoch version set the read mark in
+//! the record's head word (`crate::head`, the protocol of `txlab_nwr::read_omit`), and the
+//! omitter gives up if it sees a mark. The fresh record has its own head word, so the marks made on the retired record by readers
 //! of its tombstone do not reach an omitter on the fresh record. They need not: such a reader `T` of epoch `e` committed, so
 //! `R >= ts_T >= start of e`, and the fresh record's first version is above `R`, so it is of
 //! epoch `e` or later. If later, the fresh record has no version of `e` and nothing of `e` is
@@ -66,7 +66,7 @@
 //! below `wts(p)` (`crate::nwr`), so every reader of the retired tombstone (`ts <= R <=` the
 //! floor) precedes it. The key's pivot object, a companion beside the records
 //! (`txlab_storage::Companions`), is removed with the record: nothing MVTO+NWR's soundness rests
-//! on lives there (the read-and-omit word does check (4) and tells readers of omissions; the
+//! on lives there (the head word's marks do check (4) and tell readers of omissions; the
 //! object's counter and mWS can only make an omitter decline), so a fresh object, or a stale
 //! one, is safe either way.
 //!
@@ -92,7 +92,8 @@
 //! Entries still queued when a worker is dropped are forgotten: their tombstones stay (correct,
 //! merely unreclaimed).
 
-use crate::record::{MvtoRecord, RETIRED_TAG, deref};
+use crate::head::Head;
+use crate::record::{MvtoRecord, deref};
 use crate::version::{ABORTED, COMMITTED, Version};
 use crossbeam_epoch::{Guard, Shared};
 use crossbeam_utils::CachePadded;
@@ -128,8 +129,8 @@ pub(crate) enum AbsentFloor<'a> {
 }
 
 /// What [`process`] needs of the engine for one table.
-pub(crate) struct TableRetire<'a, P> {
-    pub index: &'a AnyIndex<MvtoRecord<P>>,
+pub(crate) struct TableRetire<'a> {
+    pub index: &'a AnyIndex<MvtoRecord>,
     pub floor: AbsentFloor<'a>,
     /// The engine's pivot objects (MVTO+NWR; empty otherwise): a retired key's is removed.
     pub pivots: &'a Companions<PivotCell>,
@@ -138,11 +139,11 @@ pub(crate) struct TableRetire<'a, P> {
 /// Handles the ready entries at the front of `queue` (module docs, steps 2-3). `global` is the
 /// current global epoch, `horizon` the current GC horizon, `table` finds a table's parts,
 /// `guard` is pinned for the whole call; `raise_floor` is `false` only in a test mutant.
-pub(crate) fn process<'a, P: Default + Send + Sync + 'static>(
+pub(crate) fn process<'a>(
     queue: &mut RetireQueue,
     global: u64,
     horizon: u64,
-    table: impl Fn(TableId) -> Option<TableRetire<'a, P>>,
+    table: impl Fn(TableId) -> Option<TableRetire<'a>>,
     guard: &Guard,
     history: Option<&RetiredTags>,
     raise_floor: bool,
@@ -173,16 +174,16 @@ fn newest_live<'g>(mut cur: Shared<'g, Version>, guard: &'g Guard) -> Option<&'g
 /// Step 3's first walk: the untagged head of `rec` and its tombstone with write timestamp
 /// `wts`, if that is the newest version that is not aborted and it is committed; otherwise what
 /// to do with the entry.
-fn find_tombstone<'g, P>(
-    rec: &'g MvtoRecord<P>,
+fn find_tombstone<'g>(
+    rec: &'g MvtoRecord,
     wts: u64,
     guard: &'g Guard,
-) -> Result<(Shared<'g, Version>, &'g Version), Retire> {
-    let head = rec.head.load(Ordering::SeqCst, guard);
-    if head.tag() & RETIRED_TAG != 0 {
+) -> Result<(Head, &'g Version), Retire> {
+    let head = rec.head.load(Ordering::SeqCst);
+    if head.is_retired() {
         return Err(Retire::Revived);
     }
-    match newest_live(head, guard) {
+    match newest_live(head.version(guard), guard) {
         Some(v) if v.wts == wts && v.tombstone && v.status() == COMMITTED => Ok((head, v)),
         Some(v) if v.status() != COMMITTED => Err(Retire::Busy),
         _ => Err(Retire::Revived),
@@ -194,32 +195,31 @@ fn find_tombstone<'g, P>(
 /// ones just before the tag, which may have missed it, `MvtoRecord::link`), clears the tag and
 /// answers `Busy`; so does a tag CAS that fails because the head moved since `find_tombstone`.
 /// On `Ok` the record refuses new versions from here on.
-fn tag_head<'g, P>(
-    rec: &'g MvtoRecord<P>,
-    head: Shared<'g, Version>,
+fn tag_head<'g>(
+    rec: &'g MvtoRecord,
+    head: Head,
     tomb: &Version,
     guard: &'g Guard,
 ) -> Result<(), Retire> {
-    let tagged = head.with_tag(RETIRED_TAG);
     if rec
         .head
-        .compare_exchange(head, tagged, Ordering::SeqCst, Ordering::SeqCst, guard)
+        .compare_exchange(head, head.retired(), Ordering::SeqCst, Ordering::SeqCst)
         .is_err()
     {
         return Err(Retire::Busy);
     }
-    if !newest_live(tagged, guard).is_some_and(|v| std::ptr::eq(v, tomb)) {
-        let cleared =
-            rec.head
-                .compare_exchange(tagged, head, Ordering::SeqCst, Ordering::SeqCst, guard);
-        debug_assert!(cleared.is_ok(), "only the retirer changes a tagged head");
+    if !newest_live(head.version(guard), guard).is_some_and(|v| std::ptr::eq(v, tomb)) {
+        // Readers and omitters may have changed the marks since; only the retirer changes the
+        // tag and, while it is set, the address.
+        let before = rec.head.clear_retired(Ordering::SeqCst);
+        debug_assert!(before.is_retired(), "only the retirer clears the tag");
         return Err(Retire::Busy);
     }
     Ok(())
 }
 
-fn retire_one<P: Default + Send + Sync + 'static>(
-    t: &TableRetire<'_, P>,
+fn retire_one(
+    t: &TableRetire<'_>,
     e: RetireEntry,
     guard: &Guard,
     history: Option<&RetiredTags>,
@@ -276,7 +276,7 @@ mod tests {
     use txlab_core::storage::Record;
 
     fn tombstone_under_aborted(guard: &Guard) -> MvtoRecord {
-        let rec = MvtoRecord::<()>::absent(8);
+        let rec = MvtoRecord::absent(8);
         let t = Owned::new(Version::new(10, COMMITTED, true, Box::default()));
         rec.link(t, guard).expect("tombstone linked");
         let a = Owned::new(Version::new(30, ABORTED, false, b"aborted".to_vec().into()));
@@ -285,7 +285,7 @@ mod tests {
     }
 
     fn status_of(rec: &MvtoRecord, wts: u64, guard: &Guard) -> Option<usize> {
-        let mut cur = rec.head.load(Ordering::SeqCst, guard);
+        let mut cur = rec.head.load(Ordering::SeqCst).version(guard);
         while let Some(v) = deref(cur) {
             if v.wts == wts {
                 return Some(v.status());
@@ -320,7 +320,8 @@ mod tests {
         );
         // So the record the retirer goes on to unlink holds nothing live above `T`.
         assert!(
-            newest_live(rec.head.load(Ordering::SeqCst, guard), guard).is_some_and(|v| v.wts == 10)
+            newest_live(rec.head.load(Ordering::SeqCst).version(guard), guard)
+                .is_some_and(|v| v.wts == 10)
         );
     }
 
@@ -337,7 +338,7 @@ mod tests {
             LinkAttempt::Linked(_)
         ));
         assert_eq!(status_of(&rec, 20, guard), Some(PENDING));
-        assert_eq!(rec.head.load(Ordering::SeqCst, guard).tag(), 0);
+        assert!(!rec.head.load(Ordering::SeqCst).is_retired());
     }
 
     /// A version linked below the aborted head after the retirer's first walk and before its
@@ -353,15 +354,14 @@ mod tests {
         let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
         rec.link(new, guard).expect("no tag yet: the link goes in");
         assert_eq!(
-            rec.head.load(Ordering::SeqCst, guard),
+            rec.head.load(Ordering::SeqCst),
             head,
             "linked below the head, so the head the retirer loaded is unchanged"
         );
 
         assert_eq!(tag_head(&rec, head, tomb, guard), Err(Retire::Busy));
-        assert_eq!(
-            rec.head.load(Ordering::SeqCst, guard).tag(),
-            0,
+        assert!(
+            !rec.head.load(Ordering::SeqCst).is_retired(),
             "the retirer must clear its tag"
         );
         assert_eq!(status_of(&rec, 20, guard), Some(PENDING));

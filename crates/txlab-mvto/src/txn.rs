@@ -35,7 +35,7 @@ pub(crate) fn version<'a>(p: *const Version) -> &'a Version {
 }
 
 #[inline]
-pub(crate) fn record<'a, P>(p: *const MvtoRecord<P>) -> &'a MvtoRecord<P> {
+pub(crate) fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
     // SAFETY: as for `version`: records come from the index under the pinned guard.
     unsafe { &*p }
 }
@@ -47,11 +47,11 @@ pub(crate) fn record<'a, P>(p: *const MvtoRecord<P>) -> &'a MvtoRecord<P> {
     reason = "split borrows of the transaction: called from inside the index's scan closure"
 )]
 #[inline]
-fn observe<Rec: Recorder, P>(
-    st: &mut WorkerState<P>,
+fn observe<Rec: Recorder>(
+    st: &mut WorkerState,
     clock: &mut LocalClock,
     guard: &Guard,
-    rec: *const MvtoRecord<P>,
+    rec: *const MvtoRecord,
     ts: u64,
     max_waits: u32,
     table: TableId,
@@ -98,7 +98,11 @@ fn observe<Rec: Recorder, P>(
                 }
                 backoff.snooze();
             }
-            Visible::Nothing => r.materialize_initial(ts, guard),
+            Visible::Nothing => {
+                if r.materialize_initial(ts, guard).is_err() {
+                    return Err(crate::engine::unaddressable().into());
+                }
+            }
             Visible::Retired => {
                 st.failed = Some(ConflictCause::RecordRetired);
                 return Err(Conflict::at(ConflictCause::RecordRetired, table, key).into());
@@ -159,25 +163,25 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
 
     /// Finds or creates (absent) the record of `(table, key)`.
     #[inline]
-    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord<W::RecordMarks>> {
+    fn locate(&mut self, table: TableId, key: u64) -> TxResult<*const MvtoRecord> {
         let engine = self.w.engine;
         let entry = engine.tables.get(table)?.get_or_insert(key, &self.guard)?;
         if let Some(b) = entry.bumped {
             self.w.state.own_bump(table, b);
         }
-        Ok(entry.record as *const MvtoRecord<W::RecordMarks>)
+        Ok(entry.record as *const MvtoRecord)
     }
 
     #[inline]
     fn observe(
         &mut self,
-        rec: *const MvtoRecord<W::RecordMarks>,
+        rec: *const MvtoRecord,
         table: TableId,
         key: u64,
     ) -> TxResult<*const Version> {
         let engine = self.w.engine;
         let w = &mut *self.w;
-        observe::<Rec, W::RecordMarks>(
+        observe::<Rec>(
             &mut w.state,
             &mut w.clock,
             &self.guard,
@@ -368,7 +372,7 @@ impl<Rec: Recorder, W: WriteOmission> TxOps for MvtoTxn<'_, '_, Rec, W> {
                     _ => visit(key, st.write_value(i)),
                 })
             } else {
-                observe::<Rec, W::RecordMarks>(
+                observe::<Rec>(
                     st,
                     clock,
                     guard,

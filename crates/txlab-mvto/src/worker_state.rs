@@ -12,9 +12,9 @@ use txlab_core::history::{ReadEvent, ScanEvent};
 use txlab_core::storage::StripeBump;
 use txlab_core::{ConflictCause, TableId};
 
-#[derive(Debug)]
-pub(crate) struct ReadEntry<P> {
-    pub rec: *const MvtoRecord<P>,
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadEntry {
+    pub rec: *const MvtoRecord,
     /// The version read (whose `rts` was raised to the transaction's timestamp).
     pub version: *const Version,
     pub table: TableId,
@@ -31,9 +31,9 @@ pub(crate) enum WriteKind {
     Delete,
 }
 
-#[derive(Debug)]
-pub(crate) struct WriteEntry<P> {
-    pub rec: *const MvtoRecord<P>,
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WriteEntry {
+    pub rec: *const MvtoRecord,
     pub table: TableId,
     pub key: u64,
     pub kind: WriteKind,
@@ -46,20 +46,6 @@ pub(crate) struct WriteEntry<P> {
     pub installed: *const Version,
 }
 
-// Manual impls: a derive would require `P: Copy`, but only pointers to `P` are held.
-impl<P> Clone for ReadEntry<P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for ReadEntry<P> {}
-impl<P> Clone for WriteEntry<P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for WriteEntry<P> {}
-
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct NodeEntry {
     pub table: TableId,
@@ -69,14 +55,14 @@ pub(crate) struct NodeEntry {
 
 /// All per-transaction buffers of one worker, reused across transactions.
 #[derive(Debug)]
-pub(crate) struct WorkerState<P> {
+pub(crate) struct WorkerState {
     pub id: u32,
     /// Transactions begun (for history ids).
     pub seq: u64,
     /// Writing transactions committed since the horizon was last recomputed.
     pub since_horizon: u32,
-    pub reads: Vec<ReadEntry<P>>,
-    pub writes: Vec<WriteEntry<P>>,
+    pub reads: Vec<ReadEntry>,
+    pub writes: Vec<WriteEntry>,
     pub nodes: Vec<NodeEntry>,
     /// Whether the transaction ran a range scan, on any table (`nodes` holds only ordered tables'
     /// stripes, and the history's scan events exist only when recording): the NWR rule leaves
@@ -92,7 +78,7 @@ pub(crate) struct WorkerState<P> {
     pub failed: Option<ConflictCause>,
 }
 
-impl<P> WorkerState<P> {
+impl WorkerState {
     pub fn new(id: u32) -> Self {
         Self {
             id,
@@ -146,7 +132,7 @@ impl<P> WorkerState<P> {
     #[inline]
     pub fn push_write(
         &mut self,
-        rec: *const MvtoRecord<P>,
+        rec: *const MvtoRecord,
         (table, key): (TableId, u64),
         kind: WriteKind,
         blind: bool,

@@ -118,18 +118,6 @@ fn engine_name_and_unmarked_read_only_commits() {
     );
 }
 
-/// The single-write record is plain MVTO's: no pivot object.
-#[test]
-fn the_single_write_record_is_plain_mvtos() {
-    use std::mem::size_of;
-    use txlab_mvto::MvtoRecord;
-    assert_eq!(
-        size_of::<MvtoRecord<<txlab_nwr::NwrSingleWrite as txlab_nwr::WriteOmission>::RecordMarks>>(
-        ),
-        size_of::<MvtoRecord>()
-    );
-}
-
 const T: TableId = TableId(0);
 const X: u64 = 1;
 const Y: u64 = 2;

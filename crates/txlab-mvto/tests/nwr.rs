@@ -570,17 +570,15 @@ fn skipping_the_epoch_check_is_caught_by_the_checker() {
     assert_not_serializable(&rec.take());
 }
 
-/// Plain MVTO's record is still one list pointer (the marks are `()`); MVTO+NWR's adds one
-/// 64-bit read-and-omit word, and its 128-bit pivot object lives beside the records. With the
-/// `line-aligned-records` feature both take one 64-byte line.
+/// Every MVTO engine's record is one 64-bit head word: MVTO+NWR keeps its read-and-omit marks in
+/// the word's spare bits, its 128-bit pivot object beside the records. With the
+/// `line-aligned-records` feature it takes one 64-byte line.
 #[test]
-fn plain_mvto_record_layout_is_unchanged() {
+fn every_mvto_record_is_one_head_word() {
     use std::mem::size_of;
     use txlab_mvto::LINE_ALIGNED_RECORDS;
     let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
-    assert_eq!(size_of::<MvtoRecord>(), line(size_of::<usize>()));
-    let nwr = size_of::<MvtoRecord<txlab_nwr::ReadOmitWord>>();
-    assert_eq!(nwr, line(16), "pointer + read-and-omit word");
+    assert_eq!(size_of::<MvtoRecord>(), line(8));
 }
 
 /// Threads sharing hot keys between readers and blind writers, epochs advancing every

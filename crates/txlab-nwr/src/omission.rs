@@ -5,14 +5,13 @@
 //! are compiled out and the baseline's record layout is unchanged. With [`Nwr`] every item has a
 //! [`crate::PivotCell`], kept beside the records (`txlab_storage::Companions`), since only
 //! omitters touch it. Silo+NWR and TicToc+NWR keep check (4)'s read mark in a word of their own
-//! record layouts; MVTO+NWR's record carries [`WriteOmission::RecordMarks`], a
-//! [`ReadOmitWord`] (`()` for every other policy).
+//! record layouts; MVTO+NWR keeps its read-and-omit marks ([`crate::read_omit`]) in the spare
+//! bits of its record's head word (`txlab_mvto::head`).
 //!
 //! Silo uses it as `Silo<Rec, Nwr>` (`txlab-silo`); TicToc and MVTO have the same hook point
 //! (their `NWR HOOK` blocks) and plug in by implementing [`crate::NwrBaseline`] for their commit
 //! context (see `docs/protocols/nwr.md`).
 
-use crate::read_omit::ReadOmitWord;
 use std::fmt::Debug;
 
 /// A policy deciding whether a committing transaction's writes may be omitted.
@@ -27,14 +26,6 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// Silo, TicToc and MVTO implement it (MVTO places its omitter by timestamp instead).
     const SINGLE_WRITE_OMITTERS: bool = false;
 
-    /// The rule's marks a record carries when the engine embeds them (MVTO+NWR: a
-    /// [`ReadOmitWord`], since its readers must learn of omissions); `()` otherwise: no space,
-    /// no work.
-    type RecordMarks: Debug + Default + Send + Sync + 'static;
-
-    /// A record's read-and-omit word, if this policy embeds one.
-    fn read_omit(m: &Self::RecordMarks) -> Option<&ReadOmitWord>;
-
     /// The engine's name: `baseline` without NWR, `extended` with it.
     fn engine_name(baseline: &'static str, extended: &'static str) -> &'static str {
         if Self::ENABLED { extended } else { baseline }
@@ -47,12 +38,6 @@ pub struct NoNwr;
 
 impl WriteOmission for NoNwr {
     const ENABLED: bool = false;
-    type RecordMarks = ();
-
-    #[inline(always)]
-    fn read_omit(_m: &()) -> Option<&ReadOmitWord> {
-        None
-    }
 }
 
 /// The NWR-extended protocol: try to omit blind writes at commit (the NWR paper, §4–§5).
@@ -61,12 +46,6 @@ pub struct Nwr;
 
 impl WriteOmission for Nwr {
     const ENABLED: bool = true;
-    type RecordMarks = ReadOmitWord;
-
-    #[inline(always)]
-    fn read_omit(m: &ReadOmitWord) -> Option<&ReadOmitWord> {
-        Some(m)
-    }
 }
 
 /// The NWR-extended protocol with *single-write omitters*: only a transaction that writes exactly
@@ -75,7 +54,7 @@ impl WriteOmission for Nwr {
 /// fewer read marks"). The one mark left is the pivot writer's own read of its item, and the
 /// pivot's writer can publish it together with the pivot, in the item's version word
 /// ([`crate::NwrBaseline::single_write_pivot`]). So there is no pivot object at all (no engine keeps a
-/// companion of objects, and `RecordMarks` is `()`) and an omitter does no atomic
+/// companion of objects, and no record carries read-and-omit marks) and an omitter does no atomic
 /// read-modify-write on one. Silo (`txlab_silo::SiloNwrSingle`, engine `silo-nwr-single`, the mark a TID bit) and
 /// TicToc (`txlab_tictoc::TicTocNwrSingle`, engine `tictoc-nwr-single`, the mark a bit of the
 /// history tag; its omitter extends its reads' `rts` by CAS, as TicToc+NWR's does), and MVTO
@@ -88,12 +67,6 @@ pub struct NwrSingleWrite;
 impl WriteOmission for NwrSingleWrite {
     const ENABLED: bool = true;
     const SINGLE_WRITE_OMITTERS: bool = true;
-    type RecordMarks = ();
-
-    #[inline(always)]
-    fn read_omit(_m: &()) -> Option<&ReadOmitWord> {
-        None
-    }
 }
 
 /// Checks that the 128-bit CAS is lock-free in this build (required by NWR; call it when

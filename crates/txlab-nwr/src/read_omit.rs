@@ -38,8 +38,14 @@
 //! Epochs from later transactions only make either side more cautious: a read half above `e`
 //! blocks an omitter of `e`, an omit half above `e` makes a reader of `e` check.
 //! This is what mRS and mWS of the 128-bit object did for MVTO+NWR before the sixteenth session,
-//! with the two marks now in the record itself, 8 bytes beside MVTO's head pointer instead of a
-//! 16-byte-aligned 16-byte object, and no 128-bit operation on any reader's path.
+//! with no 128-bit operation on any reader's path.
+//!
+//! **Where the marks live.** [`ReadOmitWord`] is the protocol in its plain form, with full 32-bit
+//! epochs; the loom tests below model its race. MVTO+NWR embeds the same two marks, with the same
+//! operations, in the 16 spare bits of its record's head word, each kept relative to the epoch
+//! of the record's newest version (`txlab_mvto::head`), so its record stays 8 bytes. Every change
+//! of that word is a read-modify-write too (links at the head included), and a mark of an epoch
+//! any active transaction asks about survives every change, so the argument above carries over.
 
 use txlab_core::sync::{AtomicU64, Ordering};
 

@@ -7,7 +7,7 @@
 //!    baseline validates its read set: each read of a version older than epoch `e` marks the
 //!    read item as read in `e`. Silo and TicToc keep that mark in a 32-bit read-epoch word per
 //!    record ([`crate::read_mark`], [`NwrBaseline::read_mark`]). MVTO keeps it in the read half
-//!    of its record's read-and-omit word ([`crate::read_omit`], [`NwrBaseline::write_read_omit`])
+//!    of its record's read-and-omit marks ([`crate::read_omit`], [`NwrBaseline::has_read_omit`])
 //!    and marks with its own loop (`txlab_mvto::nwr`), which also learns of earlier omissions.
 //!    Without either, the mark goes into the pivot object's mRS as [`PRE_EPOCH`], whose older
 //!    epoch is reset to `e` first (unlike the paper, which merges only when the object already
@@ -53,7 +53,6 @@
 //! to the baseline protocol, which alone may abort.
 
 use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
-use crate::read_omit::ReadOmitWord;
 use crate::stats::{NwrFailure, NwrStats};
 use txlab_core::sync::{AtomicU32, Ordering, fence};
 
@@ -101,15 +100,28 @@ pub trait NwrBaseline {
     fn write_mark(&self, _i: usize) -> Option<&AtomicU32> {
         None
     }
-    /// The read-and-omit word of write `i`'s item ([`crate::read_omit`]), if the engine keeps
-    /// check (4)'s mark there (MVTO); `None` (the default) otherwise. An engine returning it
-    /// never returns a [`NwrBaseline::write_mark`], and marks its reads in the same words'
-    /// read halves itself ([`ReadOmitWord::mark_read`], whose answer it must act on), never
-    /// with [`merge_reads`] (which would put the marks into mRS, where this rule no longer
-    /// looks for them).
+    /// Whether the engine keeps check (4)'s marks, and omitters' claims, in per-record
+    /// read-and-omit marks (MVTO: in the record's head word, following the protocol of
+    /// [`crate::read_omit`]); `false` (the default) otherwise. Such an engine never returns a
+    /// [`NwrBaseline::write_mark`], and marks its reads itself (and must act on what the mark
+    /// tells it), never with [`merge_reads`] (which would put the marks into mRS, where this
+    /// rule does not look for them then).
     #[inline(always)]
-    fn write_read_omit(&self, _i: usize) -> Option<&ReadOmitWord> {
-        None
+    fn has_read_omit(&self) -> bool {
+        false
+    }
+    /// With read-and-omit marks: whether write `i`'s item's read mark holds `epoch` or later
+    /// (loads only; an early exit before any claim or CAS).
+    #[inline(always)]
+    fn write_read_marked(&self, _i: usize, _epoch: u32) -> bool {
+        false
+    }
+    /// With read-and-omit marks: claims write `i`'s item for an omission in `epoch`, after its
+    /// pivot was observed ([`crate::read_omit::ReadOmitWord::claim`]); `false` if a reader of
+    /// `epoch` or later marked it first. `ignore_reads` is the test-only mutant of check (4).
+    #[inline(always)]
+    fn claim_write(&self, _i: usize, _epoch: u32, _ignore_reads: bool) -> bool {
+        true
     }
     /// Whether write `i`'s item already has a visible version written in `epoch` (the pivot).
     /// Must load the item's version word (`Acquire`) before the caller's check of the read mark
@@ -450,10 +462,8 @@ fn precheck_writes<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), Nwr
         {
             return Err(NwrFailure::MergedReadSet);
         }
-        let omit_word = t.write_read_omit(i);
-        if let Some(word) = omit_word
-            && word.read_epoch() >= epoch
-        {
+        let read_omit = t.has_read_omit();
+        if read_omit && t.write_read_marked(i, epoch) {
             return Err(NwrFailure::MergedReadSet);
         }
         let cur = t.write_pivot(i).load();
@@ -462,7 +472,7 @@ fn precheck_writes<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> Result<(), Nwr
         }
         let base = cur.in_epoch(epoch);
         let read = PivotWord::slot(base.mrs, slot_of(table, key));
-        let marks_in_object = t.write_mark(i).is_none() && omit_word.is_none();
+        let marks_in_object = t.write_mark(i).is_none() && !read_omit;
         if marks_in_object && read != 0 && read <= PRE_EPOCH {
             return Err(NwrFailure::MergedReadSet);
         }
@@ -497,8 +507,8 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
     {
         return Err(NwrFailure::MergedReadSet);
     }
-    let omit_word = t.write_read_omit(i);
-    let marks_in_object = mark.is_none() && omit_word.is_none();
+    let read_omit = t.has_read_omit();
+    let marks_in_object = mark.is_none() && !read_omit;
     let cell = t.write_pivot(i);
     let mut cur = cell.load();
     for _ in 0..MAX_CAS_RETRIES {
@@ -524,7 +534,7 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
             ..base
         };
         match cell.compare_exchange(cur, next) {
-            Ok(()) => return claim(omit_word, epoch, m),
+            Ok(()) => return claim(t, i, read_omit, epoch, m),
             Err(now) => {
                 stats.cas_retries += 1;
                 cur = now;
@@ -540,15 +550,16 @@ fn join_pivot<B: NwrBaseline + ?Sized>(
 /// saturated counter, too many CAS retries) leaves no claim behind: a leftover claim can make an
 /// old-version reader abort needlessly, a leftover mWS mark costs nothing.
 #[inline]
-fn claim(
-    omit_word: Option<&ReadOmitWord>,
+fn claim<B: NwrBaseline + ?Sized>(
+    t: &B,
+    i: usize,
+    read_omit: bool,
     epoch: u32,
     m: Option<NwrMutation>,
 ) -> Result<(), NwrFailure> {
-    match omit_word {
-        Some(word) if !word.claim(epoch, m == Some(NwrMutation::SkipMergedReadCheck)) => {
-            Err(NwrFailure::MergedReadSet)
-        }
-        _ => Ok(()),
+    if read_omit && !t.claim_write(i, epoch, m == Some(NwrMutation::SkipMergedReadCheck)) {
+        Err(NwrFailure::MergedReadSet)
+    } else {
+        Ok(())
     }
 }
