@@ -10,8 +10,10 @@
 //!
 //! - The address: user-space pointers fit in 48 bits on x86-64 and AArch64 (4-level paging);
 //!   a version allocated above that is refused when it would be linked at the head
-//!   ([`crate::record::LinkRefused::Unaddressable`]), never truncated. Versions are 8-aligned, so
-//!   bit 0 is free for `R`, [`RETIRED_TAG`] (`crate::retire`).
+//!   ([`crate::record::LinkRefused::Unaddressable`]), never truncated. (An allocator that tags
+//!   the top byte of its pointers, as AArch64 MTE or HWASan do, would have every version
+//!   refused: safe, but MVTO would not run there.) Versions are 8-aligned, so
+//!   bit 0 is free for `R`, `crate::head::RETIRED_TAG` (`crate::retire`).
 //! - The marks replace MVTO+NWR's separate 64-bit read-and-omit word (`txlab_nwr::read_omit`,
 //!   whose protocol they implement unchanged: the read mark is the highest epoch whose reader
 //!   marked a read of an older version, the omit mark the highest epoch whose omitter claimed
@@ -28,8 +30,12 @@
 //!
 //! Why every mark that matters is representable: the global epoch `G` moves on only when every
 //! active worker has caught up (`txlab_core::epoch`), so an active transaction's epoch `e`
-//! satisfies `e >= G - 1`, and no version is newer than `G`, so `B <= G <= e + 1`, that is
-//! `e >= B - 1`. A mark older than `B - 1` concerns no active transaction (a read mark of `m`
+//! satisfies `e >= G - 1`. Every MVTO+NWR timestamp's epoch is the epoch its transaction entered
+//! (`crate::timestamp::LocalClock::begin` refuses to let the clock carry into a later epoch; the
+//! worker waits for the next one instead), so no version is newer than `G`, so
+//! `B <= G <= e + 1`, that is `e >= B - 1`. Without that rule a worker that ran 2^23
+//! transactions in one epoch would write versions of epoch `G + 1` and later, and a link of such
+//! a version could drop a claim a reader of `G` still needs. A mark older than `B - 1` concerns no active transaction (a read mark of `m`
 //! blocks omitters of `m` or earlier; a claim of `m` concerns readers of `m` or earlier), and
 //! from `B + 253` on a mark saturates, which only makes either side more cautious (an omitter
 //! gives up, a reader runs the old-version check).

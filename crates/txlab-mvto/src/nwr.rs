@@ -189,7 +189,7 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     /// The read item's object. No MVTO+NWR path uses it: reads are marked in the read-and-omit
     /// word (`merge_reads_checked`), never with `txlab_nwr::merge_reads`, which would put the
     /// marks into mRS, where the rule does not look for them when the engine has such a word
-    /// ([`NwrBaseline::write_read_omit`]). Kept for the trait (the printed-algorithm mutant,
+    /// ([`NwrBaseline::has_read_omit`]). Kept for the trait (the printed-algorithm mutant,
     /// which MVTO does not offer).
     fn read_pivot(&self, i: usize) -> &PivotCell {
         let r = &self.st.reads[i];

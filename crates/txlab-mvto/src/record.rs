@@ -13,8 +13,8 @@
 //!   during execution and `SeqCst` during commit (see `crate::commit`).
 //! - Versions unlinked by the garbage collector stay readable until every guard pinned before the
 //!   unlink is dropped (`crate::gc`).
-//! - The head is a [`HeadWord`] (`crate::head`): the newest version's address, the retired tag,
-//!   and MVTO+NWR's read-and-omit marks. The tag [`crate::head::RETIRED_TAG`] marks a record whose tombstone is
+//! - The head is a `HeadWord` (`crate::head`): the newest version's address, the retired tag,
+//!   and MVTO+NWR's read-and-omit marks. The tag `crate::head::RETIRED_TAG` marks a record whose tombstone is
 //!   being unlinked from the index (`crate::retire`). Only the retirer sets or clears it (by
 //!   `SeqCst` RMW); while it is set, [`MvtoRecord::visible`] answers [`Visible::Retired`] and
 //!   [`MvtoRecord::link`] refuses new versions. Version pointers below the head are never
@@ -111,7 +111,7 @@ pub(crate) fn deref<'g>(p: Shared<'g, Version>) -> Option<&'g Version> {
 
 impl MvtoRecord {
     /// The version a transaction with timestamp `ts` reads (skipping aborted versions), or
-    /// [`Visible::Retired`] if the head carries [`crate::head::RETIRED_TAG`]. Read validation calls it with
+    /// [`Visible::Retired`] if the head carries `crate::head::RETIRED_TAG`. Read validation calls it with
     /// `SeqCst`: that head load is the reader's half of the retirer's store-load pattern
     /// (`crate::retire`).
     #[inline]

@@ -35,7 +35,7 @@
 //!    writer that found the fresh record looked it up after the unlink (the index publishes with
 //!    release stores and a lookup that missed the old record synchronised with its removal), so
 //!    its `SeqCst` load sees the raise.
-//! 3. **The retired tag.** Before reading `R`, the retirer sets [`RETIRED_TAG`] on the head
+//! 3. **The retired tag.** Before reading `R`, the retirer sets `crate::head::RETIRED_TAG` on the head
 //!    pointer by `SeqCst` CAS. From then on [`MvtoRecord::link`] refuses new versions and
 //!    [`MvtoRecord::visible`] answers `Retired`: readers abort with
 //!    `ConflictCause::RecordRetired`, and so does read validation. `R` is then final for every
@@ -190,7 +190,7 @@ fn find_tombstone<'g>(
     }
 }
 
-/// Step 3's tag: sets [`RETIRED_TAG`] on `head` (as [`find_tombstone`] loaded it) and walks
+/// Step 3's tag: sets `crate::head::RETIRED_TAG` on `head` (as [`find_tombstone`] loaded it) and walks
 /// again. If anything but aborted versions now lies above `tomb` (a version linked below aborted
 /// ones just before the tag, which may have missed it, `MvtoRecord::link`), clears the tag and
 /// answers `Busy`; so does a tag CAS that fails because the head moved since `find_tombstone`.

@@ -27,7 +27,9 @@
 //!   because that one begins in a later epoch. So `AckMode::EpochStable` gives strict
 //!   serializability; `AckMode::AtCommit` gives serializability only (Cicada's clocks alone give
 //!   causal consistency). The counter carrying into the epoch field (2^24 transactions of one
-//!   worker in one epoch) keeps timestamps monotone; `CommitInfo.epoch` is the timestamp's epoch
+//!   worker in one epoch; 2^23 with the NWR reserve below) keeps timestamps monotone; MVTO+NWR
+//!   never carries: a worker whose clock used up its epoch waits for the next one
+//!   (`LocalClock::begin`, `crate::head`); `CommitInfo.epoch` is the timestamp's epoch
 //!   field, so acknowledgement still waits long enough. Epochs beyond 2^24 (7.7 days at 40 ms)
 //!   are clamped, which keeps serializability but loses the real-time guarantee.
 //! - **NWR reserve**: MVTO+NWR (`crate::nwr`) passes [`NWR_RESERVED`] to `LocalClock::begin`,
@@ -215,8 +217,21 @@ impl LocalClock {
     /// Starts a transaction in `epoch`: picks its timestamp and publishes it as active.
     /// `reserved` (0 for plain MVTO) is the number of counter values kept free at the start of
     /// every epoch: the clock's counter field is raised to at least it ([`NWR_RESERVED`]).
+    ///
+    /// With `reserved != 0` (MVTO+NWR) the timestamp's epoch field must be `epoch` itself: `None`
+    /// when the worker's clock has used up `epoch`'s counter range (about 2^23 transactions of
+    /// the fastest worker in one epoch), so that the next clock would carry into a later epoch;
+    /// nothing is published then, and the caller waits for the next epoch (`crate::txn`). The
+    /// read-and-omit marks' encoding needs every timestamp's epoch to be at most the global epoch
+    /// (`crate::head`). At clamped epochs (beyond [`MAX_EPOCH`]) it carries as plain MVTO does.
     #[inline]
-    pub fn begin(&mut self, clocks: &Clocks, epoch: u64, sync_interval: u32, reserved: u64) -> u64 {
+    pub fn begin(
+        &mut self,
+        clocks: &Clocks,
+        epoch: u64,
+        sync_interval: u32,
+        reserved: u64,
+    ) -> Option<u64> {
         self.since_sync += 1;
         if self.since_sync >= sync_interval {
             self.since_sync = 0;
@@ -231,6 +246,9 @@ impl LocalClock {
             if reserved != 0 && c & COUNTER_MASK < reserved {
                 c = (c & !COUNTER_MASK) | reserved;
             }
+            if reserved != 0 && epoch < MAX_EPOCH && c >> COUNTER_BITS > epoch {
+                return None;
+            }
             match self.slot.compare_exchange(
                 w,
                 (c << WORKER_BITS) | ACTIVE,
@@ -239,7 +257,7 @@ impl LocalClock {
             ) {
                 Ok(_) => {
                     self.clock = c;
-                    return make(c, self.id);
+                    return Some(make(c, self.id));
                 }
                 Err(now) => w = now,
             }
@@ -270,6 +288,33 @@ impl LocalClock {
 mod tests {
     use super::*;
 
+    /// An MVTO+NWR clock that used up its epoch's counter range refuses to begin (and publishes
+    /// nothing) instead of carrying into the next epoch; plain MVTO carries. Once the worker
+    /// enters the next epoch it begins there.
+    #[test]
+    fn an_nwr_clock_never_carries_into_a_later_epoch() {
+        let clocks = Clocks::new();
+        let mut w = clocks.register(0);
+        w.clock = epoch_floor(3) | COUNTER_MASK;
+        let before = w.slot.load(Ordering::SeqCst);
+        assert_eq!(w.begin(&clocks, 3, 1_000, NWR_RESERVED), None);
+        assert_eq!(w.slot.load(Ordering::SeqCst), before, "nothing published");
+        let t = w
+            .begin(&clocks, 4, 1_000, NWR_RESERVED)
+            .expect("the next epoch has room");
+        assert_eq!(epoch_of(t), 4);
+        assert!(t >= epoch_start(4));
+        w.end();
+
+        let mut p = clocks.register(1);
+        p.clock = epoch_floor(3) | COUNTER_MASK;
+        let t = p
+            .begin(&clocks, 3, 1_000, 0)
+            .expect("plain MVTO always begins");
+        assert_eq!(epoch_of(t), 4, "plain MVTO carries");
+        p.end();
+    }
+
     #[test]
     fn timestamps_are_unique_and_monotone_per_worker() {
         let clocks = Clocks::new();
@@ -278,12 +323,16 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         let (mut last_a, mut last_b) = (0, 0);
         for i in 0..100 {
-            let ta = a.begin(&clocks, 1, 8, 0);
+            let ta = a
+                .begin(&clocks, 1, 8, 0)
+                .expect("plain clocks always begin");
             assert!(ta > last_a);
             last_a = ta;
             a.end();
             if i % 3 == 0 {
-                let tb = b.begin(&clocks, 1, 8, 0);
+                let tb = b
+                    .begin(&clocks, 1, 8, 0)
+                    .expect("plain clocks always begin");
                 assert!(tb > last_b);
                 last_b = tb;
                 b.observe(ta);
@@ -294,7 +343,11 @@ mod tests {
             assert_eq!(ta & WORKER_MASK, 0);
         }
         // b observed a's timestamps: its next one is above a's last.
-        assert!(b.begin(&clocks, 1, 1000, 0) > last_a);
+        assert!(
+            b.begin(&clocks, 1, 1000, 0)
+                .expect("plain clocks always begin")
+                > last_a
+        );
         b.end();
     }
 
@@ -302,10 +355,14 @@ mod tests {
     fn the_epoch_prefix_orders_transactions_of_later_epochs_after() {
         let clocks = Clocks::new();
         let mut a = clocks.register(0);
-        let t1 = a.begin(&clocks, 1, 8, 0);
+        let t1 = a
+            .begin(&clocks, 1, 8, 0)
+            .expect("plain clocks always begin");
         a.end();
         assert_eq!(epoch_of(t1), 1);
-        let t2 = a.begin(&clocks, 3, 8, 0);
+        let t2 = a
+            .begin(&clocks, 3, 8, 0)
+            .expect("plain clocks always begin");
         a.end();
         assert_eq!(epoch_of(t2), 3);
         assert!(t2 > t1);
@@ -315,22 +372,33 @@ mod tests {
     fn the_nwr_reserve_keeps_the_start_of_each_epoch_free() {
         let clocks = Clocks::new();
         let mut a = clocks.register(7);
-        let t1 = a.begin(&clocks, 1, 1000, NWR_RESERVED);
+        let t1 = a
+            .begin(&clocks, 1, 1000, NWR_RESERVED)
+            .expect("room in the epoch");
         a.end();
         assert_eq!(t1, epoch_start(1) | 7);
-        let t2 = a.begin(&clocks, 1, 1000, NWR_RESERVED);
+        let t2 = a
+            .begin(&clocks, 1, 1000, NWR_RESERVED)
+            .expect("room in the epoch");
         a.end();
         assert_eq!(
             t2,
             t1 + (1 << WORKER_BITS),
             "the reserve does not slow the clock down"
         );
-        let t3 = a.begin(&clocks, 2, 1000, NWR_RESERVED);
+        let t3 = a
+            .begin(&clocks, 2, 1000, NWR_RESERVED)
+            .expect("room in the epoch");
         a.end();
         assert_eq!((epoch_of(t3), t3), (2, epoch_start(2) | 7));
-        // A counter carrying into the next epoch lands above that epoch's reserved range too.
+        // A counter that would carry into the next epoch refuses instead
+        // (`an_nwr_clock_never_carries_into_a_later_epoch`); in that epoch it lands above its
+        // reserved range.
         a.clock = epoch_floor(3) - 1;
-        let t4 = a.begin(&clocks, 2, 1000, NWR_RESERVED);
+        assert_eq!(a.begin(&clocks, 2, 1000, NWR_RESERVED), None);
+        let t4 = a
+            .begin(&clocks, 3, 1000, NWR_RESERVED)
+            .expect("room in the epoch");
         a.end();
         assert_eq!(t4, epoch_start(3) | 7);
         a.deregister(&clocks);
@@ -342,9 +410,12 @@ mod tests {
         let mut a = clocks.register(0);
         let mut idle = clocks.register(1);
         let mut busy = clocks.register(2);
-        let old = busy.begin(&clocks, 1, 1000, 0);
+        let old = busy
+            .begin(&clocks, 1, 1000, 0)
+            .expect("plain clocks always begin");
         for _ in 0..10 {
-            a.begin(&clocks, 1, 1000, 0);
+            a.begin(&clocks, 1, 1000, 0)
+                .expect("plain clocks always begin");
             a.end();
         }
         let h = clocks.refresh_horizon();
@@ -357,12 +428,18 @@ mod tests {
         let h2 = clocks.refresh_horizon();
         assert!(h2 > old, "the idle workers were raised: {h2:#x}");
         // The idle worker's next timestamp respects the horizon.
-        let t = idle.begin(&clocks, 1, 1000, 0);
+        let t = idle
+            .begin(&clocks, 1, 1000, 0)
+            .expect("plain clocks always begin");
         assert!(t >= h2);
         idle.end();
         // A new worker starts at the horizon.
         let mut late = clocks.register(3);
-        assert!(late.begin(&clocks, 1, 1000, 0) >= h2);
+        assert!(
+            late.begin(&clocks, 1, 1000, 0)
+                .expect("plain clocks always begin")
+                >= h2
+        );
         late.end();
         for c in [&a, &idle, &busy, &late] {
             c.deregister(&clocks);

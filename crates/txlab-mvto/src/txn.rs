@@ -115,19 +115,29 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
     pub(crate) fn begin(w: &'w mut MvtoWorker<'e, Rec, W>) -> Self {
         w.state.clear();
         w.state.seq += 1;
-        let epoch = w.epoch.enter();
+        let mut epoch = w.epoch.enter();
         // MVTO+NWR keeps the start of each epoch's timestamp range for omitted writes.
         let reserved = if W::ENABLED {
             crate::timestamp::NWR_RESERVED
         } else {
             0
         };
-        let ts = w.clock.begin(
-            &w.engine.clocks,
-            epoch,
-            w.engine.config.clock_sync_interval,
-            reserved,
-        );
+        let ts = loop {
+            if let Some(ts) = w.clock.begin(
+                &w.engine.clocks,
+                epoch,
+                w.engine.config.clock_sync_interval,
+                reserved,
+            ) {
+                break ts;
+            }
+            // MVTO+NWR only: the clock used up this epoch's counter range. A timestamp of a later
+            // epoch than the global one would break the marks' encoding (`crate::head`), so wait,
+            // outside the epoch, until the next one (advancing it if nobody else does).
+            w.epoch.exit();
+            w.engine.epochs.wait_stable(epoch);
+            epoch = w.epoch.enter();
+        };
         let guard = w.handle.pin();
         if !w.retire.is_empty() {
             // Unlink a few old tombstones (crate::retire), under this transaction's pinned guard.
