@@ -31,7 +31,9 @@
 //!   never carries: a worker whose clock used up its epoch waits for the next one
 //!   (`LocalClock::begin`, `crate::head`); `CommitInfo.epoch` is the timestamp's epoch
 //!   field, so acknowledgement still waits long enough. Epochs beyond 2^24 (7.7 days at 40 ms)
-//!   are clamped, which keeps serializability but loses the real-time guarantee.
+//!   are clamped, which keeps serializability but loses the real-time guarantee, until a
+//!   clamped clock runs out of counter values: then the clock leaves its 48 bits and timestamps
+//!   wrap (a limit of this layout, `docs/protocols/mvto.md`, "Known limitations").
 //! - **NWR reserve**: MVTO+NWR (`crate::nwr`) passes [`NWR_RESERVED`] to `LocalClock::begin`,
 //!   which raises a clock whose counter field is below `2^23` to counter `2^23` of the same
 //!   epoch, so no timestamp of epoch `e` falls below [`epoch_start`]`(e)` and the tags between
@@ -223,7 +225,8 @@ impl LocalClock {
     /// the fastest worker in one epoch), so that the next clock would carry into a later epoch;
     /// nothing is published then, and the caller waits for the next epoch (`crate::txn`). The
     /// read-and-omit marks' encoding needs every timestamp's epoch to be at most the global epoch
-    /// (`crate::head`). At clamped epochs (beyond [`MAX_EPOCH`]) it carries as plain MVTO does.
+    /// (`crate::head`). At clamped epochs ([`MAX_EPOCH`] and beyond) it runs on as plain MVTO
+    /// does, and a clock that runs out of counter values there wraps (module docs).
     #[inline]
     pub fn begin(
         &mut self,
@@ -262,6 +265,13 @@ impl LocalClock {
                 Err(now) => w = now,
             }
         }
+    }
+
+    /// Tests: puts the clock at the last counter value of `epoch`, as if the worker had used up
+    /// the epoch's range.
+    #[cfg(test)]
+    pub(crate) fn exhaust(&mut self, epoch: u64) {
+        self.clock = epoch_floor(epoch) | COUNTER_MASK;
     }
 
     /// Advances the clock past an observed timestamp (Cicada's loose synchronization). Takes
@@ -305,6 +315,21 @@ mod tests {
         assert_eq!(epoch_of(t), 4);
         assert!(t >= epoch_start(4));
         w.end();
+
+        // The exhausted worker's floor (the next epoch's first clock) spreads to an idle worker
+        // through the horizon computation: that one refuses epoch 3 too.
+        let mut a = clocks.register(2);
+        let mut b = clocks.register(3);
+        a.clock = epoch_floor(3) | COUNTER_MASK;
+        assert_eq!(a.begin(&clocks, 3, 1_000, NWR_RESERVED), None);
+        a.end();
+        clocks.refresh_horizon();
+        assert_eq!(b.begin(&clocks, 3, 1_000, NWR_RESERVED), None);
+        let t = b
+            .begin(&clocks, 4, 1_000, NWR_RESERVED)
+            .expect("room in epoch 4");
+        assert_eq!(epoch_of(t), 4);
+        b.end();
 
         let mut p = clocks.register(1);
         p.clock = epoch_floor(3) | COUNTER_MASK;

@@ -133,9 +133,10 @@ impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
             }
             // MVTO+NWR only: the clock used up this epoch's counter range. A timestamp of a later
             // epoch than the global one would break the marks' encoding (`crate::head`), so wait,
-            // outside the epoch, until the next one (advancing it if nobody else does).
+            // outside the epoch, until the global epoch moves on (advancing it if nobody else
+            // does); the next `enter` returns a later epoch, whose range has room.
             w.epoch.exit();
-            w.engine.epochs.wait_stable(epoch);
+            w.engine.epochs.wait_past(epoch);
             epoch = w.epoch.enter();
         };
         let guard = w.handle.pin();
@@ -422,5 +423,40 @@ impl<Rec: Recorder, W: WriteOmission> Drop for MvtoTxn<'_, '_, Rec, W> {
             let outcome = self.outcome();
             self.finish_abort(outcome);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MvtoTxn;
+    use crate::timestamp::epoch_of;
+    use crate::{MvtoConfig, MvtoNwr};
+    use txlab_core::{AckMode, Engine, Schema, TableSpec};
+
+    /// An MVTO+NWR worker whose clock used up the current epoch's counter range leaves the
+    /// epoch, moves the (manual) global epoch on and begins in the next one, never with a
+    /// timestamp of an epoch the global epoch has not reached (`crate::head`).
+    #[test]
+    fn an_nwr_worker_whose_clock_ran_out_begins_in_the_next_epoch() {
+        let mut s = Schema::new();
+        s.add(TableSpec::dense("t", 8, 4)).unwrap();
+        let db = MvtoNwr::new_nwr(&s, MvtoConfig::manual().with_ack(AckMode::EpochStable)).unwrap();
+        let mut w = db.worker().unwrap();
+        let e = db.epochs().global();
+        w.clock.exhaust(e);
+        let tx = MvtoTxn::begin(&mut w);
+        assert_eq!(epoch_of(tx.timestamp()), e + 1);
+        assert_eq!(
+            db.epochs().global(),
+            e + 1,
+            "the epoch moved on, not the clock alone"
+        );
+        drop(tx);
+        let tx = MvtoTxn::begin(&mut w);
+        assert_eq!(
+            epoch_of(tx.timestamp()),
+            e + 1,
+            "room left in the new epoch"
+        );
     }
 }
