@@ -111,33 +111,51 @@ fn observe<Rec: Recorder>(
     }
 }
 
+/// MVTO+NWR only, when the worker's clock used up `epoch`'s counter range: a timestamp of a later
+/// epoch than the global one would break the marks' encoding (`crate::head`), so the worker
+/// leaves the epoch, waits until the global epoch moves on (advancing it if nobody else does) and
+/// begins in the epoch it enters then, whose range has room.
+#[cold]
+#[inline(never)]
+fn begin_in_a_later_epoch<Rec: Recorder, W: WriteOmission>(
+    w: &mut MvtoWorker<'_, Rec, W>,
+    mut epoch: u64,
+    reserved: u64,
+) -> u64 {
+    loop {
+        w.epoch.exit();
+        w.engine.epochs.wait_past(epoch);
+        epoch = w.epoch.enter();
+        if let Some(ts) = w.clock.begin(
+            &w.engine.clocks,
+            epoch,
+            w.engine.config.clock_sync_interval,
+            reserved,
+        ) {
+            return ts;
+        }
+    }
+}
+
 impl<'w, 'e, Rec: Recorder, W: WriteOmission> MvtoTxn<'w, 'e, Rec, W> {
     pub(crate) fn begin(w: &'w mut MvtoWorker<'e, Rec, W>) -> Self {
         w.state.clear();
         w.state.seq += 1;
-        let mut epoch = w.epoch.enter();
+        let epoch = w.epoch.enter();
         // MVTO+NWR keeps the start of each epoch's timestamp range for omitted writes.
         let reserved = if W::ENABLED {
             crate::timestamp::NWR_RESERVED
         } else {
             0
         };
-        let ts = loop {
-            if let Some(ts) = w.clock.begin(
-                &w.engine.clocks,
-                epoch,
-                w.engine.config.clock_sync_interval,
-                reserved,
-            ) {
-                break ts;
-            }
-            // MVTO+NWR only: the clock used up this epoch's counter range. A timestamp of a later
-            // epoch than the global one would break the marks' encoding (`crate::head`), so wait,
-            // outside the epoch, until the global epoch moves on (advancing it if nobody else
-            // does); the next `enter` returns a later epoch, whose range has room.
-            w.epoch.exit();
-            w.engine.epochs.wait_past(epoch);
-            epoch = w.epoch.enter();
+        let ts = match w.clock.begin(
+            &w.engine.clocks,
+            epoch,
+            w.engine.config.clock_sync_interval,
+            reserved,
+        ) {
+            Some(ts) => ts,
+            None => begin_in_a_later_epoch(w, epoch, reserved),
         };
         let guard = w.handle.pin();
         if !w.retire.is_empty() {
