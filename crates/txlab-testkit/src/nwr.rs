@@ -130,10 +130,13 @@ fn loaded<P: Protocol>() -> (P::Engine, Arc<MemoryRecorder>) {
 
 /// A dense table `t` of keys `0..keys`, key `k` loaded with `10 k`.
 fn loaded_keys<P: Protocol>(keys: u64) -> (P::Engine, Arc<MemoryRecorder>) {
+    loaded_table::<P>(TableSpec::dense("t", 8, keys), keys)
+}
+
+/// The one table `spec` (as `T`), keys `0..keys` loaded with `10 k`.
+fn loaded_table<P: Protocol>(spec: TableSpec, keys: u64) -> (P::Engine, Arc<MemoryRecorder>) {
     let mut schema = Schema::new();
-    schema
-        .add(TableSpec::dense("t", 8, keys))
-        .expect("valid table");
+    schema.add(spec).expect("valid table");
     let recorder = Arc::new(MemoryRecorder::new());
     let db = P::build(&schema, recorder.clone()).expect("engine builds");
     for k in 0..keys {
@@ -302,13 +305,7 @@ pub fn omits_on_every_index_kind<P: Protocol>(
     ];
     for spec in kinds {
         let kind = spec.index.name();
-        let mut schema = Schema::new();
-        schema.add(spec).expect("valid table");
-        let recorder = Arc::new(MemoryRecorder::new());
-        let db = P::build(&schema, recorder.clone()).expect("engine builds");
-        for k in 0..5 {
-            db.load(T, k, &v(10 * k)).expect("load");
-        }
+        let (db, recorder) = loaded_table::<P>(spec, 5);
         let (mut r, mut w) = (db.worker().expect("worker"), db.worker().expect("worker"));
 
         assert_pivot_then_blind_write::<P>(&mut w, 1, true, &format!("{kind}: key 1"));
@@ -403,13 +400,7 @@ pub fn omits_after_retire_and_reinsert<P: Protocol>(probe: &NwrRetireProbe<'_, P
     const TICK: u64 = 4;
     for spec in [TableSpec::hash("t", 8), TableSpec::ordered("t", 8)] {
         let kind = spec.index.name();
-        let mut schema = Schema::new();
-        schema.add(spec).expect("valid table");
-        let recorder = Arc::new(MemoryRecorder::new());
-        let db = P::build(&schema, recorder.clone()).expect("engine builds");
-        for k in 0..5 {
-            db.load(T, k, &v(10 * k)).expect("load");
-        }
+        let (db, recorder) = loaded_table::<P>(spec, 5);
         let mut w = db.worker().expect("worker");
         let word = |k| (probe.pivot_word)(&db, T, k).expect("an NWR engine keeps pivot objects");
 
