@@ -170,16 +170,13 @@ impl Head {
     /// untagged, the marks rebased to `new`'s epoch; `None` if the address does not fit.
     #[inline]
     pub(crate) fn linking(self, new: *const Version, wts: u64, guard: &Guard) -> Option<Head> {
-        let addr = new as usize as u64;
-        if addr & !ADDR_MASK != 0 {
-            return None;
-        }
+        let head = Head::fresh(new)?;
         let (read, omit) = (self.read_mark(), self.omit_mark());
         if read | omit == 0 {
-            return Some(Head(addr));
+            return Some(head);
         }
         let (old, new_base) = (self.base(guard), epoch_of(wts));
-        Some(Head(addr).with_marks(rebase(read, old, new_base), rebase(omit, old, new_base)))
+        Some(head.with_marks(rebase(read, old, new_base), rebase(omit, old, new_base)))
     }
 
     /// The head with a new pointer and no marks (a non-transactional load), if it fits.
