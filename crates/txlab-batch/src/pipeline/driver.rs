@@ -20,14 +20,7 @@ use txlab_core::sync::mpsc::channel;
 use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_workload::{Generator, Workload};
 
-/// When a run stops submitting transactions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunLimit {
-    /// After this many transactions have been submitted (at least 1).
-    Transactions(u64),
-    /// After this much time (between 1 ms and 1 hour).
-    Duration(Duration),
-}
+pub use txlab_core::RunLimit;
 
 /// What a run measured.
 #[derive(Debug, Clone)]
@@ -104,21 +97,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
         W: Workload,
         W::Program: Clone + Send + 'static,
     {
-        match limit {
-            RunLimit::Transactions(0) => {
-                return Err(Error::invalid("transactions", 0, "at least 1"));
-            }
-            RunLimit::Duration(d)
-                if d < Duration::from_millis(1) || d > Duration::from_secs(3600) =>
-            {
-                return Err(Error::invalid(
-                    "duration",
-                    format!("{d:?}"),
-                    "between 1ms and 1h",
-                ));
-            }
-            _ => {}
-        }
+        limit.validate()?;
         let config = self.config;
         let before = self.shared.counters.snapshot();
         let issued = AtomicU64::new(0);
