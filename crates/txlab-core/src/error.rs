@@ -34,8 +34,13 @@ pub enum ConflictCause {
     ReadTooLate,
     /// The validator or sequencer aborted the transaction to break a dependency cycle.
     Reordering,
-    /// A protocol-specific cause not listed above.
-    Other(&'static str),
+    /// The protocol ran out of timestamps in its current range (TicToc+NWR: a commit timestamp
+    /// would spill into the next epoch's range); retrying later, in a new range, succeeds.
+    TimestampsExhausted,
+    /// The program observed a combination of values that only an inconsistent snapshot can
+    /// produce (e.g. a TPC-C row another read implies is present is absent); validation would
+    /// fail anyway, so the program aborts early.
+    InconsistentRead,
 }
 
 impl ConflictCause {
@@ -50,7 +55,8 @@ impl ConflictCause {
             ConflictCause::WriteTooLate => "write_too_late",
             ConflictCause::ReadTooLate => "read_too_late",
             ConflictCause::Reordering => "reordering",
-            ConflictCause::Other(s) => s,
+            ConflictCause::TimestampsExhausted => "timestamps_exhausted",
+            ConflictCause::InconsistentRead => "inconsistent_read",
         }
     }
 }

@@ -185,8 +185,7 @@ use txlab_storage::Companions;
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
 /// (TicToc+NWR only; `crate::word`).
-pub const EPOCH_TIMESTAMPS_EXHAUSTED: ConflictCause =
-    ConflictCause::Other("epoch_timestamps_exhausted");
+pub const EPOCH_TIMESTAMPS_EXHAUSTED: ConflictCause = ConflictCause::TimestampsExhausted;
 
 /// Which checks a test-only mutation disables (all `false`, and folded away, without the
 /// `mutation` feature).
@@ -480,8 +479,10 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
 
     // Step 3: validate the read set (extending rts) and the phantom stripes.
     let mut failure: Option<Conflict> = None;
-    if commit_ts > MAX_WTS {
-        failure = Some(Conflict::new(ConflictCause::Other("timestamp_exhausted")));
+    let wts_overflow = commit_ts > MAX_WTS;
+    if wts_overflow {
+        // Not a conflict: reported below as an internal error once the locks are released.
+        failure = Some(Conflict::new(ConflictCause::TimestampsExhausted));
     } else if Omit::ENABLED && commit_ts >= epoch_base(epoch + 1) {
         failure = Some(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED));
     }
@@ -545,7 +546,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
                 rec(w.rec).unlock(w.locked_word);
             }
         }
-        if c.cause == ConflictCause::Other("timestamp_exhausted") {
+        if wts_overflow {
             tx.finish_abort(Outcome::UserAborted);
             return Err(TxError::Error(Error::Internal(format!(
                 "tictoc: commit timestamp {commit_ts} exceeds the {MAX_WTS} the 47-bit wts field \

@@ -52,7 +52,7 @@
 //! A committer reads the global epoch `e` right after locking and takes
 //! `commit_ts = max(TicToc's commit_ts, floor(e))`; if that reaches `base(e + 1)` (2^23 conflicting
 //! commits on one record within one epoch) it aborts with the retryable
-//! `ConflictCause::Other("epoch_timestamps_exhausted")` instead of spilling into the next epoch.
+//! `ConflictCause::TimestampsExhausted` instead of spilling into the next epoch.
 //! 23 epoch bits last 2^23 epochs (93 hours at 40 ms epochs); past that commit returns
 //! `Error::Internal` (`MAX_WTS`). Plain TicToc (`NoNwr`) takes no floor and the bits mean plain
 //! logical time.

@@ -635,7 +635,7 @@ mod tests {
         }
         validation_worker(val_rx, &cache, &counters, ValidationFaults::default());
         drop(reply);
-        let mut out = vec![Err(ConflictCause::Other("none")); 3];
+        let mut out = vec![Err(ConflictCause::LockBusy); 3];
         for d in reply_rx.iter() {
             out[d.slot as usize] = d.outcome;
         }
@@ -720,7 +720,7 @@ mod tests {
             reply,
             reply_rx,
         );
-        let mut out = vec![Err(ConflictCause::Other("none")); 4];
+        let mut out = vec![Err(ConflictCause::LockBusy); 4];
         for (slot, outcome) in decisions {
             out[slot as usize] = outcome;
         }

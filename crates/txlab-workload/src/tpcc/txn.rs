@@ -14,7 +14,7 @@
 //!   and delete) means an optimistic engine let the transaction see an inconsistent state that
 //!   its commit validation would reject (Silo, for one, does not guarantee opacity). The program
 //!   then stops with a retryable [`inconsistent`] conflict
-//!   (`ConflictCause::Other("tpcc_inconsistent_read")`) instead of an error.
+//!   (`ConflictCause::InconsistentRead`) instead of an error.
 
 use super::delivery::{self, DeliveryInput};
 use super::keys::Keys;
@@ -183,11 +183,7 @@ pub fn missing(table: TableId, what: &str, key: u64) -> TxError {
 /// The retryable conflict for an observation only an inconsistent snapshot can produce (module
 /// docs).
 pub fn inconsistent(table: TableId, key: u64) -> TxError {
-    TxError::Conflict(Conflict::at(
-        ConflictCause::Other("tpcc_inconsistent_read"),
-        table,
-        key,
-    ))
+    TxError::Conflict(Conflict::at(ConflictCause::InconsistentRead, table, key))
 }
 
 /// Reads and decodes a row that a transaction inserted and whose presence the caller inferred
