@@ -8,6 +8,9 @@
 //!   of Adya's isolation theory, each with a shortest witness cycle or the offending read.
 //! - [`serializable_by_enumeration`] is a brute-force oracle for tiny histories, used to test the
 //!   checker.
+//! - [`serial::SerialEngine`] is the reference engine (one transaction at a time): the oracle of
+//!   deterministic engines and the merged state of distributed runs;
+//!   [`digest::StateDigest`] compares states, shard by shard.
 //!
 //! ## What a history says
 //!
@@ -76,6 +79,7 @@
 mod anomaly;
 mod checker;
 mod cycle;
+pub mod digest;
 mod graph;
 mod history;
 mod oracle;
@@ -83,6 +87,7 @@ mod realtime;
 mod recorder;
 mod report;
 mod scc;
+pub mod serial;
 mod versions;
 
 pub use anomaly::{Anomaly, AnomalyKind, BadRead, Dependency, DependencyKind, Evidence};

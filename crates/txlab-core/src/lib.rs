@@ -9,6 +9,8 @@
 //! - [`txn`]: the interactive model (engine → worker → transaction) and [`TxOps`](txn::TxOps),
 //!   the operations programs are written against;
 //! - [`program`]: transaction programs written once for all four execution models;
+//! - [`deterministic`]: [`Deterministic`](deterministic::Deterministic), executing a log of
+//!   programs with the effect of their serial execution in log order;
 //! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
 //! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
 //! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
@@ -19,6 +21,7 @@
 //!
 //! See `docs/architecture.md` in the repository for how the pieces fit.
 
+pub mod deterministic;
 pub mod epoch;
 pub mod error;
 pub mod history;

@@ -80,4 +80,13 @@ pub trait Program {
 
     /// A short name of the transaction type (for per-type statistics).
     fn kind(&self) -> &'static str;
+
+    /// Whether the program never writes, whatever it reads. Deterministic engines with
+    /// multi-version snapshots let such a program read a snapshot without holding back the ones
+    /// after it, and depend only on the last program that claims `false`; a program that claims
+    /// `true` and then writes is a misuse those engines report. The default, `false`, is always
+    /// safe.
+    fn read_only(&self) -> bool {
+        false
+    }
 }

@@ -1,6 +1,5 @@
 //! Tests of the workloads, driven by a serial reference engine.
 
-mod serial_engine;
 mod support;
 
 mod micro;

@@ -1,12 +1,12 @@
 //! SmallBank: mix, distinct customers, determinism, semantics against an independent model,
 //! money conservation with `audit`, detection of corruption, declared = touched, bad input.
 
-use super::serial_engine::SerialEngine;
 use super::support::{collect, declared, loaded, run_once};
 use crate::smallbank::{LEDGER_SLOTS, MIX};
 use crate::{Generator, SmallBank, SmallBankConfig, SmallBankKind, Workload};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use txlab_check::serial::SerialEngine;
 use txlab_core::{Access, Error, Program, TxError};
 
 fn config(customers: u64, theta: f64, initial_balance: i64, audit: bool) -> SmallBankConfig {

@@ -1,7 +1,7 @@
 //! Helpers shared by the workload tests.
 
-use super::serial_engine::SerialEngine;
 use crate::{Generator, Workload};
+use txlab_check::serial::SerialEngine;
 use txlab_core::{Access, AccessSet, Engine, Program, TableId, Transaction, TxResult, Worker};
 
 /// A loaded serial engine for `workload`.

@@ -242,7 +242,7 @@ fn reads_of_an_unloaded_table_are_reported_not_panicked() {
         ..YcsbConfig::preset(YcsbPreset::C)
     })
     .unwrap();
-    let engine = super::serial_engine::SerialEngine::new(ycsb.schema());
+    let engine = txlab_check::serial::SerialEngine::new(ycsb.schema());
     let mut generator = ycsb.generator(0, 0);
     let (result, _) = run_once(&engine, generator.next());
     let msg = result.unwrap_err().to_string();
