@@ -537,6 +537,10 @@ impl Program for SmallBankTxn {
     fn kind(&self) -> &'static str {
         self.kind.name()
     }
+
+    fn read_only(&self) -> bool {
+        self.kind == SmallBankKind::Balance
+    }
 }
 
 /// Generates SmallBank transactions for one worker, reusing one [`SmallBankTxn`].

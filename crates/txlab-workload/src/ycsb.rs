@@ -392,11 +392,15 @@ impl Program for YcsbTxn {
     }
 
     fn kind(&self) -> &'static str {
-        if self.ops.iter().all(|op| op.kind == YcsbOpKind::Read) {
+        if self.read_only() {
             "read_only"
         } else {
             "read_write"
         }
+    }
+
+    fn read_only(&self) -> bool {
+        self.ops.iter().all(|op| op.kind == YcsbOpKind::Read)
     }
 }
 

@@ -3,5 +3,6 @@
 mod support;
 
 mod micro;
+mod read_only;
 mod smallbank;
 mod ycsb;

@@ -71,6 +71,14 @@ impl TpccKind {
         TpccKind::StockLevel,
     ];
 
+    /// Whether transactions of this kind never write: OrderStatus, StockLevel and WarehouseYtd.
+    pub fn read_only(self) -> bool {
+        matches!(
+            self,
+            TpccKind::OrderStatus | TpccKind::StockLevel | TpccKind::WarehouseYtd
+        )
+    }
+
     /// A short, stable name (per-type statistics).
     pub fn name(self) -> &'static str {
         match self {
@@ -169,6 +177,10 @@ impl Program for TpccTxn {
 
     fn kind(&self) -> &'static str {
         self.txn_kind().name()
+    }
+
+    fn read_only(&self) -> bool {
+        self.txn_kind().read_only()
     }
 }
 
