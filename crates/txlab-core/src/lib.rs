@@ -11,6 +11,7 @@
 //! - [`program`]: transaction programs written once for all four execution models;
 //! - [`deterministic`]: [`Deterministic`](deterministic::Deterministic), executing a log of
 //!   programs with the effect of their serial execution in log order;
+//! - [`partition`]: which partition owns each row of a partitioned (distributed) database;
 //! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
 //! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
 //! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
@@ -25,6 +26,7 @@ pub mod deterministic;
 pub mod epoch;
 pub mod error;
 pub mod history;
+pub mod partition;
 pub mod program;
 pub mod retire_floor;
 pub mod retire_queue;

@@ -235,6 +235,21 @@ impl SmallBank {
         self.tables
     }
 
+    /// The bank partitioned by customer into `partitions` contiguous ranges: a customer's savings
+    /// and checking rows are at the same partition. The `ledger` (with `audit`) is split by slot
+    /// the same way, so an audited transaction whose worker's slot is elsewhere spans two
+    /// partitions.
+    pub fn partitioner(
+        &self,
+        partitions: u32,
+    ) -> Result<txlab_core::partition::RangePartitioner, Error> {
+        let mut spaces = vec![self.cfg.customers; 2];
+        if self.tables.ledger.is_some() {
+            spaces.push(LEDGER_SLOTS);
+        }
+        txlab_core::partition::RangePartitioner::new(partitions, spaces)
+    }
+
     /// The bank's total at load time, in cents.
     pub fn initial_total(&self) -> i128 {
         2 * i128::from(self.cfg.customers) * i128::from(self.cfg.initial_balance)

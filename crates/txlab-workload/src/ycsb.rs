@@ -242,6 +242,14 @@ impl Ycsb {
     pub fn table(&self) -> TableId {
         self.table
     }
+
+    /// The usertable partitioned into `partitions` contiguous key ranges of (nearly) equal size.
+    pub fn partitioner(
+        &self,
+        partitions: u32,
+    ) -> Result<txlab_core::partition::RangePartitioner, Error> {
+        txlab_core::partition::RangePartitioner::new(partitions, vec![self.cfg.records])
+    }
 }
 
 impl Workload for Ycsb {

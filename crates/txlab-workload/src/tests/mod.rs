@@ -3,6 +3,7 @@
 mod support;
 
 mod micro;
+mod partition;
 mod read_only;
 mod smallbank;
 mod ycsb;

@@ -77,6 +77,7 @@ pub mod keys;
 pub mod load;
 pub mod new_order;
 pub mod order_status;
+pub mod partition;
 pub mod payment;
 pub mod random;
 pub mod schema;

@@ -292,6 +292,11 @@ pub struct TpccTables {
     pub order_by_customer: TableId,
 }
 
+impl TpccTables {
+    /// Number of TPC-C tables.
+    pub const COUNT: usize = 11;
+}
+
 /// The key packing of a configuration.
 pub fn keys_of(cfg: &TpccConfig) -> Keys {
     Keys {
