@@ -22,6 +22,7 @@ use txlab_core::{Engine, Error, IndexKind, RetryPolicy, TableId, TxError, TxOps}
 
 /// An order-independent digest of a set of rows (module docs).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StateDigest(pub u128);
 
 impl StateDigest {

@@ -80,6 +80,7 @@ pub fn display_txn(id: TxnId) -> String {
 
 /// The finished transactions of a run (committed and aborted), in no particular order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct History {
     records: Vec<TxnRecord>,
 }
@@ -322,5 +323,29 @@ mod tests {
         assert_eq!(display_txn(txlab_core::history::txn_id(3, 12)), "T3.12");
         assert_eq!(Key::from(4).to_string(), "k4");
         assert_eq!(Key::new(TableId(1), 4).to_string(), "t1/k4");
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn a_history_survives_a_serde_round_trip_and_checks_the_same() {
+        let mut h = History::new();
+        h.txn(1).read(5u64, 0).write(5u64, 1).during(0, 3).commit();
+        h.txn(2).read(5u64, 1).scan(1, 0, 9).during(4, 6).commit();
+        h.txn(3).read(5u64, 0).write(5u64, 2).during(1, 5).commit();
+        let copy: History = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert_eq!(copy, h);
+        let opts = crate::CheckOptions::default();
+        assert_eq!(
+            crate::check(&copy, opts).anomalies.len(),
+            crate::check(&h, opts).anomalies.len()
+        );
+        assert!(
+            !crate::check(&copy, opts).anomalies.is_empty(),
+            "a lost update"
+        );
     }
 }

@@ -17,6 +17,7 @@ use std::fmt;
 /// Which concurrency-control check made a transaction abort.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ConflictCause {
     /// A record in the read set changed (or was locked by another writer) before commit.
     ReadValidation,

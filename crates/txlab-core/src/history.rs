@@ -28,6 +28,7 @@ pub fn txn_id(worker: u32, seq: u64) -> TxnId {
 
 /// One read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ReadEvent {
     /// The table.
     pub table: TableId,
@@ -43,6 +44,7 @@ pub struct ReadEvent {
 /// that it did not return was absent. `hi` is where the scan really stopped (the last key visited
 /// when the visitor ended it early). The keys it returned are recorded as ordinary reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ScanEvent {
     /// The table.
     pub table: TableId,
@@ -109,6 +111,7 @@ impl ScanCoverage {
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WriteKind {
     /// Set a value (blind write, update, or insert).
     Put,
@@ -118,6 +121,7 @@ pub enum WriteKind {
 
 /// One installed (or, for protocols like NWR, logically ordered but omitted) version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WriteEvent {
     /// The table.
     pub table: TableId,
@@ -146,6 +150,7 @@ impl WriteEvent {
 
 /// How a transaction ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Outcome {
     /// Committed.
     Committed,
@@ -157,6 +162,7 @@ pub enum Outcome {
 
 /// Everything recorded about one transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TxnRecord {
     /// The transaction's id.
     pub id: TxnId,
@@ -232,5 +238,84 @@ impl RetiredTags {
     pub fn fresh_version(&self, table: TableId, key: u64) -> u64 {
         let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
         map.get(&(table.0, key)).copied().unwrap_or(0)
+    }
+}
+
+#[cfg(all(test, feature = "serde", not(any(txlab_loom, txlab_shuttle))))]
+mod serde_tests {
+    use super::*;
+    use crate::error::ConflictCause;
+    use proptest::prelude::*;
+
+    fn outcome() -> impl Strategy<Value = Outcome> {
+        prop_oneof![
+            Just(Outcome::Committed),
+            Just(Outcome::UserAborted),
+            Just(Outcome::Aborted(ConflictCause::ReadValidation)),
+            Just(Outcome::Aborted(ConflictCause::TimestampsExhausted)),
+        ]
+    }
+
+    fn record() -> impl Strategy<Value = TxnRecord> {
+        let read = (any::<u16>(), any::<u64>(), any::<u64>(), any::<bool>()).prop_map(
+            |(t, key, version, present)| ReadEvent {
+                table: TableId(t),
+                key,
+                version,
+                present,
+            },
+        );
+        let write = (
+            any::<u16>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<bool>(),
+        )
+            .prop_map(|(t, key, version, order, put)| WriteEvent {
+                table: TableId(t),
+                key,
+                version,
+                order,
+                kind: if put {
+                    WriteKind::Put
+                } else {
+                    WriteKind::Delete
+                },
+                visible: put || version % 2 == 0,
+            });
+        let scan = (any::<u16>(), any::<u64>(), any::<u64>()).prop_map(|(t, lo, hi)| ScanEvent {
+            table: TableId(t),
+            lo,
+            hi,
+        });
+        (
+            any::<u64>(),
+            prop::collection::vec(read, 0..4),
+            prop::collection::vec(write, 0..4),
+            prop::collection::vec(scan, 0..2),
+            outcome(),
+            any::<u64>(),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(id, reads, writes, scans, outcome, begin_ns, end_ns)| TxnRecord {
+                    id,
+                    reads,
+                    writes,
+                    scans,
+                    outcome,
+                    begin_ns,
+                    end_ns,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn records_survive_a_serde_round_trip(r in record()) {
+            let text = serde_json::to_string(&r).unwrap();
+            prop_assert_eq!(serde_json::from_str::<TxnRecord>(&text).unwrap(), r);
+        }
     }
 }

@@ -25,6 +25,7 @@ pub const MAX_PARTITIONS: u32 = 1024;
 
 /// How a table is placed across partitions (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Placement {
     /// Each key at exactly one partition.
     Partitioned,

@@ -20,6 +20,7 @@ use crate::txn::TxOps;
 
 /// How a key is accessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Access {
     /// Read only.
     Read,
@@ -47,6 +48,7 @@ impl Access {
 
 /// The keys a program will access, declared from its inputs before it runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AccessSet {
     /// `(table, key, access)` in program order (repeats allowed).
     pub accesses: Vec<(TableId, u64, Access)>,

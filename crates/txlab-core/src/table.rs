@@ -10,6 +10,7 @@ use crate::error::Error;
 
 /// A table's id: its position in the [`Schema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TableId(pub u16);
 
 /// Which index a table uses.

@@ -201,6 +201,7 @@ impl Workload for Micro {
 
 /// A micro benchmark transaction (module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MicroTxn {
     table: TableId,
     shared: u64,

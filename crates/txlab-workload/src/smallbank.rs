@@ -144,6 +144,7 @@ impl SmallBankConfig {
 /// The SmallBank transaction types.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum SmallBankKind {
     /// Moves all of one customer's money to another's checking account.
     Amalgamate,
@@ -182,6 +183,7 @@ impl SmallBankKind {
 
 /// The table ids of a SmallBank database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SmallBankTables {
     /// `savings`.
     pub savings: TableId,
@@ -405,6 +407,7 @@ impl Workload for SmallBank {
 
 /// A SmallBank transaction with its inputs (module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SmallBankTxn {
     kind: SmallBankKind,
     tables: SmallBankTables,

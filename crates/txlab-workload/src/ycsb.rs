@@ -308,6 +308,7 @@ impl Workload for Ycsb {
 
 /// What a YCSB operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum YcsbOpKind {
     /// Read the value.
     Read,
@@ -319,6 +320,7 @@ pub enum YcsbOpKind {
 
 /// One operation of a YCSB transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct YcsbOp {
     /// The key.
     pub key: u64,
@@ -328,6 +330,7 @@ pub struct YcsbOp {
 
 /// A YCSB transaction: its operations and the value it writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct YcsbTxn {
     table: TableId,
     ops: Vec<YcsbOp>,

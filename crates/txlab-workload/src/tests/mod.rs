@@ -5,5 +5,6 @@ mod support;
 mod micro;
 mod partition;
 mod read_only;
+mod serde;
 mod smallbank;
 mod ycsb;

@@ -25,6 +25,7 @@ use txlab_core::{AccessSet, Error, TxError, TxOps, TxResult};
 
 /// Delivery's inputs (clause 2.7.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeliveryInput {
     /// Warehouse.
     pub w: u32,

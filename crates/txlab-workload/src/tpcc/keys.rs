@@ -42,6 +42,7 @@ pub const LAST_NAMES: u32 = 1000;
 
 /// Key packing for one configuration's sizes (module docs for the layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Keys {
     /// Districts per warehouse.
     pub districts: u32,

@@ -29,6 +29,7 @@ use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
 
 /// One order line's inputs (clause 2.4.1.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct OrderLineInput {
     /// `OL_I_ID`: `1..=items`, or `items + 1` (unused) for a rollback.
     pub item: u32,
@@ -40,6 +41,7 @@ pub struct OrderLineInput {
 
 /// NewOrder's inputs (clause 2.4.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NewOrderInput {
     /// Home warehouse.
     pub w: u32,

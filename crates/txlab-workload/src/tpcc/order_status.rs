@@ -20,6 +20,7 @@ use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
 
 /// OrderStatus' inputs (clause 2.6.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct OrderStatusInput {
     /// Warehouse.
     pub w: u32,

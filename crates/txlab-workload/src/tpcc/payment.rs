@@ -31,6 +31,7 @@ use txlab_core::{Access, AccessSet, TxOps, TxResult};
 
 /// Payment's inputs (clause 2.5.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PaymentInput {
     /// Home warehouse.
     pub w: u32,

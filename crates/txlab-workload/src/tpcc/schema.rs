@@ -267,6 +267,7 @@ tpcc_row! {
 
 /// The table ids of a TPC-C database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TpccTables {
     /// WAREHOUSE (dense).
     pub warehouse: TableId,

@@ -16,6 +16,7 @@ use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
 
 /// StockLevel's inputs (clause 2.8.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct StockLevelInput {
     /// Warehouse.
     pub w: u32,

@@ -30,6 +30,7 @@ use txlab_core::{
 
 /// What every transaction needs to know about the database (cheap to copy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TpccContext {
     /// Table ids.
     pub tables: TpccTables,
@@ -44,6 +45,7 @@ pub struct TpccContext {
 /// The five transaction types, and the scaled variant's read-only warehouse total.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TpccKind {
     /// Clause 2.4.
     NewOrder,
@@ -94,6 +96,7 @@ impl TpccKind {
 
 /// A transaction's inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum TpccInput {
     /// NewOrder.
     NewOrder(NewOrderInput),
@@ -111,6 +114,7 @@ pub enum TpccInput {
 
 /// How Payment and OrderStatus select their customer (clause 2.5.1.2, 2.6.1.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CustomerSelector {
     /// By `C_ID` (40 %).
     Id(u32),
@@ -121,6 +125,7 @@ pub enum CustomerSelector {
 
 /// A TPC-C transaction with its inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct TpccTxn {
     pub(super) ctx: TpccContext,
     pub(super) input: TpccInput,

@@ -40,6 +40,7 @@ use txlab_core::{Access, AccessSet, TxOps, TxResult};
 
 /// The query's input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WarehouseYtdInput {
     /// Warehouse, `1..=warehouses`.
     pub w: u32,
