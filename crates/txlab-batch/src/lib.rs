@@ -28,6 +28,7 @@
 
 pub mod fvs;
 pub mod graph;
+mod meter;
 pub mod pipeline;
 pub mod reorder;
 pub mod residual;

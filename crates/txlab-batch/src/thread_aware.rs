@@ -43,10 +43,12 @@
 //! Correctness is the wrapped engine's: the wrapper only decides which thread runs which
 //! transaction.
 
+use crate::meter::LimitMeter;
 use crate::pipeline::RunLimit;
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+use txlab_core::meter::{Meter, Probe, Ticket};
 use txlab_core::sync::{Condvar, IgnorePoison, Mutex};
 use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, TxError, run};
 use txlab_workload::{Generator, Workload};
@@ -345,20 +347,8 @@ pub struct ThreadAware<E: Engine> {
 }
 
 struct Share<P> {
-    formed: Instant,
-    programs: Vec<P>,
-}
-
-#[derive(Debug, Default)]
-struct WorkerResult {
-    committed: u64,
-    conflicts: u64,
-    user_aborts: u64,
-}
-
-fn histogram() -> Result<Histogram<u64>, Error> {
-    Histogram::new_with_bounds(1, 60_000_000, 3)
-        .map_err(|e| Error::Internal(format!("latency histogram: {e}")))
+    /// The programs with the tickets they were issued with.
+    programs: Vec<(P, Ticket)>,
 }
 
 impl<E: Engine> ThreadAware<E> {
@@ -390,24 +380,39 @@ impl<E: Engine> ThreadAware<E> {
         W: Workload,
         W::Program: Clone + Send,
     {
+        let meter = LimitMeter::new(limit)?;
+        self.run_metered(workload, seed, &meter)?;
+        let totals = meter.totals();
+        Ok(ThreadAwareStats {
+            elapsed: meter.elapsed(),
+            committed: totals.committed,
+            conflicts: totals.conflicts,
+            user_aborts: totals.user_aborts,
+            batches: totals.counter(BATCHES),
+            assign_time: Duration::from_nanos(totals.counter(ASSIGN_NS)),
+            latency_us: totals.latency_us,
+        })
+    }
+
+    /// Runs `workload` (already loaded) until `meter` stops issuing, on `threads` worker
+    /// threads, reporting to it (`txlab_core::meter`): worker `i` uses probe `i`, the worker
+    /// forming a batch issues its transactions (so latency runs from the batch's formation to
+    /// the commit), and each commit is reported with its conflicts by the worker that ran it.
+    /// The engine counters `batches` and `assign_ns` (time spent generating, declaring and
+    /// assigning batches) go through [`Probe::count`]. Generators are seeded with `seed`.
+    pub fn run_metered<W, M>(&self, workload: &W, seed: u64, meter: &M) -> Result<(), Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send,
+        M: Meter,
+    {
         let threads = self.config.threads;
         let batch = threads * self.config.per_thread;
-        let started = Instant::now();
-        let (total, deadline) = match limit {
-            RunLimit::Transactions(0) => {
-                return Err(Error::invalid("transactions", 0, "at least 1"));
-            }
-            RunLimit::Transactions(n) => (n, None),
-            RunLimit::Duration(d) => (u64::MAX, Some(started + d)),
-        };
         let former = Mutex::new(Former {
             generator: workload.generator(0, seed),
             assigner: ThreadAssigner::new(),
             sets: vec![AccessSet::default(); batch],
             programs: Vec::with_capacity(batch),
-            produced: 0,
-            batches: 0,
-            assign_time: Duration::ZERO,
             finished: false,
         });
         let queues: Vec<Mutex<VecDeque<Share<W::Program>>>> =
@@ -418,75 +423,53 @@ impl<E: Engine> ThreadAware<E> {
             consumed: &consumed,
             threads,
             batch,
-            total,
-            deadline,
             policy: self.config.assignment,
         };
         let retry = self.config.retry;
-        let workers: Vec<Result<(WorkerResult, Histogram<u64>), Error>> =
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = (0..threads)
-                    .map(|me| {
-                        let (former, ctx) = (&former, &ctx);
-                        scope.spawn(move || -> Result<(WorkerResult, Histogram<u64>), Error> {
-                            let outcome = self.work(me, former, ctx, retry);
-                            if outcome.is_err() {
-                                // Let the others stop too instead of waiting for this one.
-                                former.lock().ignore_poison().finished = true;
-                                ctx.consumed.notify_all();
-                                ctx.queues[me].lock().ignore_poison().clear();
-                            }
-                            outcome
-                        })
+        let workers: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|me| {
+                    let (former, ctx) = (&former, &ctx);
+                    scope.spawn(move || -> Result<(), Error> {
+                        let mut probe = meter.probe(me);
+                        let outcome = self.work(me, former, ctx, retry, &mut probe);
+                        if outcome.is_err() {
+                            // Let the others stop too instead of waiting for this one.
+                            former.lock().ignore_poison().finished = true;
+                            ctx.consumed.notify_all();
+                            ctx.queues[me].lock().ignore_poison().clear();
+                        }
+                        outcome
                     })
-                    .collect();
-                handles
-                    .into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| Err(Error::Internal("a worker panicked".into())))
-                    })
-                    .collect()
-            });
-        let former = former.into_inner().ignore_poison();
-        let mut stats = ThreadAwareStats {
-            elapsed: started.elapsed(),
-            committed: 0,
-            conflicts: 0,
-            user_aborts: 0,
-            batches: former.batches,
-            assign_time: former.assign_time,
-            latency_us: histogram()?,
-        };
-        for w in workers {
-            let (r, h) = w?;
-            stats.committed += r.committed;
-            stats.conflicts += r.conflicts;
-            stats.user_aborts += r.user_aborts;
-            stats
-                .latency_us
-                .add(&h)
-                .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?;
-        }
-        Ok(stats)
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::Internal("a worker panicked".into())))
+                })
+                .collect()
+        });
+        workers.into_iter().collect()
     }
 
     /// One worker thread: runs the shares in its queue; when the queue is empty, forms the next
     /// batch for every thread (one worker at a time, under the former's lock).
-    fn work<G>(
+    fn work<G, P>(
         &self,
         me: usize,
         former: &Mutex<Former<G>>,
         ctx: &FormContext<'_, G::Program>,
         retry: RetryPolicy,
-    ) -> Result<(WorkerResult, Histogram<u64>), Error>
+        probe: &mut P,
+    ) -> Result<(), Error>
     where
         G: Generator,
         G::Program: Clone + Send,
+        P: Probe,
     {
         let mut worker = self.engine.worker()?;
-        let mut result = WorkerResult::default();
-        let mut latency = histogram()?;
         loop {
             let popped = {
                 let mut queue = ctx.queues[me].lock().ignore_poison();
@@ -511,7 +494,7 @@ impl<E: Engine> ThreadAware<E> {
                             break;
                         }
                         if f.finished {
-                            return Ok((result, latency));
+                            return Ok(());
                         }
                         // Do not run ahead of a slow thread by more than MAX_BACKLOG shares.
                         if ctx
@@ -522,24 +505,24 @@ impl<E: Engine> ThreadAware<E> {
                             f = ctx.consumed.wait(f).ignore_poison();
                             continue;
                         }
-                        if !f.form(ctx) {
+                        if !f.form(ctx, probe) {
                             f.finished = true;
                             ctx.consumed.notify_all();
-                            return Ok((result, latency));
+                            return Ok(());
                         }
                     }
                     continue;
                 }
             };
-            for program in &share.programs {
+            for (program, ticket) in &share.programs {
                 match run(&mut worker, retry, |tx| program.run(tx)) {
                     Ok(c) => {
-                        result.committed += 1;
-                        result.conflicts += u64::from(c.attempts - 1);
-                        let us = share.formed.elapsed().as_micros() as u64;
-                        latency.saturating_record(us.max(1));
+                        if c.attempts > 1 {
+                            probe.retried(ticket, u64::from(c.attempts - 1));
+                        }
+                        probe.committed(ticket, program.kind());
                     }
-                    Err(TxError::UserAbort(_)) => result.user_aborts += 1,
+                    Err(TxError::UserAbort(_)) => probe.user_aborted(ticket),
                     Err(TxError::Error(e)) => return Err(e),
                     Err(e) => {
                         return Err(Error::Internal(format!("retries exhausted: {e}")));
@@ -550,6 +533,11 @@ impl<E: Engine> ThreadAware<E> {
     }
 }
 
+/// The engine counter of batches formed ([`ThreadAware::run_metered`]).
+pub const BATCHES: &str = "batches";
+/// The engine counter of nanoseconds spent forming batches ([`ThreadAware::run_metered`]).
+pub const ASSIGN_NS: &str = "assign_ns";
+
 /// Most shares a thread's queue may hold before the workers stop forming batches for it.
 const MAX_BACKLOG: usize = 2;
 
@@ -558,11 +546,8 @@ struct Former<G: Generator> {
     generator: G,
     assigner: ThreadAssigner,
     sets: Vec<AccessSet>,
-    programs: Vec<Option<G::Program>>,
-    produced: u64,
-    batches: u64,
-    assign_time: Duration,
-    /// No more batches will be formed (the limit was reached or a worker failed).
+    programs: Vec<Option<(G::Program, Ticket)>>,
+    /// No more batches will be formed (the meter stopped issuing or a worker failed).
     finished: bool,
 }
 
@@ -572,8 +557,6 @@ struct FormContext<'a, P> {
     consumed: &'a Condvar,
     threads: usize,
     batch: usize,
-    total: u64,
-    deadline: Option<Instant>,
     policy: Assignment,
 }
 
@@ -581,23 +564,25 @@ impl<G: Generator> Former<G>
 where
     G::Program: Clone,
 {
-    /// Forms, declares and assigns the next batch and queues every thread's share. Returns
-    /// `false` when the run's limit is reached (nothing queued).
-    fn form(&mut self, ctx: &FormContext<'_, G::Program>) -> bool {
-        if self.produced >= ctx.total || ctx.deadline.is_some_and(|d| Instant::now() >= d) {
-            return false;
-        }
+    /// Forms, declares and assigns the next batch (each transaction issued through `probe`) and
+    /// queues every thread's share. Returns `false` when the meter issues nothing more (nothing
+    /// queued); a batch cut short by the meter is still queued.
+    fn form<P: Probe>(&mut self, ctx: &FormContext<'_, G::Program>, probe: &mut P) -> bool {
         let t0 = Instant::now();
-        let size = ctx.batch.min((ctx.total - self.produced) as usize);
         self.programs.clear();
-        for set in self.sets.iter_mut().take(size) {
+        for set in self.sets.iter_mut().take(ctx.batch) {
+            let Some(ticket) = probe.issue() else {
+                break;
+            };
             let p = self.generator.next().clone();
             set.clear();
             p.declare(set);
-            self.programs.push(Some(p));
+            self.programs.push(Some((p, ticket)));
         }
-        self.produced += size as u64;
-        self.batches += 1;
+        let size = self.programs.len();
+        if size == 0 {
+            return false;
+        }
         // Cannot fail: `threads` was validated with the configuration.
         let Ok(shares) = self
             .assigner
@@ -605,8 +590,8 @@ where
         else {
             return false;
         };
-        let formed = Instant::now();
-        self.assign_time += formed - t0;
+        probe.count(BATCHES, 1);
+        probe.count(ASSIGN_NS, t0.elapsed().as_nanos() as u64);
         for (t, share) in shares.iter().enumerate() {
             // Every index appears in exactly one share (checked by the assigner's tests), so
             // each program is taken once.
@@ -617,7 +602,7 @@ where
             ctx.queues[t]
                 .lock()
                 .ignore_poison()
-                .push_back(Share { formed, programs });
+                .push_back(Share { programs });
         }
         true
     }

@@ -15,6 +15,8 @@
 //! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
 //! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
 //! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
+//! - [`meter`]: [`Meter`](meter::Meter) and [`Probe`](meter::Probe), how such a driver reports
+//!   each transaction's life to whoever measures it (the harness, or a stand-alone meter);
 //! - [`epoch`]: the global/local/stable epoch manager used by Silo, NWR and group commit;
 //! - [`value`]: race-free word-wise value copies for seqlock-style readers;
 //! - [`history`]: compile-time-switched history recording for the checker;
@@ -26,6 +28,7 @@ pub mod deterministic;
 pub mod epoch;
 pub mod error;
 pub mod history;
+pub mod meter;
 pub mod partition;
 pub mod program;
 pub mod retire_floor;

@@ -5,14 +5,16 @@
 //! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
 //! what is accepted.
 
-use crate::batch::{
+use crate::machine::MachineInfo;
+use crate::point::EngineParams;
+use crate::registry::Protocol;
+use crate::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
 };
-use crate::machine::MachineInfo;
-use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams};
 use crate::report::{RunRecord, summary_table, write_results};
 use crate::sweep::{SweepSpec, run_sweep};
+use crate::workloads::{WorkloadKind, WorkloadParams};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -358,14 +360,14 @@ impl RunArgs {
 }
 
 impl CompareArgs {
-    /// The comparison sweep: every visible interactive protocol ([`Protocol::interactive`]: the
+    /// The comparison sweep: every protocol [`Protocol::compared`] names (the
     /// batching engines are left out), YCSB-A and SmallBank at theta 0.99, 1 thread
     /// and every physical core, one repeat.
     pub fn spec(&self, physical_cores: usize) -> SweepSpec {
         let mut threads = vec![1, physical_cores.max(1)];
         threads.dedup();
         SweepSpec {
-            protocols: Protocol::visible().filter(|p| p.interactive()).collect(),
+            protocols: Protocol::compared().collect(),
             workloads: vec![
                 WorkloadKind::from_name("ycsb-a").unwrap_or(WorkloadKind::Micro),
                 WorkloadKind::SmallBank,

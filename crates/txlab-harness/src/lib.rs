@@ -2,16 +2,20 @@
 //!
 //! The measurement harness and the `txlab` command line:
 //!
-//! - [`batch`]: the OCC-batching engines (`batch-*` pipeline modes, `silo-ta`) through their
-//!   own drivers, their statistics converted to the runner's result;
-//! - [`runner`]: [`run_workload`](runner::run_workload) drives an [`Engine`](txlab_core::Engine)
-//!   with a [`Workload`](txlab_workload::Workload) on pinned threads for a warmed-up, timed
-//!   interval and returns throughput, abort rates by cause, latency percentiles (optionally until
-//!   epoch-stable acknowledgement), protocol counters, CPU time and peak RSS;
+//! - [`driver`]: the one [`Driver`](driver::Driver) interface every execution model implements,
+//!   and [`measure`](driver::measure), which runs a driver and returns one
+//!   [`RunResult`](runner::RunResult);
+//! - [`session`]: the measurement itself, once for every driver: phases (warm-up, measured
+//!   interval, cool-down), which transactions count, per-thread latency histograms and counts,
+//!   pinning; drivers report to it through `txlab_core::meter`;
+//! - [`runner`]: the interactive driver ([`run_workload`](runner::run_workload)) and the run's
+//!   configuration and result types;
+//! - [`registry`]: the protocols by name, as engine descriptors, one module per family;
+//! - [`workloads`]: the workloads by name and their parameters;
+//! - [`point`]: [`run_point`](point::run_point), one (protocol, workload, parameters) point,
+//!   with `--check` history recording;
 //! - [`topology`]: one worker per physical core (or per logical CPU), oversubscription marked;
 //! - [`resources`]: `getrusage` snapshots;
-//! - [`registry`]: the protocols and workloads by name, and [`run_point`](registry::run_point),
-//!   where concrete engine and workload types meet (with `--check` history recording);
 //! - [`sweep`]: the cartesian product of a `txlab run` with its progress bar;
 //! - [`report`]: `results.csv` (stable schema), `results.json`, the summary table;
 //! - [`machine`]: CPU model, cores, kernel, git revision for `results.json`;
@@ -21,14 +25,17 @@
 //!
 //! See `docs/benchmarking.md` in the repository for how to run and read the numbers.
 
-pub mod batch;
 pub mod cli;
+pub mod driver;
 pub mod machine;
 pub mod noop;
 pub mod plot;
+pub mod point;
 pub mod registry;
 pub mod report;
 pub mod resources;
 pub mod runner;
+pub mod session;
 pub mod sweep;
 pub mod topology;
+pub mod workloads;

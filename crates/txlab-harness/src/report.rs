@@ -16,7 +16,7 @@
 //! pinned CPU of each worker separated by `;` (`-` for an unpinned worker).
 
 use crate::machine::MachineInfo;
-use crate::registry::CheckSummary;
+use crate::point::CheckSummary;
 use crate::runner::RunResult;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

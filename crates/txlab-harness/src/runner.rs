@@ -1,35 +1,26 @@
-//! The runner: drives one engine with one workload on pinned threads for a timed interval.
+//! The interactive runner: [`Interactive`], the [`Driver`] of engines whose worker threads run
+//! each transaction from `begin` to `commit` themselves, and the types of every run
+//! ([`RunConfig`], [`RunResult`]).
 //!
-//! Protocol of a run:
+//! Protocol of a run (the phases and what counts are [`crate::session`]'s):
 //!
-//! 1. The coordinating (calling) thread plans CPU placement ([`crate::topology`]) and spawns
-//!    `threads` scoped workers. Each pins itself, waits on a barrier, then creates its engine
-//!    worker and workload generator (so a failure there cannot leave the barrier short).
-//! 2. After the barrier the coordinator times the phases and publishes them in one shared atomic:
-//!    `WARMUP` → `MEASURE` → `COOLDOWN` → `STOP`. Workers poll it (a `Relaxed` load: one cached
-//!    line read) once per transaction, between transactions.
-//!    - `WARMUP` ([`RunConfig::warmup`], may be zero): transactions run, nothing is counted.
-//!    - `MEASURE` ([`RunConfig::duration`]): the measured interval; throughput divides by its
-//!      length on the coordinator's clock, and process CPU time is sampled at its two ends.
-//!    - `COOLDOWN` ([`RunConfig::cooldown`], may be zero): workers keep running transactions
-//!      without counting them, so the contention seen by the last counted transactions is the
-//!      same as in mid-interval (no worker has exited yet) and epoch acknowledgements of the
-//!      interval's commits keep being collected.
-//!    - `STOP`: workers finish their current transaction and leave.
-//! 3. A transaction *counts* iff the phase was `MEASURE` when it started; it then counts through
-//!    all its retries even if `COOLDOWN` or `STOP` arrives meanwhile. On leaving `WARMUP` each
-//!    worker discards its engine's protocol counters (`Worker::drain_counters`), and on leaving
-//!    `MEASURE` it drains them into its result, so counters cover exactly the counted
-//!    transactions (cool-down counters are never drained into the result).
-//! 4. Conflicts are retried with `txlab_core::retry::Backoff` until commit (or until the
+//! 1. The driver spawns `threads` scoped workers. Each pins itself ([`Session::pin`]), creates
+//!    its engine worker and workload generator, and waits on a barrier with the driver's thread,
+//!    which then tells the session it is ready (so a failure while starting cannot leave the
+//!    barrier short, and start-up is not measured).
+//! 2. Each transaction asks its probe for a ticket ([`SessionProbe::issue_at`]); the phase check
+//!    is one `Relaxed` load. On leaving the warm-up each worker discards its engine's protocol
+//!    counters (`Worker::drain_counters`), and on leaving the measured interval it drains them
+//!    into its tally, so counters cover exactly the counted transactions.
+//! 3. Conflicts are retried with `txlab_core::retry::Backoff` until commit (or until the
 //!    policy's `max_attempts`, counted as *abandoned*). A `UserAbort` finishes the transaction. A
 //!    real error stops the whole run and is returned.
 //!
 //! Latency is measured from the first `begin` to the final commit, retries and backoff included,
-//! in nanoseconds into an `hdrhistogram` per thread (merged at the end). To keep the harness cost
-//! at one clock read per transaction, the start of a transaction is the end timestamp of the
-//! previous one (transactions run back to back), so latency also includes the generator's
-//! `next()` and the harness's own bookkeeping (a few ns).
+//! in nanoseconds into the worker's histogram. To keep the harness cost at one clock read per
+//! transaction, the start of a transaction is the end timestamp of the previous one (transactions
+//! run back to back), so latency also includes the generator's `next()` and the harness's own
+//! bookkeeping (a few ns).
 //!
 //! With [`AckMode::EpochStable`] a commit whose `CommitInfo::acknowledged` is false is only
 //! acknowledged once `Engine::stable_epoch() >= info.epoch` (Silo's group commit): the worker
@@ -41,23 +32,20 @@
 //! Throughput is commits divided by the coordinator's measured interval; the abort rate is
 //! `conflicts / (commits + conflicts)`.
 
-use crate::resources::{ResourceUsage, process_usage};
-use crate::topology::{Placement, pin_current_thread, plan_for_this_machine};
+use crate::driver::{Driven, Driver, measure};
+use crate::session::{Session, SessionProbe};
+use crate::topology::Placement;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 // `txlab_core::sync` has no barrier; the start barrier is the one primitive taken from std.
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
+use txlab_core::meter::Meter;
 use txlab_core::retry::Backoff;
-use txlab_core::sync::{AtomicU32, Condvar, Mutex, Ordering};
-use txlab_core::{AckMode, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
+use txlab_core::{AckMode, Engine, Error, Program, RetryPolicy, RunLimit, Transaction};
+use txlab_core::{TxError, Worker};
 use txlab_workload::{Generator, Workload};
-
-const WARMUP: u32 = 0;
-const MEASURE: u32 = 1;
-const COOLDOWN: u32 = 2;
-const STOP: u32 = 3;
 
 /// Largest accepted thread count.
 pub const MAX_THREADS: usize = 1024;
@@ -90,6 +78,10 @@ pub struct RunConfig {
     pub retry: RetryPolicy,
     /// How long workers wait after the run for pending epoch acknowledgements.
     pub ack_timeout: Duration,
+    /// If set, the measured interval also ends once this many transactions were issued in it
+    /// (at least 1): the bound on a recorded history's size, and the way to run a
+    /// [`RunLimit::Transactions`] limit ([`RunConfig::with_limit`]).
+    pub transaction_cap: Option<u64>,
 }
 
 impl Default for RunConfig {
@@ -103,6 +95,7 @@ impl Default for RunConfig {
             placement: Placement::PhysicalCores,
             retry: RetryPolicy::default(),
             ack_timeout: Duration::from_secs(10),
+            transaction_cap: None,
         }
     }
 }
@@ -141,7 +134,27 @@ impl RunConfig {
         if self.retry.max_attempts == Some(0) {
             return Err(Error::invalid("max_attempts", 0, "at least 1"));
         }
+        if self.transaction_cap == Some(0) {
+            return Err(Error::invalid("transaction_cap", 0, "at least 1"));
+        }
         Ok(())
+    }
+
+    /// This configuration with its measured interval bounded by `limit`: a duration, or a
+    /// number of transactions issued in it (then the interval lasts at most [`MAX_DURATION`]).
+    pub fn with_limit(self, limit: RunLimit) -> Result<Self, Error> {
+        Ok(match limit.validate()? {
+            RunLimit::Duration(duration) => Self {
+                duration,
+                transaction_cap: None,
+                ..self
+            },
+            RunLimit::Transactions(n) => Self {
+                duration: MAX_DURATION,
+                transaction_cap: Some(n),
+                ..self
+            },
+        })
     }
 }
 
@@ -259,75 +272,6 @@ pub struct RunResult {
     pub latency_ns: Histogram<u64>,
 }
 
-fn new_histogram() -> Result<Histogram<u64>, Error> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
-        .map_err(|e| Error::Internal(format!("creating a latency histogram: {e:?}")))
-}
-
-/// A small name → count table; linear search is cheapest for the handful of names involved.
-#[derive(Debug, Default)]
-struct Tally(Vec<(&'static str, u64)>);
-
-impl Tally {
-    #[inline]
-    fn add(&mut self, name: &'static str, n: u64) {
-        if let Some(e) = self.0.iter_mut().find(|e| e.0 == name) {
-            e.1 += n;
-        } else {
-            self.0.push((name, n));
-        }
-    }
-
-    fn merge_into(&self, out: &mut BTreeMap<String, u64>) {
-        for &(k, v) in &self.0 {
-            *out.entry(k.to_string()).or_default() += v;
-        }
-    }
-}
-
-#[derive(Debug)]
-struct ThreadStats {
-    commits: u64,
-    user_aborts: u64,
-    conflicts: u64,
-    retries: u64,
-    abandoned: u64,
-    unacknowledged: u64,
-    causes: Tally,
-    counters: Tally,
-    /// Commits by `Program::kind()`.
-    kinds: Tally,
-    latency: Histogram<u64>,
-}
-
-struct Shared<'a, E> {
-    engine: &'a E,
-    phase: AtomicU32,
-    barrier: Barrier,
-    /// Set (and `failed_cv` notified) by a worker whose loop returned an error.
-    failed: Mutex<bool>,
-    failed_cv: Condvar,
-    cfg: &'a RunConfig,
-}
-
-impl<E> Shared<'_, E> {
-    /// Records that a worker failed and wakes the coordinator.
-    fn report_failure(&self) {
-        *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        self.failed_cv.notify_all();
-    }
-
-    /// Sleeps for `timeout` unless a worker fails first; returns whether one has failed.
-    fn failed_within(&self, timeout: Duration) -> bool {
-        let guard = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-        let (guard, _) = self
-            .failed_cv
-            .wait_timeout_while(guard, timeout, |failed| !*failed)
-            .unwrap_or_else(|p| p.into_inner());
-        *guard
-    }
-}
-
 /// Runs `workload` on `engine` as `cfg` says (see the module docs). The database must already
 /// be loaded.
 pub fn run_workload<E: Engine, W: Workload>(
@@ -335,181 +279,90 @@ pub fn run_workload<E: Engine, W: Workload>(
     workload: &W,
     cfg: &RunConfig,
 ) -> Result<RunResult, Error> {
-    cfg.validate()?;
-    let plan = plan_for_this_machine(cfg.placement, cfg.threads);
-    let shared = Shared {
-        engine,
-        phase: AtomicU32::new(WARMUP),
-        barrier: Barrier::new(cfg.threads + 1),
-        failed: Mutex::new(false),
-        failed_cv: Condvar::new(),
-        cfg,
-    };
-    let shared = &shared;
-    let (outcomes, measured, usage0, usage1) = std::thread::scope(|s| {
-        let handles: Vec<_> = plan
-            .cpus
-            .iter()
-            .enumerate()
-            .map(|(i, &cpu)| {
-                s.spawn(move || {
-                    let pinned = cpu.filter(|&c| pin_current_thread(c));
-                    shared.barrier.wait();
-                    let r = worker_loop(shared, workload, i);
-                    if r.is_err() {
-                        shared.phase.store(STOP, Ordering::Relaxed);
-                        shared.report_failure();
-                    }
-                    (r, pinned)
-                })
-            })
-            .collect();
-        shared.barrier.wait();
-        // Timing, not synchronization: the coordinator sleeps through each phase unless a worker
-        // reports an error first.
-        // A worker that fails sets STOP itself, which the compare-exchange never overwrites.
-        let failed_in_warmup = shared.failed_within(cfg.warmup);
-        let usage0 = process_usage();
-        let m0 = Instant::now();
-        let measuring = !failed_in_warmup
-            && shared
-                .phase
-                .compare_exchange(WARMUP, MEASURE, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok();
-        let failed_in_measure = measuring && shared.failed_within(cfg.duration);
-        let cooling = measuring
-            && !failed_in_measure
-            && shared
-                .phase
-                .compare_exchange(MEASURE, COOLDOWN, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok();
-        let measured = m0.elapsed();
-        let usage1 = process_usage();
-        if cooling {
-            shared.failed_within(cfg.cooldown);
-        }
-        shared.phase.store(STOP, Ordering::Relaxed);
-        let outcomes: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
-        (outcomes, measured, usage0, usage1)
-    });
+    measure(&Interactive { engine, workload }, cfg)
+}
 
-    let mut cpus = Vec::with_capacity(outcomes.len());
-    let mut stats = Vec::with_capacity(outcomes.len());
-    for (r, pinned) in outcomes {
-        stats.push(r?);
-        cpus.push(pinned);
+/// The interactive execution model's [`Driver`] (module docs).
+#[derive(Debug)]
+pub struct Interactive<'a, E, W> {
+    /// The engine, loaded.
+    pub engine: &'a E,
+    /// The workload whose generators the workers run.
+    pub workload: &'a W,
+}
+
+impl<E: Engine, W: Workload> Driver for Interactive<'_, E, W> {
+    fn engine_threads(&self, cfg: &RunConfig) -> usize {
+        cfg.threads
     }
-    let (usage0, usage1): (ResourceUsage, ResourceUsage) = (usage0?, usage1?);
-    let mut latency = new_histogram()?;
-    let mut res = RunResult {
-        threads: cfg.threads,
-        elapsed_s: measured.as_secs_f64(),
-        commits: 0,
-        user_aborts: 0,
-        conflicts: 0,
-        retries: 0,
-        abandoned: 0,
-        conflicts_by_cause: BTreeMap::new(),
-        counters: BTreeMap::new(),
-        commits_by_kind: BTreeMap::new(),
-        unacknowledged: 0,
-        throughput_tps: 0.0,
-        abort_rate: 0.0,
-        latency: LatencySummary::default(),
-        latency_cdf: Vec::new(),
-        per_thread_commits: Vec::with_capacity(stats.len()),
-        cpu_time_s: usage1.cpu().saturating_sub(usage0.cpu()).as_secs_f64(),
-        peak_rss_bytes: usage1.max_rss_bytes,
-        cpus,
-        oversubscribed: plan.oversubscribed,
-        ack: match engine.ack_mode() {
-            AckMode::AtCommit => "commit".into(),
-            AckMode::EpochStable => "epoch".into(),
-        },
-        latency_ns: new_histogram()?,
-    };
-    for t in &stats {
-        res.commits += t.commits;
-        res.user_aborts += t.user_aborts;
-        res.conflicts += t.conflicts;
-        res.retries += t.retries;
-        res.abandoned += t.abandoned;
-        res.unacknowledged += t.unacknowledged;
-        res.per_thread_commits.push(t.commits);
-        t.causes.merge_into(&mut res.conflicts_by_cause);
-        t.counters.merge_into(&mut res.counters);
-        for &(kind, n) in &t.kinds.0 {
-            *res.commits_by_kind.entry(kind.to_string()).or_default() += n;
-        }
-        latency
-            .add(&t.latency)
-            .map_err(|e| Error::Internal(format!("merging latency histograms: {e:?}")))?;
+
+    fn ack(&self) -> AckMode {
+        self.engine.ack_mode()
     }
-    res.throughput_tps = res.commits as f64 / measured.as_secs_f64();
-    let attempts = res.commits + res.conflicts;
-    res.abort_rate = if attempts == 0 {
-        0.0
-    } else {
-        res.conflicts as f64 / attempts as f64
-    };
-    res.latency = LatencySummary::of(&latency);
-    res.latency_cdf = latency_cdf(&latency);
-    res.latency_ns = latency;
-    Ok(res)
+
+    fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
+        let threads = session.config().threads;
+        let barrier = Barrier::new(threads + 1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let barrier = &barrier;
+                    s.spawn(move || {
+                        let pinned = session.pin(i);
+                        barrier.wait();
+                        let r = worker_loop(session, self.engine, self.workload, i);
+                        if r.is_err() {
+                            session.fail();
+                        }
+                        r.map(|()| pinned)
+                    })
+                })
+                .collect();
+            barrier.wait();
+            session.ready();
+            let cpus = handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Result<_, Error>>()?;
+            Ok(Driven {
+                cpus,
+                counters: Vec::new(),
+            })
+        })
+    }
 }
 
 fn worker_loop<E: Engine, W: Workload>(
-    shared: &Shared<'_, E>,
+    session: &Session<'_>,
+    engine: &E,
     workload: &W,
     index: usize,
-) -> Result<ThreadStats, Error> {
-    let engine = shared.engine;
+) -> Result<(), Error> {
+    let cfg = session.config();
+    let mut probe = session.probe(index);
     let mut worker = engine.worker()?;
-    let mut generator = workload.generator(index, shared.cfg.seed);
-    let policy = shared.cfg.retry;
-    let mut backoff = Backoff::new(
-        policy,
-        shared.cfg.seed ^ (index as u64).wrapping_mul(0x9E37),
-    );
+    let mut generator = workload.generator(index, cfg.seed);
+    let policy = cfg.retry;
+    let mut backoff = Backoff::new(policy, cfg.seed ^ (index as u64).wrapping_mul(0x9E37));
     let track_epochs = engine.ack_mode() == AckMode::EpochStable;
     let mut pending: VecDeque<(Instant, u64)> = VecDeque::new();
     let mut last_ack_poll = Instant::now();
-    let mut st = ThreadStats {
-        commits: 0,
-        user_aborts: 0,
-        conflicts: 0,
-        retries: 0,
-        abandoned: 0,
-        unacknowledged: 0,
-        causes: Tally::default(),
-        counters: Tally::default(),
-        kinds: Tally::default(),
-        latency: new_histogram()?,
-    };
-    let mut phase = WARMUP;
     let mut last = Instant::now();
     loop {
-        let now_phase = shared.phase.load(Ordering::Relaxed);
-        if now_phase != phase {
-            match phase {
-                // Leaving warm-up (possibly straight to a later phase): forget its counters.
-                WARMUP => worker.drain_counters(&mut |_, _| {}),
-                // Leaving the measured interval: its counters are the result's.
-                MEASURE => worker.drain_counters(&mut |name, n| st.counters.add(name, n)),
-                // Cool-down counters are never collected.
-                _ => {}
-            }
-            phase = now_phase;
-            if phase == STOP {
-                break;
-            }
+        let (ticket, transition) = probe.issue_at(last);
+        if transition.left_warmup {
+            // Leaving warm-up (possibly straight to a later phase): forget its counters.
+            worker.drain_counters(&mut |_, _| {});
         }
-        let measuring = phase == MEASURE;
+        if transition.left_measure {
+            // Leaving the measured interval: its counters are the result's.
+            let counters = &mut probe.tally.counters;
+            worker.drain_counters(&mut |name, n| counters.add(name, n));
+        }
+        let Some(ticket) = ticket else { break };
+        let measuring = ticket.counted();
         let program = generator.next();
-        let start = last;
+        let start = ticket.issued();
         let mut attempts = 0u32;
         backoff.reset();
         loop {
@@ -522,42 +375,42 @@ fn worker_loop<E: Engine, W: Workload>(
                     Err(e)
                 }
             };
+            let t = &mut probe.tally;
             match r {
                 Ok(info) => {
                     let now = Instant::now();
                     last = now;
                     if measuring {
-                        st.commits += 1;
-                        st.kinds.add(program.kind(), 1);
+                        t.commits += 1;
+                        t.kinds.add(program.kind(), 1);
                         if track_epochs && !info.acknowledged {
                             pending.push_back((start, info.epoch));
                         } else {
-                            st.latency
-                                .saturating_record(nanos(now.saturating_duration_since(start)));
+                            probe.latency(now.saturating_duration_since(start));
                         }
                     }
                     break;
                 }
                 Err(TxError::Conflict(c)) => {
                     if measuring {
-                        st.conflicts += 1;
-                        st.causes.add(c.cause.name(), 1);
+                        t.conflicts += 1;
+                        t.causes.add(c.cause.name(), 1);
                     }
                     if policy.max_attempts.is_some_and(|m| attempts >= m) {
                         if measuring {
-                            st.abandoned += 1;
+                            t.abandoned += 1;
                         }
                         last = Instant::now();
                         break;
                     }
                     if measuring {
-                        st.retries += 1;
+                        t.retries += 1;
                     }
                     backoff.wait();
                 }
                 Err(TxError::UserAbort(_)) => {
                     if measuring {
-                        st.user_aborts += 1;
+                        t.user_aborts += 1;
                     }
                     last = Instant::now();
                     break;
@@ -573,40 +426,35 @@ fn worker_loop<E: Engine, W: Workload>(
             let stable = engine.stable_epoch();
             let now = Instant::now();
             last_ack_poll = now;
-            acknowledge(stable, now, &mut pending, &mut st.latency);
+            acknowledge(stable, now, &mut pending, &mut probe);
         }
     }
     // Wait (bounded) for the commits of the measured interval to be acknowledged.
-    let deadline = Instant::now() + shared.cfg.ack_timeout;
+    let deadline = Instant::now() + cfg.ack_timeout;
     while !pending.is_empty() {
         let stable = engine.stable_epoch();
         let now = Instant::now();
-        acknowledge(stable, now, &mut pending, &mut st.latency);
+        acknowledge(stable, now, &mut pending, &mut probe);
         if now >= deadline {
             break;
         }
         std::thread::yield_now();
     }
-    st.unacknowledged = pending.len() as u64;
-    Ok(st)
-}
-
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    probe.tally.unacknowledged = pending.len() as u64;
+    Ok(())
 }
 
 fn acknowledge(
     stable: u64,
     now: Instant,
     pending: &mut VecDeque<(Instant, u64)>,
-    latency: &mut Histogram<u64>,
+    probe: &mut SessionProbe<'_>,
 ) {
     while let Some(&(start, epoch)) = pending.front() {
         if epoch > stable {
             break;
         }
-        latency.saturating_record(nanos(now.saturating_duration_since(start)));
+        probe.latency(now.saturating_duration_since(start));
         pending.pop_front();
     }
 }

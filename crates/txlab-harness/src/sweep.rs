@@ -4,10 +4,12 @@
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
 
-use crate::registry::{EngineParams, Protocol, WorkloadKind, WorkloadParams, run_point};
+use crate::point::{EngineParams, run_point};
+use crate::registry::Protocol;
 use crate::report::RunRecord;
 use crate::runner::RunConfig;
 use crate::topology::Placement;
+use crate::workloads::{WorkloadKind, WorkloadParams};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::IsTerminal;
@@ -28,13 +30,13 @@ pub struct SweepSpec {
     /// Repeats of every point.
     pub repeat: u32,
     /// Warm-up per run (serialized in seconds).
-    #[serde(serialize_with = "crate::registry::ser_secs")]
+    #[serde(serialize_with = "crate::point::ser_secs")]
     pub warmup: Duration,
     /// Measured interval per run (serialized in seconds).
-    #[serde(serialize_with = "crate::registry::ser_secs")]
+    #[serde(serialize_with = "crate::point::ser_secs")]
     pub duration: Duration,
     /// Cool-down after each run's measured interval (serialized in seconds).
-    #[serde(serialize_with = "crate::registry::ser_secs")]
+    #[serde(serialize_with = "crate::point::ser_secs")]
     pub cooldown: Duration,
     /// Generator seed (the same for every repeat: repeats measure noise, not seeds).
     pub seed: u64,
@@ -96,25 +98,9 @@ impl SweepSpec {
     /// workload, and flags that only apply to some workloads have one to apply to (before
     /// anything runs).
     pub fn validate(&self) -> Result<(), Error> {
-        // The OCC-batching pipeline has no range scans (`TxOps::scan` fails with
-        // `ScanUnsupported`), so a scanning workload would fail at its first scan: refuse it here.
         for &p in &self.protocols {
-            if crate::batch::pipeline_mode(p).is_none() {
-                continue;
-            }
-            if let Some(w) = self.workloads.iter().find(|w| w.scans()) {
-                return Err(Error::invalid(
-                    "--protocol with --workload",
-                    format!("{} with {}", p.name(), w.name()),
-                    format!(
-                        "a workload without range scans for the batch-* protocols: {} scans \
-                         (TPC-C's Delivery, OrderStatus, StockLevel, Payment by name) and the \
-                         OCC-batching pipeline has no range scans; run {} with silo, tictoc, \
-                         mvto, their -nwr variants or silo-ta",
-                        w.name(),
-                        w.name()
-                    ),
-                ));
+            for &w in &self.workloads {
+                p.accepts(w)?;
             }
         }
         if self.params.tpcc_scaled && !self.workloads.iter().any(|w| w.is_tpcc()) {
@@ -133,7 +119,7 @@ impl SweepSpec {
         }
         for &w in &self.workloads {
             for &theta in &self.thetas {
-                crate::registry::validate_workload(
+                crate::workloads::validate_workload(
                     w,
                     &WorkloadParams {
                         theta,
@@ -157,7 +143,7 @@ impl SweepSpec {
             let run = self.run_config(threads);
             run.validate()?;
             for &p in &self.protocols {
-                crate::batch::validate(p, threads, &self.engine.batch, &run)?;
+                p.validate(threads, &self.engine, &run)?;
             }
         }
         Ok(())
@@ -241,11 +227,11 @@ pub fn run_sweep(spec: &SweepSpec) -> Result<Vec<RunRecord>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::YcsbKind;
+    use crate::workloads::YcsbKind;
 
     fn spec() -> SweepSpec {
         SweepSpec {
-            protocols: vec![Protocol::Silo],
+            protocols: vec![Protocol::from_name("silo").unwrap()],
             workloads: vec![WorkloadKind::Noop, WorkloadKind::Ycsb(YcsbKind::C)],
             threads: vec![1, 2],
             thetas: vec![0.0, 0.9],

@@ -73,7 +73,7 @@ fn check_run(
 #[test]
 fn check_fails_the_command_on_a_broken_engine() {
     let p = Protocol::from_name(MUTANT).unwrap();
-    assert!(p.hidden() && p.interactive());
+    assert!(p.hidden() && !p.is_compared());
     assert!(!list_text().contains("mutant"), "mutants are not listed");
 
     let out = std::env::temp_dir().join(format!("txlab-check-mutant-{}", std::process::id()));

@@ -3,10 +3,16 @@
 
 use clap::Parser;
 use std::time::Duration;
-use txlab_harness::batch::{BatchParams, FvsChoice};
 use txlab_harness::cli::{AckArg, Cli, Command, EXIT_USAGE, Failure, execute, parse_duration};
 use txlab_harness::cli::{check_failures, list_text, utc_timestamp};
-use txlab_harness::registry::{CheckSummary, Protocol, WorkloadKind, YcsbKind};
+use txlab_harness::point::CheckSummary;
+use txlab_harness::registry::Protocol;
+use txlab_harness::registry::pipeline::{BatchParams, FvsChoice};
+use txlab_harness::workloads::{WorkloadKind, YcsbKind};
+
+fn protocol(name: &str) -> Protocol {
+    Protocol::from_name(name).unwrap()
+}
 
 fn run_args(args: &[&str]) -> txlab_harness::cli::RunArgs {
     let mut argv = vec!["txlab", "run"];
@@ -29,7 +35,7 @@ fn usage_error(args: &[&str]) -> String {
 #[test]
 fn defaults_are_documented_values() {
     let r = run_args(&[]);
-    assert_eq!(r.protocol, vec![Protocol::Silo]);
+    assert_eq!(r.protocol, vec![protocol("silo")]);
     assert_eq!(r.workload, vec![WorkloadKind::Ycsb(YcsbKind::A)]);
     assert_eq!(r.threads, vec![1]);
     assert_eq!(r.theta, vec![0.0]);
@@ -74,7 +80,7 @@ fn batching_flags_parse_and_bad_values_name_the_flag() {
         "hybrid",
     ]);
     assert_eq!(r.protocol.len(), 6);
-    assert!(r.protocol.iter().all(|p| !p.interactive()));
+    assert!(r.protocol.iter().all(|p| !p.is_compared()));
     let b = r.spec().engine.batch;
     assert_eq!(
         (b.batch_size, b.concurrency, b.reorder_workers, b.fvs),
@@ -164,7 +170,7 @@ fn every_flag_parses() {
         "9",
         "--hyperthreads",
     ]);
-    assert_eq!(r.protocol, vec![Protocol::Silo, Protocol::Noop]);
+    assert_eq!(r.protocol, vec![protocol("silo"), protocol("noop")]);
     assert_eq!(r.workload.len(), 6);
     assert_eq!(r.workload[5], WorkloadKind::SmallBank);
     assert_eq!(r.threads, vec![1, 2, 8]);
@@ -212,12 +218,12 @@ fn other_subcommands_parse() {
                 vec![WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank]
             );
             assert!(
-                !spec.protocols.contains(&Protocol::Noop),
+                !spec.protocols.contains(&protocol("noop")),
                 "hidden protocols are not compared"
             );
-            assert!(spec.protocols.contains(&Protocol::Silo));
+            assert!(spec.protocols.contains(&protocol("silo")));
             assert!(
-                spec.protocols.iter().all(|p| p.interactive()),
+                spec.protocols.iter().all(|p| p.is_compared()),
                 "the batching engines are not compared: {:?}",
                 spec.protocols
             );

@@ -1,23 +1,28 @@
-//! [`Pipeline::run`]: transaction clients and processors driving a workload through the
-//! pipeline, and the [`RunStats`] they report.
+//! [`Pipeline::run_metered`] and [`Pipeline::run`]: transaction clients and processors driving a
+//! workload through the pipeline.
 //!
 //! Clients (§5.1) keep the system at its concurrency level: client `c` of `n` keeps up to its
 //! share of [`PipelineConfig::concurrency`](super::PipelineConfig) transactions in flight,
-//! hands each new one to a processor (round-robin) and waits only for completions. Latency is
-//! measured by the client, from submission to the commit decision, restarts included.
+//! hands each new one to a processor (round-robin) and waits only for completions. Each
+//! transaction is stamped by the client's meter probe when it is submitted and reported to it
+//! when its processor answers, so latency runs from submission to the commit decision, restarts
+//! included (`txlab_core::meter`).
 //!
-//! A run is bounded by a transaction count (tests) or a duration (measurements); in both cases
-//! every submitted transaction finishes before `run` returns.
+//! `run_metered` runs until the meter stops issuing (the harness's meter: warm-up, measured
+//! interval, cool-down); `run` is the stand-alone form bounded by a transaction count (tests) or
+//! a duration, returning [`RunStats`]. In both, every submitted transaction finishes before the
+//! call returns.
 
 use super::engine::Pipeline;
 use super::processor::{Completion, Finished, ProcessorCounters, ProcessorEvent, processor};
 use super::validator::ValidatorSnapshot;
+use crate::meter::LimitMeter;
 use hdrhistogram::Histogram;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use txlab_core::Error;
 use txlab_core::history::Recorder;
+use txlab_core::meter::{Meter, Probe};
 use txlab_core::sync::mpsc::channel;
-use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_workload::{Generator, Workload};
 
 pub use txlab_core::RunLimit;
@@ -75,17 +80,12 @@ impl RunStats {
     }
 }
 
-#[derive(Debug)]
-struct ClientResult {
-    committed: u64,
-    user_aborts: u64,
-    latency_us: Histogram<u64>,
-    error: Option<Error>,
-}
-
-fn new_histogram() -> Result<Histogram<u64>, Error> {
-    Histogram::new_with_bounds(1, 60_000_000, 3)
-        .map_err(|e| Error::Internal(format!("latency histogram: {e}")))
+/// What [`Pipeline::run_metered`] returns besides what it reported to the meter.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MeteredRun {
+    /// Most transactions live in one processor at once.
+    pub peak_live: usize,
 }
 
 impl<Rec: Recorder> Pipeline<Rec> {
@@ -97,20 +97,34 @@ impl<Rec: Recorder> Pipeline<Rec> {
         W: Workload,
         W::Program: Clone + Send + 'static,
     {
-        limit.validate()?;
-        let config = self.config;
+        let meter = LimitMeter::new(limit)?;
         let before = self.shared.counters.snapshot();
-        let issued = AtomicU64::new(0);
-        let started = Instant::now();
-        let deadline = match limit {
-            RunLimit::Duration(d) => Some(started + d),
-            RunLimit::Transactions(_) => None,
-        };
-        let may_issue = || match limit {
-            RunLimit::Transactions(n) => issued.fetch_add(1, Ordering::Relaxed) < n,
-            RunLimit::Duration(_) => deadline.is_some_and(|d| Instant::now() < d),
-        };
+        let run = self.run_metered(workload, seed, &meter)?;
+        let totals = meter.totals();
+        Ok(RunStats {
+            mode: self.config.mode.name(),
+            elapsed: meter.elapsed(),
+            committed: totals.committed,
+            user_aborts: totals.user_aborts,
+            restarts: totals.conflicts,
+            peak_live: run.peak_live,
+            validator: self.shared.counters.snapshot().since(&before),
+            latency_us: totals.latency_us,
+        })
+    }
 
+    /// Runs `workload`'s transactions (generators seeded with `seed`) until `meter` stops
+    /// issuing, reporting each one to it (`txlab_core::meter`): client `c` issues through probe
+    /// `c`, and reports the commit (with the attempts the validator aborted) or the user abort
+    /// when its processor answers. The validator's counters are
+    /// [`Pipeline::validator_counters`]. The workload must already be loaded.
+    pub fn run_metered<W, M>(&self, workload: &W, seed: u64, meter: &M) -> Result<MeteredRun, Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send + 'static,
+        M: Meter,
+    {
+        let config = self.config;
         let mut processor_queues = Vec::new();
         let mut processor_inboxes = Vec::new();
         for _ in 0..config.processors {
@@ -143,31 +157,26 @@ impl<Rec: Recorder> Pipeline<Rec> {
                     let share = config.concurrency / config.clients
                         + usize::from(c < config.concurrency % config.clients);
                     let queues = processor_queues.clone();
-                    let may_issue = &may_issue;
                     let mut generator = workload.generator(c, seed);
-                    scope.spawn(move || -> Result<ClientResult, Error> {
-                        let mut result = ClientResult {
-                            committed: 0,
-                            user_aborts: 0,
-                            latency_us: new_histogram()?,
-                            error: None,
-                        };
+                    scope.spawn(move || -> Result<(), Error> {
+                        let mut probe = meter.probe(c);
+                        let mut error = None;
                         let mut in_flight = 0usize;
                         let mut stopping = false;
                         let mut next = c;
                         loop {
                             while !stopping && in_flight < share {
-                                if !may_issue() {
+                                let Some(ticket) = probe.issue() else {
                                     stopping = true;
                                     break;
-                                }
+                                };
                                 let program = generator.next().clone();
                                 next = (next + 1) % queues.len();
                                 queues[next]
                                     .send(ProcessorEvent::New {
                                         client: c,
                                         program,
-                                        submitted: Instant::now(),
+                                        ticket,
                                     })
                                     .map_err(|_| {
                                         Error::Internal("a processor has stopped".into())
@@ -181,20 +190,19 @@ impl<Rec: Recorder> Pipeline<Rec> {
                                 Error::Internal("processors stopped before answering".into())
                             })?;
                             in_flight -= 1;
+                            if done.restarts > 0 {
+                                probe.retried(&done.ticket, u64::from(done.restarts));
+                            }
                             match done.finished {
-                                Finished::Committed => {
-                                    result.committed += 1;
-                                    let us = done.submitted.elapsed().as_micros() as u64;
-                                    result.latency_us.saturating_record(us.max(1));
-                                }
-                                Finished::UserAborted => result.user_aborts += 1,
+                                Finished::Committed => probe.committed(&done.ticket, done.kind),
+                                Finished::UserAborted => probe.user_aborted(&done.ticket),
                                 Finished::Failed(e) => {
-                                    result.error.get_or_insert(e);
+                                    error.get_or_insert(e);
                                     stopping = true;
                                 }
                             }
                         }
-                        Ok(result)
+                        error.map_or(Ok(()), Err)
                     })
                 })
                 .collect();
@@ -218,34 +226,13 @@ impl<Rec: Recorder> Pipeline<Rec> {
                 .collect();
             (client_results, processor_results)
         });
-        let elapsed = started.elapsed();
-        let mut stats = RunStats {
-            mode: config.mode.name(),
-            elapsed,
-            committed: 0,
-            user_aborts: 0,
-            restarts: 0,
-            peak_live: 0,
-            validator: self.shared.counters.snapshot().since(&before),
-            latency_us: new_histogram()?,
-        };
+        let mut run = MeteredRun { peak_live: 0 };
         for p in processor_results {
-            let p = p?;
-            stats.restarts += p.restarts;
-            stats.peak_live = stats.peak_live.max(p.peak_live);
+            run.peak_live = run.peak_live.max(p?.peak_live);
         }
         for c in client_results {
-            let c = c?;
-            if let Some(e) = c.error {
-                return Err(e);
-            }
-            stats.committed += c.committed;
-            stats.user_aborts += c.user_aborts;
-            stats
-                .latency_us
-                .add(&c.latency_us)
-                .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?;
+            c?;
         }
-        Ok(stats)
+        Ok(run)
     }
 }

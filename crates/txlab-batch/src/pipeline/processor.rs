@@ -36,19 +36,19 @@ use super::engine::{Pipeline, record_attempt};
 use super::execution::{Execution, TxnBuffer};
 use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
 use std::collections::VecDeque;
-use std::time::Instant;
 use txlab_core::history::{Outcome, Recorder, txn_id};
+use txlab_core::meter::Ticket;
 use txlab_core::sync::Arc;
 use txlab_core::sync::mpsc::{Receiver, Sender};
 use txlab_core::{AccessSet, Error, Program, TxError};
 
 /// What a processor's queue carries.
 pub(crate) enum ProcessorEvent<P> {
-    /// A new transaction from client `client`, submitted at `submitted`.
+    /// A new transaction from client `client`, stamped by the client's meter.
     New {
         client: usize,
         program: P,
-        submitted: Instant,
+        ticket: Ticket,
     },
     /// A storage worker's answer.
     Reads(ReadReply),
@@ -69,7 +69,11 @@ pub(crate) enum Finished {
 /// A processor's answer to a client.
 #[derive(Debug)]
 pub(crate) struct Completion {
-    pub(crate) submitted: Instant,
+    pub(crate) ticket: Ticket,
+    /// Attempts the validator aborted before this outcome.
+    pub(crate) restarts: u32,
+    /// The program's `Program::kind()`.
+    pub(crate) kind: &'static str,
     pub(crate) finished: Finished,
 }
 
@@ -91,7 +95,7 @@ impl<P: Send> Sink<Decision> for ProcessorSink<P> {
 struct Live<P> {
     client: usize,
     program: P,
-    submitted: Instant,
+    ticket: Ticket,
     restarts: u32,
     /// Read replies still awaited (a read split over storage partitions has several parts).
     pending_reads: u32,
@@ -242,7 +246,7 @@ where
             ProcessorEvent::New {
                 client,
                 program,
-                submitted,
+                ticket,
             } => {
                 let slot = match free.pop() {
                     Some(s) => s,
@@ -254,7 +258,7 @@ where
                 let mut txn = Live {
                     client,
                     program,
-                    submitted,
+                    ticket,
                     restarts: 0,
                     pending_reads: 0,
                     snapshot_ts: 0,
@@ -315,7 +319,9 @@ where
                         }
                         let txn = live[slot as usize].take().expect("checked above");
                         let _ = clients[txn.client].send(Completion {
-                            submitted: txn.submitted,
+                            ticket: txn.ticket,
+                            restarts: txn.restarts,
+                            kind: txn.program.kind(),
                             finished: Finished::Committed,
                         });
                         spare.push(txn.buffer);
@@ -383,7 +389,9 @@ where
         }
         let txn = live[ready as usize].take().expect("slot is live");
         let _ = clients[txn.client].send(Completion {
-            submitted: txn.submitted,
+            ticket: txn.ticket,
+            restarts: txn.restarts,
+            kind: txn.program.kind(),
             finished,
         });
         spare.push(txn.buffer);
@@ -424,7 +432,7 @@ mod tests {
         tx.send(ProcessorEvent::New {
             client: 0,
             program: (),
-            submitted: Instant::now(),
+            ticket: Ticket::new(std::time::Instant::now(), true),
         })
         .unwrap();
         tx.send(decided(4, Ok(8))).unwrap();
