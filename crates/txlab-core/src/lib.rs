@@ -12,6 +12,8 @@
 //! - [`deterministic`]: [`Deterministic`](deterministic::Deterministic), executing a log of
 //!   programs with the effect of their serial execution in log order;
 //! - [`partition`]: which partition owns each row of a partitioned (distributed) database;
+//! - [`pieces`]: transactions as immediate/deferrable pieces with profiles, conflict keys and
+//!   column groups (the distributed-pieces model: ROCOCO, 2PL/OCC with 2PC);
 //! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
 //! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
 //! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
@@ -30,6 +32,7 @@ pub mod error;
 pub mod history;
 pub mod meter;
 pub mod partition;
+pub mod pieces;
 pub mod program;
 pub mod retire_floor;
 pub mod retire_queue;
