@@ -64,6 +64,7 @@ use crate::txn::TxOps;
 use std::fmt;
 
 /// Whether a piece runs when it arrives or may be deferred and reordered (module docs).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PieceKind {
     /// Its output is another piece's input: it runs in the first round and cannot be reordered.
@@ -83,6 +84,7 @@ impl PieceKind {
 }
 
 /// A group of a table's columns (module docs). `0` is the whole row; groups are `0..=15`.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ColumnGroup(pub u8);
 
@@ -94,6 +96,7 @@ impl ColumnGroup {
 }
 
 /// What a server orders pieces by: a `(table, column group, unit)` triple (module docs).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConflictKey {
     /// The table.
@@ -206,6 +209,7 @@ pub trait PieceProfiles {
 
 /// One piece instance of a transaction, with the key that routes it to its server (through the
 /// partitioner: the server owning `route_key` of `route_table` runs it).
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PieceRef {
     /// Index of the piece in its [`TxnProfile::pieces`].

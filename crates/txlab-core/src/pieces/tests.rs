@@ -228,3 +228,18 @@ fn checked_ops_allow_declared_accesses_and_name_the_rest() {
         "refused writes left no trace"
     );
 }
+
+#[cfg(all(feature = "serde", not(any(txlab_loom, txlab_shuttle))))]
+#[test]
+fn piece_refs_and_conflict_keys_survive_a_serde_round_trip() {
+    let r = PieceRef::new(3, 14, TableId(8), u64::MAX - 1);
+    let k = (
+        ConflictKey::new(TableId(2), ColumnGroup(3), 77),
+        PieceKind::Deferrable,
+    );
+    let text = serde_json::to_string(&(r, k)).unwrap();
+    assert_eq!(
+        serde_json::from_str::<(PieceRef, (ConflictKey, PieceKind))>(&text).unwrap(),
+        (r, k)
+    );
+}

@@ -16,7 +16,13 @@ struct Entry {
 }
 
 /// Outputs of pieces by slot (module docs). Equality compares contents, not insertion order.
+/// Serialized as a list of `(slot, bytes)` pairs, so a decoded value is always well-formed.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(into = "Vec<(u16, Vec<u8>)>", from = "Vec<(u16, Vec<u8>)>")
+)]
 pub struct PieceValues {
     entries: Vec<Entry>,
     bytes: Vec<u8>,
@@ -134,9 +140,42 @@ impl PartialEq for PieceValues {
 
 impl Eq for PieceValues {}
 
+impl From<PieceValues> for Vec<(u16, Vec<u8>)> {
+    fn from(v: PieceValues) -> Self {
+        v.iter().map(|(s, b)| (s, b.to_vec())).collect()
+    }
+}
+
+impl From<Vec<(u16, Vec<u8>)>> for PieceValues {
+    fn from(pairs: Vec<(u16, Vec<u8>)>) -> Self {
+        let mut v = PieceValues::new();
+        for (slot, bytes) in &pairs {
+            v.put(*slot, bytes);
+        }
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(all(feature = "serde", not(any(txlab_loom, txlab_shuttle))))]
+    #[test]
+    fn piece_values_survive_a_serde_round_trip_without_stale_bytes() {
+        let mut v = PieceValues::new();
+        v.put(2, b"first");
+        v.put(2, b"second value");
+        v.put_u64(7, u64::MAX);
+        let text = serde_json::to_string(&v).unwrap();
+        let back: PieceValues = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(
+            back.bytes.len(),
+            12 + 8,
+            "the replaced value is not shipped"
+        );
+    }
 
     #[test]
     fn cleared_piece_values_reuse_their_buffers() {
