@@ -41,6 +41,10 @@
 //! Keys within one transaction are distinct; [`Program::declare`] lists exactly the keys and
 //! access kinds [`Program::run`] performs; every read key must be present (all keys are loaded).
 
+pub mod pieces;
+
+pub use pieces::MAX_PIECED_OPS;
+
 use crate::distinct::DistinctKeys;
 use crate::rng::{WorkloadRng, worker_rng};
 use crate::stamp::{LOAD_THREAD, write_stamp};
@@ -351,6 +355,39 @@ impl YcsbTxn {
         (self.thread, self.seq)
     }
 
+    /// Runs one operation; a read hands the value it read to `read`.
+    fn run_op<T: TxOps + ?Sized>(
+        &self,
+        op: &YcsbOp,
+        tx: &mut T,
+        read: impl FnOnce(&[u8]),
+    ) -> TxResult<()> {
+        let (thread, seq) = (self.thread, self.seq);
+        match op.kind {
+            YcsbOpKind::Read => match tx.read(self.table, op.key)? {
+                Some(v) => read(v),
+                None => return Err(self.absent(op.key)),
+            },
+            YcsbOpKind::BlindUpdate => tx.write(self.table, op.key, &self.value)?,
+            YcsbOpKind::ReadModifyWrite => {
+                let present = tx.update(self.table, op.key, &mut |v: &mut [u8]| {
+                    if let Some(counter) = v.get_mut(16..24) {
+                        let mut word = [0u8; 8];
+                        word.copy_from_slice(counter);
+                        counter.copy_from_slice(
+                            &u64::from_le_bytes(word).wrapping_add(1).to_le_bytes(),
+                        );
+                    }
+                    write_stamp(v, thread, seq);
+                })?;
+                if !present {
+                    return Err(self.absent(op.key));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn absent(&self, key: u64) -> TxError {
         TxError::Error(Error::Invariant(format!(
             "ycsb: usertable key {key} is absent (was the workload loaded?)"
@@ -362,31 +399,8 @@ impl Program for YcsbTxn {
     type Output = ();
 
     fn run<T: TxOps + ?Sized>(&self, tx: &mut T) -> TxResult<()> {
-        let (thread, seq) = (self.thread, self.seq);
         for op in &self.ops {
-            match op.kind {
-                YcsbOpKind::Read => {
-                    if tx.read(self.table, op.key)?.is_none() {
-                        return Err(self.absent(op.key));
-                    }
-                }
-                YcsbOpKind::BlindUpdate => tx.write(self.table, op.key, &self.value)?,
-                YcsbOpKind::ReadModifyWrite => {
-                    let present = tx.update(self.table, op.key, &mut |v: &mut [u8]| {
-                        if let Some(counter) = v.get_mut(16..24) {
-                            let mut word = [0u8; 8];
-                            word.copy_from_slice(counter);
-                            counter.copy_from_slice(
-                                &u64::from_le_bytes(word).wrapping_add(1).to_le_bytes(),
-                            );
-                        }
-                        write_stamp(v, thread, seq);
-                    })?;
-                    if !present {
-                        return Err(self.absent(op.key));
-                    }
-                }
-            }
+            self.run_op(op, tx, |_| {})?;
         }
         Ok(())
     }

@@ -4,6 +4,8 @@
 //! [`tpcc_row!`](crate::tpcc::codec) declares a row struct and generates, from its field list,
 //!
 //! - `SIZE`: the row's byte length (the sum of its fields' sizes; the table's value size);
+//! - `FIELDS`: each field's name and size in encoding order (ROCOCO's column groups map byte
+//!   spans of a row to groups with it, [`spans`]);
 //! - `encode(&self, out)`: writes the row into a `SIZE`-byte slice;
 //! - `decode(bytes)`: reads it back, rejecting a slice of the wrong length with an
 //!   [`Error::Invariant`] naming the row type and both lengths.
@@ -70,6 +72,20 @@ pub fn trimmed(s: &[u8]) -> &[u8] {
     &s[..end]
 }
 
+/// The byte spans (`start..end`) of the fields of `fields` (a row's `FIELDS`) named in `names`,
+/// or, with `invert`, of all the others.
+pub fn spans(fields: &[(&str, usize)], names: &[&str], invert: bool) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for &(name, size) in fields {
+        if names.contains(&name) != invert {
+            out.push((pos, pos + size));
+        }
+        pos += size;
+    }
+    out
+}
+
 /// The error for a value of the wrong length.
 pub fn wrong_size(row: &'static str, expected: usize, got: usize) -> Error {
     Error::Invariant(format!(
@@ -94,6 +110,11 @@ macro_rules! tpcc_row {
         impl $name {
             /// Encoded size in bytes (the table's value size).
             pub const SIZE: usize = 0 $( + <$ty as $crate::tpcc::codec::Field>::SIZE )*;
+
+            /// `(name, encoded size)` of every field, in encoding order (column groups are
+            /// laid out from it).
+            pub const FIELDS: &'static [(&'static str, usize)] =
+                &[$( (stringify!($field), <$ty as $crate::tpcc::codec::Field>::SIZE) ),*];
 
             /// Writes the row into `out`, which must be exactly [`Self::SIZE`] bytes.
             pub fn encode(&self, out: &mut [u8]) {
@@ -142,6 +163,27 @@ mod tests {
         let b: [u8; 2] = text(b"abcd");
         assert_eq!(&b, b"ab");
         assert_eq!(trimmed(&b), b"ab");
+    }
+
+    #[test]
+    fn field_spans_add_up_to_the_row() {
+        use crate::tpcc::schema::DistrictRow;
+        let ytd = spans(DistrictRow::FIELDS, &["d_ytd"], false);
+        let rest = spans(DistrictRow::FIELDS, &["d_ytd"], true);
+        let size = |s: &[(usize, usize)]| s.iter().map(|(a, b)| b - a).sum::<usize>();
+        assert_eq!(ytd.len(), 1);
+        assert_eq!(size(&ytd), 8);
+        assert_eq!(size(&ytd) + size(&rest), DistrictRow::SIZE);
+        let mut row = DistrictRow::decode(&[0u8; DistrictRow::SIZE]).unwrap();
+        row.d_ytd = -1;
+        let mut buf = [0u8; DistrictRow::SIZE];
+        row.encode(&mut buf);
+        let (s, e) = ytd[0];
+        assert!(
+            buf[s..e].iter().all(|&b| b == 0xff),
+            "the span is where d_ytd is encoded"
+        );
+        assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 8);
     }
 
     #[test]

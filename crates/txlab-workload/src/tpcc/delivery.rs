@@ -37,65 +37,75 @@ pub struct DeliveryInput {
 
 /// Runs Delivery; returns the number of districts that had an order to deliver.
 pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &DeliveryInput, tx: &mut T) -> TxResult<u32> {
-    let (t, k) = (ctx.tables, ctx.keys);
-    let w = inp.w;
     let mut delivered = 0;
-    for d in 1..=k.districts {
-        let (lo, hi) = k.district_orders(w, d);
-        let mut oldest = None;
-        tx.scan(t.new_order, lo, hi, &mut |key, _| {
-            oldest = Some(Keys::order_of_key(key));
-            false
-        })?;
-        let Some(o_id) = oldest else {
-            continue;
-        };
-        let okey = k.order(w, d, o_id);
-        if !tx.delete(t.new_order, okey)? {
-            // Vanished between the scan and the delete: an inconsistent view (txn module docs).
-            return Err(inconsistent(t.new_order, okey));
-        }
-        let mut order = read_inserted_row_for_update(tx, t.order, okey, OrderRow::decode)?;
-        order.o_carrier_id = inp.carrier;
-        let mut buf = [0u8; OrderRow::SIZE];
-        order.encode(&mut buf);
-        tx.write(t.order, okey, &buf)?;
-
-        let mut lines = [(0u64, [0u8; OrderLineRow::SIZE]); 15];
-        let mut n = 0usize;
-        let (lo, hi) = k.order_lines(w, d, o_id, o_id);
-        tx.scan(t.order_line, lo, hi, &mut |key, value| {
-            if n < lines.len() && value.len() == OrderLineRow::SIZE {
-                lines[n].0 = key;
-                lines[n].1.copy_from_slice(value);
-            }
-            n += 1;
-            true
-        })?;
-        if n > lines.len() {
-            return Err(TxError::Error(Error::Invariant(format!(
-                "tpcc delivery: order {o_id} of warehouse {w} district {d} has {n} lines (at most 15)"
-            ))));
-        }
-        let mut sum = 0i64;
-        for (key, bytes) in &mut lines[..n] {
-            let mut ol = OrderLineRow::decode(bytes)?;
-            ol.ol_delivery_d = inp.date;
-            sum += ol.ol_amount;
-            ol.encode(bytes);
-            tx.write(t.order_line, *key, bytes)?;
-        }
-        let ckey = k.customer(w, d, order.o_c_id);
-        let mut customer =
-            read_row_for_update(tx, t.customer, ckey, "customer", CustomerRow::decode)?;
-        customer.c_balance += sum;
-        customer.c_delivery_cnt += 1;
-        let mut buf = [0u8; CustomerRow::SIZE];
-        customer.encode(&mut buf);
-        tx.write(t.customer, ckey, &buf)?;
-        delivered += 1;
+    for d in 1..=ctx.keys.districts {
+        delivered += u32::from(deliver_district(ctx, inp, d, tx)?);
     }
     Ok(delivered)
+}
+
+/// Steps 1–5 for district `d` of warehouse `inp.w`; returns whether it had an order to deliver.
+/// Every row it touches belongs to the district (ROCOCO runs it as one piece per district).
+pub fn deliver_district<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &DeliveryInput,
+    d: u32,
+    tx: &mut T,
+) -> TxResult<bool> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let w = inp.w;
+    let (lo, hi) = k.district_orders(w, d);
+    let mut oldest = None;
+    tx.scan(t.new_order, lo, hi, &mut |key, _| {
+        oldest = Some(Keys::order_of_key(key));
+        false
+    })?;
+    let Some(o_id) = oldest else {
+        return Ok(false);
+    };
+    let okey = k.order(w, d, o_id);
+    if !tx.delete(t.new_order, okey)? {
+        // Vanished between the scan and the delete: an inconsistent view (txn module docs).
+        return Err(inconsistent(t.new_order, okey));
+    }
+    let mut order = read_inserted_row_for_update(tx, t.order, okey, OrderRow::decode)?;
+    order.o_carrier_id = inp.carrier;
+    let mut buf = [0u8; OrderRow::SIZE];
+    order.encode(&mut buf);
+    tx.write(t.order, okey, &buf)?;
+
+    let mut lines = [(0u64, [0u8; OrderLineRow::SIZE]); 15];
+    let mut n = 0usize;
+    let (lo, hi) = k.order_lines(w, d, o_id, o_id);
+    tx.scan(t.order_line, lo, hi, &mut |key, value| {
+        if n < lines.len() && value.len() == OrderLineRow::SIZE {
+            lines[n].0 = key;
+            lines[n].1.copy_from_slice(value);
+        }
+        n += 1;
+        true
+    })?;
+    if n > lines.len() {
+        return Err(TxError::Error(Error::Invariant(format!(
+            "tpcc delivery: order {o_id} of warehouse {w} district {d} has {n} lines (at most 15)"
+        ))));
+    }
+    let mut sum = 0i64;
+    for (key, bytes) in &mut lines[..n] {
+        let mut ol = OrderLineRow::decode(bytes)?;
+        ol.ol_delivery_d = inp.date;
+        sum += ol.ol_amount;
+        ol.encode(bytes);
+        tx.write(t.order_line, *key, bytes)?;
+    }
+    let ckey = k.customer(w, d, order.o_c_id);
+    let mut customer = read_row_for_update(tx, t.customer, ckey, "customer", CustomerRow::decode)?;
+    customer.c_balance += sum;
+    customer.c_delivery_cnt += 1;
+    let mut buf = [0u8; CustomerRow::SIZE];
+    customer.encode(&mut buf);
+    tx.write(t.customer, ckey, &buf)?;
+    Ok(true)
 }
 
 /// Declares nothing but `dependent` (module docs).

@@ -10,6 +10,7 @@
 //! | [`random`] | NURand, the C-delta rule, last names, random strings | 2.1.6, 4.3.2 |
 //! | [`load`] | population | 4.3.3.1 |
 //! | [`new_order`], [`payment`], [`order_status`], [`delivery`], [`stock_level`] | the five transactions | 2.4–2.8 |
+//! | [`pieces`] | ROCOCO's pieces: profiles, column groups, [`Pieced`](txlab_core::pieces::Pieced) | ROCOCO §3.1, Figures 3, 12, 13 |
 //! | [`warehouse_ytd`] | the scaled variant's read-only `sum(D_YTD)` replacing `W_YTD` | ROCOCO §5 "Scaled TPC-C" |
 //! | [`generator`] | inputs and the mix | 2.x.1, 5.2.3 |
 //! | [`consistency`] | consistency conditions 1–4 | 3.3.2.1–3.3.2.4 (and 3.3.2.8 for the scaled condition 1) |
@@ -79,6 +80,7 @@ pub mod new_order;
 pub mod order_status;
 pub mod partition;
 pub mod payment;
+pub mod pieces;
 pub mod random;
 pub mod schema;
 pub mod stock_level;

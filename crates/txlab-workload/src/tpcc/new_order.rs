@@ -27,6 +27,9 @@ use super::schema::{
 use super::txn::{TpccContext, inconsistent, read_row, read_row_for_update, read_warehouse};
 use txlab_core::{Access, AccessSet, Error, TxError, TxOps, TxResult};
 
+/// The reason of the 1 % rollback (an unused item id, clause 2.4.2.3).
+pub const ROLLBACK: &str = "new_order: unused item id (the 1% rollback of clause 2.4.2.3)";
+
 /// One order line's inputs (clause 2.4.1.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -64,7 +67,7 @@ impl NewOrderInput {
     }
 }
 
-fn write_row<T: TxOps + ?Sized, const N: usize>(
+pub(super) fn write_row<T: TxOps + ?Sized, const N: usize>(
     tx: &mut T,
     table: txlab_core::TableId,
     key: u64,
@@ -75,7 +78,7 @@ fn write_row<T: TxOps + ?Sized, const N: usize>(
     tx.write(table, key, &buf)
 }
 
-fn insert_row<T: TxOps + ?Sized, const N: usize>(
+pub(super) fn insert_row<T: TxOps + ?Sized, const N: usize>(
     tx: &mut T,
     table: txlab_core::TableId,
     key: u64,
@@ -156,9 +159,7 @@ pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T
         let item = match tx.read(t.item, k.item(line.item))? {
             Some(bytes) => ItemRow::decode(bytes)?,
             None => {
-                return Err(TxError::UserAbort(
-                    "new_order: unused item id (the 1% rollback of clause 2.4.2.3)",
-                ));
+                return Err(TxError::UserAbort(ROLLBACK));
             }
         };
         let skey = k.stock(line.supply_w, line.item);

@@ -74,14 +74,38 @@ pub fn run_for_customer<T: TxOps + ?Sized>(
         tx.write(t.warehouse, wkey, &buf)?;
         ScaledWarehouseRow::from(wh)
     };
+    let district = pay_district(ctx, inp, tx)?;
+    let c = select_customer(ctx, tx, inp.c_w, inp.c_d, inp.customer)?;
+    pay_customer(ctx, inp, c, tx)?;
+    write_history(ctx, inp, c, &warehouse.w_name, &district.d_name, tx)?;
+    Ok(c)
+}
+
+/// Step 2: adds `H_AMOUNT` to the district's `D_YTD`; returns the district row.
+pub fn pay_district<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &PaymentInput,
+    tx: &mut T,
+) -> TxResult<DistrictRow> {
+    let (t, k) = (ctx.tables, ctx.keys);
     let dkey = k.district(inp.w, inp.d);
     let mut district = read_row_for_update(tx, t.district, dkey, "district", DistrictRow::decode)?;
     district.d_ytd += inp.amount;
     let mut buf = [0u8; DistrictRow::SIZE];
     district.encode(&mut buf);
     tx.write(t.district, dkey, &buf)?;
+    Ok(district)
+}
 
-    let c = select_customer(ctx, tx, inp.c_w, inp.c_d, inp.customer)?;
+/// Step 3 once the customer `c` of `(c_w, c_d)` is known: the balance, payment totals and, for
+/// bad credit, `C_DATA`.
+pub fn pay_customer<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &PaymentInput,
+    c: u32,
+    tx: &mut T,
+) -> TxResult<()> {
+    let (t, k) = (ctx.tables, ctx.keys);
     let ckey = k.customer(inp.c_w, inp.c_d, c);
     let mut customer = read_row_for_update(tx, t.customer, ckey, "customer", CustomerRow::decode)?;
     customer.c_balance -= inp.amount;
@@ -109,11 +133,21 @@ pub fn run_for_customer<T: TxOps + ?Sized>(
     }
     let mut buf = [0u8; CustomerRow::SIZE];
     customer.encode(&mut buf);
-    tx.write(t.customer, ckey, &buf)?;
+    tx.write(t.customer, ckey, &buf)
+}
 
+/// Step 4: the HISTORY row of customer `c`, with `H_DATA = W_NAME + 4 spaces + D_NAME`.
+pub fn write_history<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &PaymentInput,
+    c: u32,
+    w_name: &[u8],
+    d_name: &[u8],
+    tx: &mut T,
+) -> TxResult<()> {
     let mut h_data = [0u8; 24];
-    let wn = super::codec::trimmed(&warehouse.w_name);
-    let dn = super::codec::trimmed(&district.d_name);
+    let wn = super::codec::trimmed(w_name);
+    let dn = super::codec::trimmed(d_name);
     let mut cursor = &mut h_data[..];
     // W_NAME (<= 10) + 4 spaces + D_NAME (<= 10) always fits in 24 bytes.
     let _ = cursor.write_all(wn);
@@ -131,8 +165,7 @@ pub fn run_for_customer<T: TxOps + ?Sized>(
     };
     let mut buf = [0u8; HistoryRow::SIZE];
     history.encode(&mut buf);
-    tx.write(t.history, inp.history_key, &buf)?;
-    Ok(c)
+    tx.write(ctx.tables.history, inp.history_key, &buf)
 }
 
 /// Declares the keys known from the inputs (module docs).

@@ -45,15 +45,37 @@ pub fn run<T: TxOps + ?Sized>(
         DistrictRow::decode,
     )?;
     let next = district.d_next_o_id;
+    let mut items = [0u32; (RECENT_ORDERS * 15) as usize];
+    let n = recent_items(ctx, w, d, next, tx, &mut items)?;
+    let mut low = 0;
+    for &i in &items[..n] {
+        let stock = read_row(tx, t.stock, k.stock(w, i), "stock", StockRow::decode)?;
+        if stock.s_quantity < inp.threshold {
+            low += 1;
+        }
+    }
+    Ok(low)
+}
+
+/// Step 2: the distinct `OL_I_ID`s, ascending, of the order lines of orders
+/// `next - 20 ..= next - 1` of district `(w, d)`, written to the front of `items`; returns how
+/// many.
+pub fn recent_items<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    w: u32,
+    d: u32,
+    next: u32,
+    tx: &mut T,
+    items: &mut [u32; (RECENT_ORDERS * 15) as usize],
+) -> TxResult<usize> {
     let first = next.saturating_sub(RECENT_ORDERS).max(1);
     if next <= first {
         return Ok(0);
     }
-    let mut items = [0u32; (RECENT_ORDERS * 15) as usize];
     let mut n = 0usize;
     let mut bad = None;
-    let (lo, hi) = k.order_lines(w, d, first, next - 1);
-    tx.scan(t.order_line, lo, hi, &mut |_, value| {
+    let (lo, hi) = ctx.keys.order_lines(w, d, first, next - 1);
+    tx.scan(ctx.tables.order_line, lo, hi, &mut |_, value| {
         match OrderLineRow::decode(value) {
             Ok(ol) if n < items.len() => {
                 items[n] = ol.ol_i_id;
@@ -72,21 +94,15 @@ pub fn run<T: TxOps + ?Sized>(
     if let Some(e) = bad {
         return Err(TxError::Error(e));
     }
-    let items = &mut items[..n];
-    items.sort_unstable();
-    let mut low = 0;
-    let mut prev = None;
-    for &i in items.iter() {
-        if prev == Some(i) {
-            continue;
-        }
-        prev = Some(i);
-        let stock = read_row(tx, t.stock, k.stock(w, i), "stock", StockRow::decode)?;
-        if stock.s_quantity < inp.threshold {
-            low += 1;
+    items[..n].sort_unstable();
+    let mut distinct = 0;
+    for i in 0..n {
+        if i == 0 || items[i] != items[distinct - 1] {
+            items[distinct] = items[i];
+            distinct += 1;
         }
     }
-    Ok(low)
+    Ok(distinct)
 }
 
 /// Declares the district and sets `dependent` (module docs).
