@@ -204,7 +204,7 @@ pub trait PieceProfiles {
     fn profiles(&self) -> Vec<TxnProfile>;
 
     /// Every table the profiles name: its conflict unit and column groups.
-    fn tables(&self) -> Vec<TableLayout>;
+    fn table_layouts(&self) -> Vec<TableLayout>;
 }
 
 /// One piece instance of a transaction, with the key that routes it to its server (through the

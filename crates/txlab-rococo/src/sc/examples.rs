@@ -35,7 +35,7 @@ impl PieceProfiles for Example {
         self.profiles.clone()
     }
 
-    fn tables(&self) -> Vec<TableLayout> {
+    fn table_layouts(&self) -> Vec<TableLayout> {
         self.tables.clone()
     }
 }

@@ -59,7 +59,7 @@ pub fn report<W: PieceProfiles + ?Sized>(
     workload: &W,
     opts: ScOptions,
 ) -> Result<ScReport, ProfileErrors> {
-    analyze(&workload.profiles(), &workload.tables(), opts)
+    analyze(&workload.profiles(), &workload.table_layouts(), opts)
 }
 
 /// Checks `profiles` over the tables `tables` (module docs).

@@ -57,7 +57,7 @@ impl PieceProfiles for Ycsb {
         ]
     }
 
-    fn tables(&self) -> Vec<TableLayout> {
+    fn table_layouts(&self) -> Vec<TableLayout> {
         vec![TableLayout::whole(self.table, "usertable")]
     }
 }
@@ -145,7 +145,7 @@ mod tests {
             .unwrap();
             ycsb.check_pieced().unwrap();
             let profiles = ycsb.profiles();
-            let layouts = PieceProfiles::tables(&ycsb);
+            let layouts = ycsb.table_layouts();
             let (a, b) = (
                 SerialEngine::new(ycsb.schema()),
                 SerialEngine::new(ycsb.schema()),

@@ -228,7 +228,7 @@ impl PieceProfiles for Tpcc {
         profiles(self.tables())
     }
 
-    fn tables(&self) -> Vec<TableLayout> {
+    fn table_layouts(&self) -> Vec<TableLayout> {
         layouts(self.tables(), &self.keys())
     }
 }

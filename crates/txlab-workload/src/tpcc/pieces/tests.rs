@@ -196,7 +196,7 @@ fn assert_same_answers(e: &SerialEngine, txn: &TpccTxn, out: &PieceValues) {
 #[test]
 fn pieces_in_plan_order_equal_the_program_on_the_serial_engine() {
     let tpcc = Tpcc::new(config(200, 30)).unwrap();
-    let (profiles, layouts) = (tpcc.profiles(), PieceProfiles::tables(&tpcc));
+    let (profiles, layouts) = (tpcc.profiles(), tpcc.table_layouts());
     let owners = ByDistrict::new(tpcc.config(), *tpcc.tables(), 2).unwrap();
     let by_program = loaded(&tpcc);
     let by_pieces = copy(&by_program, &tpcc);
@@ -260,7 +260,7 @@ fn pieces_in_plan_order_equal_the_program_on_the_serial_engine() {
 fn layouts_cover_every_row_and_profiles_name_laid_out_groups() {
     let tpcc = Tpcc::new(config(200, 30)).unwrap();
     let schema = tpcc.schema();
-    let layouts = PieceProfiles::tables(&tpcc);
+    let layouts = tpcc.table_layouts();
     assert_eq!(layouts.len(), schema.len());
     for l in &layouts {
         l.validate(schema.table(l.table).unwrap().value_size)
@@ -281,7 +281,7 @@ fn a_piece_touching_an_undeclared_group_is_refused() {
     // Payment's district piece declares D_YTD only; with its key replaced by D_NEXT_O_ID's,
     // the guard names the piece and the group it changed.
     let tpcc = Tpcc::new(config(200, 30)).unwrap();
-    let layouts = PieceProfiles::tables(&tpcc);
+    let layouts = tpcc.table_layouts();
     let e = loaded(&tpcc);
     let mut generator = tpcc.generator(0, 7);
     let txn = loop {
@@ -335,7 +335,7 @@ fn run_one(
 fn piece_instances_whose_keys_do_not_conflict_commute() {
     // A small, hot database: 15 items, 5 customers per district, 2 x 3 districts.
     let tpcc = Tpcc::new(config(15, 5)).unwrap();
-    let (profiles, layouts) = (tpcc.profiles(), PieceProfiles::tables(&tpcc));
+    let (profiles, layouts) = (tpcc.profiles(), tpcc.table_layouts());
     let mut rng = worker_rng(0x5eed, 0);
     let (mut commuting, mut sharing_a_row_unit, mut conflicting) = (0, 0, 0);
     for round in 0..24u64 {
