@@ -1,4 +1,4 @@
-//! The `txlab` command line (clap derive): `run`, `list`, `compare`, `plot`.
+//! The `txlab` command line (clap derive): `run`, `list`, `compare`, `plot`, `rococo-check`.
 //!
 //! Exit codes: 0 success; 1 a run failed (an engine error, an anomaly or invariant violation found
 //! by `--check`, an unwritable output); 2 bad input (a flag's value out of range, an unknown
@@ -53,6 +53,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Plot a results directory (SVG and PNG next to results.json).
     Plot(PlotArgs),
+    /// ROCOCO's offline SC-graph check of a workload's piece profiles (exit 1 if unreorderable).
+    RococoCheck(crate::rococo_check::RococoCheckArgs),
 }
 
 /// `txlab run`.
@@ -561,6 +563,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
+        Command::RococoCheck(args) => crate::rococo_check::execute(&args),
     }
 }
 

@@ -21,6 +21,7 @@
 //! - [`machine`]: CPU model, cores, kernel, git revision for `results.json`;
 //! - [`plot`]: SVG/PNG charts from a results directory;
 //! - [`cli`]: the clap command line (`run`, `list`, `compare`, `plot`) and its exit codes;
+//! - [`rococo_check`]: `txlab rococo-check`, ROCOCO's offline SC-graph checker on a workload;
 //! - [`noop`]: an engine and workload that do nothing, to measure the harness's own cost.
 //!
 //! See `docs/benchmarking.md` in the repository for how to run and read the numbers.
@@ -34,6 +35,7 @@ pub mod point;
 pub mod registry;
 pub mod report;
 pub mod resources;
+pub mod rococo_check;
 pub mod runner;
 pub mod session;
 pub mod sweep;
