@@ -76,6 +76,7 @@ pub fn check(args: &RococoCheckArgs) -> Result<(ScReport, std::time::Duration), 
     let opts = ScOptions {
         include_read_only: args.include_read_only,
     };
+    workload.check_pieced().map_err(Failure::Usage)?;
     let start = Instant::now();
     let r = report(workload.as_ref(), opts).map_err(|e| Failure::Usage(Error::from(e)))?;
     Ok((r, start.elapsed()))

@@ -205,6 +205,13 @@ pub trait PieceProfiles {
 
     /// Every table the profiles name: its conflict unit and column groups.
     fn table_layouts(&self) -> Vec<TableLayout>;
+
+    /// Whether this configuration of the workload can run as pieces (a server or cluster calls
+    /// it at start-up); the error names the parameter and what is accepted. Piece instances are
+    /// `u16`s, for one. The default accepts every configuration.
+    fn check_pieced(&self) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// One piece instance of a transaction, with the key that routes it to its server (through the

@@ -5,7 +5,7 @@
 //! Profiles: `read_write` (piece `op`, repeated, reads and writes `usertable`) and `read_only`
 //! (piece `read`, repeated). Instance `n` is operation `n`, routed by its key; a read outputs the
 //! value in slot `n`. Piece instances are `u16`s, so a pieced transaction has at most
-//! [`MAX_PIECED_OPS`] operations ([`Ycsb::check_pieced`]).
+//! [`MAX_PIECED_OPS`] operations ([`PieceProfiles::check_pieced`]).
 
 use super::{Ycsb, YcsbOpKind, YcsbTxn};
 use txlab_core::pieces::{
@@ -16,21 +16,6 @@ use txlab_core::{Access, Error, Program, TxError, TxOps, TxResult};
 
 /// The most operations a transaction run as pieces may have.
 pub const MAX_PIECED_OPS: usize = u16::MAX as usize + 1;
-
-impl Ycsb {
-    /// Whether this configuration can run as pieces: `ops_per_txn` at most
-    /// [`MAX_PIECED_OPS`]; the error names the value.
-    pub fn check_pieced(&self) -> Result<(), Error> {
-        if self.cfg.ops_per_txn > MAX_PIECED_OPS {
-            return Err(Error::invalid(
-                "ops_per_txn",
-                self.cfg.ops_per_txn,
-                format!("at most {MAX_PIECED_OPS} to run as pieces (one piece per operation)"),
-            ));
-        }
-        Ok(())
-    }
-}
 
 impl PieceProfiles for Ycsb {
     fn profiles(&self) -> Vec<TxnProfile> {
@@ -59,6 +44,18 @@ impl PieceProfiles for Ycsb {
 
     fn table_layouts(&self) -> Vec<TableLayout> {
         vec![TableLayout::whole(self.table, "usertable")]
+    }
+
+    /// `ops_per_txn` at most [`MAX_PIECED_OPS`] (one piece per operation).
+    fn check_pieced(&self) -> Result<(), Error> {
+        if self.cfg.ops_per_txn > MAX_PIECED_OPS {
+            return Err(Error::invalid(
+                "ops_per_txn",
+                self.cfg.ops_per_txn,
+                format!("at most {MAX_PIECED_OPS} to run as pieces (one piece per operation)"),
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -144,6 +141,14 @@ mod tests {
             })
             .unwrap();
             ycsb.check_pieced().unwrap();
+            let too_many = Ycsb::new(YcsbConfig {
+                records: 1 << 17,
+                ops_per_txn: MAX_PIECED_OPS + 1,
+                ..YcsbConfig::preset(preset)
+            })
+            .unwrap();
+            let e = too_many.check_pieced().unwrap_err().to_string();
+            assert!(e.contains("ops_per_txn = 65537"), "{e}");
             let profiles = ycsb.profiles();
             let layouts = ycsb.table_layouts();
             let (a, b) = (

@@ -28,13 +28,9 @@ pub(super) fn profile(t: &TpccTables) -> TxnProfile {
 
 pub(super) fn plan(ctx: &TpccContext, inp: &DeliveryInput, out: &mut Vec<PieceRef>) {
     let (t, k) = (ctx.tables, ctx.keys);
-    for d in 1..=k.districts {
-        out.push(PieceRef::new(
-            0,
-            (d - 1) as u16,
-            t.district,
-            k.district_index(inp.w, d),
-        ));
+    // At most MAX_PIECED_DISTRICTS districts (`check_pieced`), so instances fit in a u16.
+    for (n, d) in (0..=u16::MAX).zip(1..=k.districts) {
+        out.push(PieceRef::new(0, n, t.district, k.district_index(inp.w, d)));
     }
 }
 

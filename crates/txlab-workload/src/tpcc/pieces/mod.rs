@@ -75,7 +75,7 @@ use txlab_core::pieces::{
     ColumnGroup, ConflictKey, KeyUnit, PieceProfiles, PieceRef, PieceValues, Pieced, TableLayout,
     TxnProfile,
 };
-use txlab_core::{Access, TableId, TxOps, TxResult};
+use txlab_core::{Access, Error, TableId, TxOps, TxResult};
 
 /// Column groups (module docs).
 pub mod groups {
@@ -231,7 +231,32 @@ impl PieceProfiles for Tpcc {
     fn table_layouts(&self) -> Vec<TableLayout> {
         layouts(self.tables(), &self.keys())
     }
+
+    /// The scaled variant (the only one with pieces), with at most [`MAX_PIECED_DISTRICTS`]
+    /// districts per warehouse (Delivery and WarehouseYtd have one piece per district).
+    fn check_pieced(&self) -> Result<(), Error> {
+        let cfg = self.config();
+        if !cfg.scaled {
+            return Err(Error::invalid(
+                "scaled",
+                false,
+                "true: TPC-C's pieces are defined for ROCOCO's scaled variant (no W_YTD, \
+                 WAREHOUSE replicated and never written)",
+            ));
+        }
+        if cfg.districts_per_warehouse > MAX_PIECED_DISTRICTS {
+            return Err(Error::invalid(
+                "districts_per_warehouse",
+                cfg.districts_per_warehouse,
+                format!("at most {MAX_PIECED_DISTRICTS} to run as pieces (one per district)"),
+            ));
+        }
+        Ok(())
+    }
 }
+
+/// The most districts per warehouse a pieced TPC-C may have.
+pub const MAX_PIECED_DISTRICTS: u32 = u16::MAX as u32 + 1;
 
 /// Appends `(ConflictKey(table, group, unit), access)`.
 fn key(

@@ -197,6 +197,7 @@ fn assert_same_answers(e: &SerialEngine, txn: &TpccTxn, out: &PieceValues) {
 fn pieces_in_plan_order_equal_the_program_on_the_serial_engine() {
     let tpcc = Tpcc::new(config(200, 30)).unwrap();
     let (profiles, layouts) = (tpcc.profiles(), tpcc.table_layouts());
+    tpcc.check_pieced().unwrap();
     let owners = ByDistrict::new(tpcc.config(), *tpcc.tables(), 2).unwrap();
     let by_program = loaded(&tpcc);
     let by_pieces = copy(&by_program, &tpcc);
@@ -254,6 +255,30 @@ fn pieces_in_plan_order_equal_the_program_on_the_serial_engine() {
     }
     assert!(kinds[&("new_order", "rollback")] >= 10, "{kinds:?}");
     tpcc.check(&by_pieces).unwrap();
+}
+
+#[test]
+fn only_the_scaled_variant_with_u16_district_pieces_runs_as_pieces() {
+    let unscaled = Tpcc::new(TpccConfig {
+        scaled: false,
+        ..config(200, 30)
+    })
+    .unwrap();
+    let e = unscaled.check_pieced().unwrap_err().to_string();
+    assert!(e.contains("scaled = false"), "{e}");
+    let wide = Tpcc::new(TpccConfig {
+        warehouses: 1,
+        districts_per_warehouse: MAX_PIECED_DISTRICTS + 1,
+        customers_per_district: 1,
+        ..config(200, 1)
+    })
+    .unwrap();
+    let e = wide.check_pieced().unwrap_err().to_string();
+    assert!(e.contains("districts_per_warehouse = 65537"), "{e}");
+    Tpcc::new(TpccConfig::rococo_scaled())
+        .unwrap()
+        .check_pieced()
+        .unwrap();
 }
 
 #[test]
