@@ -45,12 +45,7 @@ pub(crate) fn shortest_sc_cycle(g: &ScGraph, block: &[u32]) -> Option<Cycle> {
     for &e in block {
         in_block[e as usize] = true;
     }
-    let mut vertices: Vec<u32> = block
-        .iter()
-        .flat_map(|&e| [g.edges[e as usize].a, g.edges[e as usize].b])
-        .collect();
-    vertices.sort_unstable();
-    vertices.dedup();
+    let vertices = g.vertices_of(block);
     let mut bfs = Bfs::new(g.vertices.len());
     let mut best: Option<Cycle> = None;
     for &w in &vertices {

@@ -107,6 +107,17 @@ impl ScGraph {
         }
     }
 
+    /// The vertices the edges `edges` join, ascending and distinct.
+    pub(crate) fn vertices_of(&self, edges: &[u32]) -> Vec<u32> {
+        let mut vs: Vec<u32> = edges
+            .iter()
+            .flat_map(|&e| [self.edges[e as usize].a, self.edges[e as usize].b])
+            .collect();
+        vs.sort_unstable();
+        vs.dedup();
+        vs
+    }
+
     /// The end of edge `e` that is not `v`.
     pub(crate) fn other(&self, e: u32, v: u32) -> u32 {
         let edge = &self.edges[e as usize];

@@ -158,13 +158,6 @@ impl Ctx<'_> {
     }
 
     fn cycle_report(&self, block: &[u32], cycle: &Cycle, chopping: bool) -> CycleReport {
-        let g = self.g;
-        let mut block_vertices: Vec<u32> = block
-            .iter()
-            .flat_map(|&e| [g.edges[e as usize].a, g.edges[e as usize].b])
-            .collect();
-        block_vertices.sort_unstable();
-        block_vertices.dedup();
         let steps = cycle
             .vertices
             .iter()
@@ -175,7 +168,7 @@ impl Ctx<'_> {
             })
             .collect();
         CycleReport {
-            block_vertices: block_vertices.len(),
+            block_vertices: self.g.vertices_of(block).len(),
             block_edges: block.len(),
             cycle: steps,
             merge: self.merges(cycle),

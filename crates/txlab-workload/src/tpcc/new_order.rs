@@ -67,7 +67,7 @@ impl NewOrderInput {
     }
 }
 
-pub(super) fn write_row<T: TxOps + ?Sized, const N: usize>(
+fn write_row<T: TxOps + ?Sized, const N: usize>(
     tx: &mut T,
     table: txlab_core::TableId,
     key: u64,
@@ -78,7 +78,7 @@ pub(super) fn write_row<T: TxOps + ?Sized, const N: usize>(
     tx.write(table, key, &buf)
 }
 
-pub(super) fn insert_row<T: TxOps + ?Sized, const N: usize>(
+fn insert_row<T: TxOps + ?Sized, const N: usize>(
     tx: &mut T,
     table: txlab_core::TableId,
     key: u64,
@@ -100,13 +100,49 @@ pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T
     let (t, k) = (ctx.tables, ctx.keys);
     let (w, d, c) = (inp.w, inp.d, inp.c);
     let warehouse = read_warehouse(ctx, tx, w)?;
-    let mut district = read_row_for_update(
+    let district = take_order_id(ctx, inp, tx)?;
+    let o_id = district.d_next_o_id;
+    let customer = read_row(
         tx,
-        t.district,
-        k.district(w, d),
-        "district",
-        DistrictRow::decode,
+        t.customer,
+        k.customer(w, d, c),
+        "customer",
+        CustomerRow::decode,
     )?;
+    insert_order(ctx, inp, o_id, tx)?;
+    let mut sum = 0i64;
+    for (number, line) in (1u32..).zip(inp.lines()) {
+        let item = read_item(ctx, line, tx)?;
+        let stock = take_stock(ctx, inp, line, tx)?;
+        // Brand-generic (clause 2.4.2.2): computed as the spec asks; only reported to the terminal.
+        let _brand_generic = contains_original(&item.i_data) && contains_original(&stock.s_data);
+        sum += insert_order_line(
+            ctx,
+            inp,
+            o_id,
+            number,
+            line,
+            item.i_price,
+            stock.dist(d),
+            tx,
+        )?;
+    }
+    let rate = i128::from(10_000 - customer.c_discount)
+        * i128::from(10_000 + warehouse.w_tax + district.d_tax);
+    Ok((i128::from(sum) * rate / 100_000_000) as i64)
+}
+
+/// Step 2: reads the district for update and increments `D_NEXT_O_ID`; returns the row as read
+/// (its `d_next_o_id` is the order's id).
+pub fn take_order_id<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &NewOrderInput,
+    tx: &mut T,
+) -> TxResult<DistrictRow> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let (w, d) = (inp.w, inp.d);
+    let dkey = k.district(w, d);
+    let mut district = read_row_for_update(tx, t.district, dkey, "district", DistrictRow::decode)?;
     let o_id = district.d_next_o_id;
     if o_id > MAX_ORDER_ID {
         return Err(TxError::Error(Error::Invariant(format!(
@@ -115,19 +151,20 @@ pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T
         ))));
     }
     district.d_next_o_id += 1;
-    write_row::<T, { DistrictRow::SIZE }>(tx, t.district, k.district(w, d), |b| {
-        district.encode(b)
-    })?;
-    let customer = read_row(
-        tx,
-        t.customer,
-        k.customer(w, d, c),
-        "customer",
-        CustomerRow::decode,
-    )?;
+    write_row::<T, { DistrictRow::SIZE }>(tx, t.district, dkey, |b| district.encode(b))?;
+    district.d_next_o_id = o_id;
+    Ok(district)
+}
 
-    let lines = inp.lines();
-    let all_local = lines.iter().all(|l| l.supply_w == w);
+/// Step 4: inserts ORDER, NEW-ORDER and ORDER-BY-CUSTOMER of order `o_id`.
+pub fn insert_order<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &NewOrderInput,
+    o_id: u32,
+    tx: &mut T,
+) -> TxResult<()> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let (w, d, c) = (inp.w, inp.d, inp.c);
     let order = OrderRow {
         o_id,
         o_d_id: d,
@@ -136,7 +173,7 @@ pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T
         o_entry_d: inp.entry_d,
         o_carrier_id: 0,
         o_ol_cnt: inp.ol_cnt,
-        o_all_local: u8::from(all_local),
+        o_all_local: u8::from(inp.lines().iter().all(|l| l.supply_w == w)),
     };
     insert_row::<T, { OrderRow::SIZE }>(tx, t.order, k.order(w, d, o_id), |b| order.encode(b))?;
     let new_order = NewOrderRow {
@@ -152,56 +189,80 @@ pub fn run<T: TxOps + ?Sized>(ctx: &TpccContext, inp: &NewOrderInput, tx: &mut T
         t.order_by_customer,
         k.customer_order(w, d, c, o_id),
         |b| CustomerOrderRow { o_id }.encode(b),
-    )?;
+    )
+}
 
-    let mut sum = 0i64;
-    for (number, line) in (1u32..).zip(lines) {
-        let item = match tx.read(t.item, k.item(line.item))? {
-            Some(bytes) => ItemRow::decode(bytes)?,
-            None => {
-                return Err(TxError::UserAbort(ROLLBACK));
-            }
-        };
-        let skey = k.stock(line.supply_w, line.item);
-        let mut stock = read_row_for_update(tx, t.stock, skey, "stock", StockRow::decode)?;
-        let q = line.quantity as i32;
-        if stock.s_quantity >= q + 10 {
-            stock.s_quantity -= q;
-        } else {
-            stock.s_quantity = stock.s_quantity - q + 91;
-        }
-        stock.s_ytd += i64::from(q);
-        stock.s_order_cnt += 1;
-        if line.supply_w != w {
-            stock.s_remote_cnt += 1;
-        }
-        write_row::<T, { StockRow::SIZE }>(tx, t.stock, skey, |b| stock.encode(b))?;
-        let amount = i64::from(q) * item.i_price;
-        // Brand-generic (clause 2.4.2.2): computed as the spec asks; only reported to the terminal.
-        let _brand_generic = contains_original(&item.i_data) && contains_original(&stock.s_data);
-        let ol = OrderLineRow {
-            ol_o_id: o_id,
-            ol_d_id: d,
-            ol_w_id: w,
-            ol_number: number as u8,
-            ol_i_id: line.item,
-            ol_supply_w_id: line.supply_w,
-            ol_delivery_d: 0,
-            ol_quantity: line.quantity as u8,
-            ol_amount: amount,
-            ol_dist_info: *stock.dist(d),
-        };
-        insert_row::<T, { OrderLineRow::SIZE }>(
-            tx,
-            t.order_line,
-            k.order_line(w, d, o_id, number),
-            |b| ol.encode(b),
-        )?;
-        sum += amount;
+/// Step 5's item read: the ITEM row, or the rollback of an unused id ([`ROLLBACK`]).
+pub fn read_item<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    line: &OrderLineInput,
+    tx: &mut T,
+) -> TxResult<ItemRow> {
+    match tx.read(ctx.tables.item, ctx.keys.item(line.item))? {
+        Some(bytes) => Ok(ItemRow::decode(bytes)?),
+        None => Err(TxError::UserAbort(ROLLBACK)),
     }
-    let rate = i128::from(10_000 - customer.c_discount)
-        * i128::from(10_000 + warehouse.w_tax + district.d_tax);
-    Ok((i128::from(sum) * rate / 100_000_000) as i64)
+}
+
+/// Step 5's stock update of one line; returns the STOCK row after it.
+pub fn take_stock<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &NewOrderInput,
+    line: &OrderLineInput,
+    tx: &mut T,
+) -> TxResult<StockRow> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let skey = k.stock(line.supply_w, line.item);
+    let mut stock = read_row_for_update(tx, t.stock, skey, "stock", StockRow::decode)?;
+    let q = line.quantity as i32;
+    if stock.s_quantity >= q + 10 {
+        stock.s_quantity -= q;
+    } else {
+        stock.s_quantity = stock.s_quantity - q + 91;
+    }
+    stock.s_ytd += i64::from(q);
+    stock.s_order_cnt += 1;
+    if line.supply_w != inp.w {
+        stock.s_remote_cnt += 1;
+    }
+    write_row::<T, { StockRow::SIZE }>(tx, t.stock, skey, |b| stock.encode(b))?;
+    Ok(stock)
+}
+
+/// Step 5's ORDER-LINE insert of line `number` (1-based) of order `o_id`, given the item's
+/// `I_PRICE` and the stock's `S_DIST_xx`; returns `OL_AMOUNT`.
+#[allow(clippy::too_many_arguments)]
+pub fn insert_order_line<T: TxOps + ?Sized>(
+    ctx: &TpccContext,
+    inp: &NewOrderInput,
+    o_id: u32,
+    number: u32,
+    line: &OrderLineInput,
+    price: i64,
+    dist: &[u8; 24],
+    tx: &mut T,
+) -> TxResult<i64> {
+    let (t, k) = (ctx.tables, ctx.keys);
+    let amount = i64::from(line.quantity) * price;
+    let ol = OrderLineRow {
+        ol_o_id: o_id,
+        ol_d_id: inp.d,
+        ol_w_id: inp.w,
+        ol_number: number as u8,
+        ol_i_id: line.item,
+        ol_supply_w_id: line.supply_w,
+        ol_delivery_d: 0,
+        ol_quantity: line.quantity as u8,
+        ol_amount: amount,
+        ol_dist_info: *dist,
+    };
+    insert_row::<T, { OrderLineRow::SIZE }>(
+        tx,
+        t.order_line,
+        k.order_line(inp.w, inp.d, o_id, number),
+        |b| ol.encode(b),
+    )?;
+    Ok(amount)
 }
 
 /// Declares the keys known from the inputs (module docs); `dependent` is set.

@@ -5,7 +5,7 @@ use super::super::delivery::{DeliveryInput, deliver_district};
 use super::super::schema::TpccTables;
 use super::super::txn::TpccContext;
 use super::groups::*;
-use super::{key, no_such_piece};
+use super::{district_of, key, no_such_piece, per_district};
 use txlab_core::pieces::{ColumnGroup, ConflictKey, PieceKind, PieceProfile, PieceRef, TxnProfile};
 use txlab_core::{Access, TxOps, TxResult};
 
@@ -27,11 +27,7 @@ pub(super) fn profile(t: &TpccTables) -> TxnProfile {
 }
 
 pub(super) fn plan(ctx: &TpccContext, inp: &DeliveryInput, out: &mut Vec<PieceRef>) {
-    let (t, k) = (ctx.tables, ctx.keys);
-    // At most MAX_PIECED_DISTRICTS districts (`check_pieced`), so instances fit in a u16.
-    for (n, d) in (0..=u16::MAX).zip(1..=k.districts) {
-        out.push(PieceRef::new(0, n, t.district, k.district_index(inp.w, d)));
-    }
+    per_district(ctx, inp.w, 0, out);
 }
 
 pub(super) fn conflict_keys(
@@ -40,12 +36,11 @@ pub(super) fn conflict_keys(
     p: PieceRef,
     out: &mut Vec<(ConflictKey, Access)>,
 ) {
-    let (t, k) = (ctx.tables, ctx.keys);
-    let d = u32::from(p.instance) + 1;
-    if p.piece != 0 || d > k.districts {
+    let t = ctx.tables;
+    let Some(d) = district_of(ctx, p) else {
         return;
-    }
-    let dx = k.district_index(inp.w, d);
+    };
+    let dx = ctx.keys.district_index(inp.w, d);
     key(out, t.new_order, ColumnGroup::ROW, dx, Access::Delete);
     key(out, t.order, ORDER_ROW, dx, Access::Read);
     key(out, t.order, ORDER_CARRIER, dx, Access::BlindWrite);
@@ -66,9 +61,6 @@ pub(super) fn run<T: TxOps + ?Sized>(
     p: PieceRef,
     tx: &mut T,
 ) -> TxResult<()> {
-    let d = u32::from(p.instance) + 1;
-    if p.piece != 0 || d > ctx.keys.districts {
-        return Err(no_such_piece("delivery", p));
-    }
+    let d = district_of(ctx, p).ok_or_else(|| no_such_piece("delivery", p))?;
     deliver_district(ctx, inp, d, tx).map(|_| ())
 }

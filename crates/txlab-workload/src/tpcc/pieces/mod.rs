@@ -335,6 +335,22 @@ impl Pieced for TpccTxn {
     }
 }
 
+/// One instance of piece `piece` per district of warehouse `w`: instance `d - 1`, routed by the
+/// district (Delivery, WarehouseYtd). At most [`MAX_PIECED_DISTRICTS`] districts
+/// ([`PieceProfiles::check_pieced`]), so instances fit in a `u16`.
+fn per_district(ctx: &super::TpccContext, w: u32, piece: u16, out: &mut Vec<PieceRef>) {
+    let (t, k) = (ctx.tables, ctx.keys);
+    for (n, d) in (0..=u16::MAX).zip(1..=k.districts) {
+        out.push(PieceRef::new(piece, n, t.district, k.district_index(w, d)));
+    }
+}
+
+/// The district (1-based) of a [`per_district`] instance of piece 0, if there is one.
+fn district_of(ctx: &super::TpccContext, p: PieceRef) -> Option<u32> {
+    let d = u32::from(p.instance) + 1;
+    (p.piece == 0 && d <= ctx.keys.districts).then_some(d)
+}
+
 /// The error for a piece index the transaction type does not have.
 fn no_such_piece(txn: &str, p: PieceRef) -> txlab_core::TxError {
     txlab_core::TxError::Error(txlab_core::Error::invalid(

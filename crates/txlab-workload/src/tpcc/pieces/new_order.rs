@@ -3,13 +3,12 @@
 //! Pieces: 0 `item` ×n, 1 `district`, 2 `stock` ×n, 3 `order`, 4 `order_line` ×n; the
 //! instance of a per-line piece is the line's index.
 
-use super::super::keys::MAX_ORDER_ID;
-use super::super::new_order::{NewOrderInput, ROLLBACK, insert_row, write_row};
-use super::super::schema::{
-    CustomerOrderRow, CustomerRow, DistrictRow, ItemRow, NewOrderRow, OrderLineRow, OrderRow,
-    StockRow, TpccTables,
+use super::super::new_order::{
+    NewOrderInput, OrderLineInput, insert_order, insert_order_line, read_item, take_order_id,
+    take_stock,
 };
-use super::super::txn::{TpccContext, read_row, read_row_for_update, read_warehouse};
+use super::super::schema::{CustomerRow, StockRow, TpccTables};
+use super::super::txn::{TpccContext, read_row, read_warehouse};
 use super::groups::*;
 use super::{O_ID, key, no_such_piece};
 use txlab_core::pieces::{
@@ -183,11 +182,11 @@ pub(super) fn run<T: TxOps + ?Sized>(
         })
     };
     match p.piece {
-        ITEM => item(ctx, inp, p.instance, *line(p.instance)?, tx, out),
+        ITEM => item(ctx, inp, p.instance, line(p.instance)?, tx, out),
         DISTRICT => district(ctx, inp, tx, out),
-        STOCK => stock(ctx, inp, *line(p.instance)?, tx),
-        ORDER => order(ctx, inp, inputs, tx),
-        ORDER_LINE => order_line(ctx, inp, p.instance, *line(p.instance)?, inputs, tx),
+        STOCK => take_stock(ctx, inp, line(p.instance)?, tx).map(|_| ()),
+        ORDER => insert_order(ctx, inp, o_id(inputs, "new_order.order")?, tx),
+        ORDER_LINE => order_line(ctx, inp, p.instance, line(p.instance)?, inputs, tx),
         _ => Err(no_such_piece("new_order", p)),
     }
 }
@@ -197,15 +196,12 @@ fn item<T: TxOps + ?Sized>(
     ctx: &TpccContext,
     inp: &NewOrderInput,
     n: u16,
-    line: super::super::new_order::OrderLineInput,
+    line: &OrderLineInput,
     tx: &mut T,
     out: &mut PieceValues,
 ) -> TxResult<()> {
     let (t, k) = (ctx.tables, ctx.keys);
-    let item = match tx.read(t.item, k.item(line.item))? {
-        Some(bytes) => ItemRow::decode(bytes)?,
-        None => return Err(TxError::UserAbort(ROLLBACK)),
-    };
+    let item = read_item(ctx, line, tx)?;
     let skey = k.stock(line.supply_w, line.item);
     let stock = read_row(tx, t.stock, skey, "stock", StockRow::decode)?;
     let mut value = [0u8; ITEM_OUTPUT];
@@ -223,52 +219,12 @@ fn district<T: TxOps + ?Sized>(
     out: &mut PieceValues,
 ) -> TxResult<()> {
     let (t, k) = (ctx.tables, ctx.keys);
-    let (w, d) = (inp.w, inp.d);
-    read_warehouse(ctx, tx, w)?;
-    let dkey = k.district(w, d);
-    let mut district = read_row_for_update(tx, t.district, dkey, "district", DistrictRow::decode)?;
-    let o_id = district.d_next_o_id;
-    if o_id > MAX_ORDER_ID {
-        return Err(TxError::Error(Error::Invariant(format!(
-            "tpcc new_order: warehouse {w} district {d} ran out of order ids (D_NEXT_O_ID {o_id} \
-             > {MAX_ORDER_ID})"
-        ))));
-    }
-    district.d_next_o_id += 1;
-    write_row::<T, { DistrictRow::SIZE }>(tx, t.district, dkey, |b| district.encode(b))?;
-    read_row(
-        tx,
-        t.customer,
-        k.customer(w, d, inp.c),
-        "customer",
-        CustomerRow::decode,
-    )?;
+    read_warehouse(ctx, tx, inp.w)?;
+    let o_id = take_order_id(ctx, inp, tx)?.d_next_o_id;
+    let ckey = k.customer(inp.w, inp.d, inp.c);
+    read_row(tx, t.customer, ckey, "customer", CustomerRow::decode)?;
     out.put_u64(O_ID, u64::from(o_id));
     Ok(())
-}
-
-/// Step 5's stock update.
-fn stock<T: TxOps + ?Sized>(
-    ctx: &TpccContext,
-    inp: &NewOrderInput,
-    line: super::super::new_order::OrderLineInput,
-    tx: &mut T,
-) -> TxResult<()> {
-    let (t, k) = (ctx.tables, ctx.keys);
-    let skey = k.stock(line.supply_w, line.item);
-    let mut stock = read_row_for_update(tx, t.stock, skey, "stock", StockRow::decode)?;
-    let q = line.quantity as i32;
-    if stock.s_quantity >= q + 10 {
-        stock.s_quantity -= q;
-    } else {
-        stock.s_quantity = stock.s_quantity - q + 91;
-    }
-    stock.s_ytd += i64::from(q);
-    stock.s_order_cnt += 1;
-    if line.supply_w != inp.w {
-        stock.s_remote_cnt += 1;
-    }
-    write_row::<T, { StockRow::SIZE }>(tx, t.stock, skey, |b| stock.encode(b))
 }
 
 fn o_id(inputs: &PieceValues, piece: &str) -> Result<u32, Error> {
@@ -276,82 +232,27 @@ fn o_id(inputs: &PieceValues, piece: &str) -> Result<u32, Error> {
     u32::try_from(o).map_err(|_| Error::Internal(format!("piece {piece}: o_id {o} is not a u32")))
 }
 
-/// Step 4.
-fn order<T: TxOps + ?Sized>(
-    ctx: &TpccContext,
-    inp: &NewOrderInput,
-    inputs: &PieceValues,
-    tx: &mut T,
-) -> TxResult<()> {
-    let (t, k) = (ctx.tables, ctx.keys);
-    let (w, d, c) = (inp.w, inp.d, inp.c);
-    let o_id = o_id(inputs, "new_order.order")?;
-    let order = OrderRow {
-        o_id,
-        o_d_id: d,
-        o_w_id: w,
-        o_c_id: c,
-        o_entry_d: inp.entry_d,
-        o_carrier_id: 0,
-        o_ol_cnt: inp.ol_cnt,
-        o_all_local: u8::from(inp.lines().iter().all(|l| l.supply_w == w)),
-    };
-    insert_row::<T, { OrderRow::SIZE }>(tx, t.order, k.order(w, d, o_id), |b| order.encode(b))?;
-    let new_order = NewOrderRow {
-        no_o_id: o_id,
-        no_d_id: d,
-        no_w_id: w,
-    };
-    insert_row::<T, { NewOrderRow::SIZE }>(tx, t.new_order, k.order(w, d, o_id), |b| {
-        new_order.encode(b)
-    })?;
-    insert_row::<T, { CustomerOrderRow::SIZE }>(
-        tx,
-        t.order_by_customer,
-        k.customer_order(w, d, c, o_id),
-        |b| CustomerOrderRow { o_id }.encode(b),
-    )
-}
-
-/// Step 5's order-line insert.
+/// Step 5's order-line insert, with the price and `S_DIST_xx` its `item` piece output.
 fn order_line<T: TxOps + ?Sized>(
     ctx: &TpccContext,
     inp: &NewOrderInput,
     n: u16,
-    line: super::super::new_order::OrderLineInput,
+    line: &OrderLineInput,
     inputs: &PieceValues,
     tx: &mut T,
 ) -> TxResult<()> {
-    let (t, k) = (ctx.tables, ctx.keys);
     let o_id = o_id(inputs, "new_order.order_line")?;
     let item = inputs.require(n, "new_order.order_line")?;
-    if item.len() != ITEM_OUTPUT {
+    let (Ok(price), Ok(dist)) = (
+        <[u8; 8]>::try_from(&item[..item.len().min(8)]),
+        <[u8; 24]>::try_from(&item[item.len().min(8)..]),
+    ) else {
         return Err(TxError::Error(Error::Internal(format!(
             "piece new_order.order_line: input slot {n} holds {} bytes, not {ITEM_OUTPUT}",
             item.len()
         ))));
-    }
-    let mut price = [0u8; 8];
-    price.copy_from_slice(&item[..8]);
-    let mut dist = [0u8; 24];
-    dist.copy_from_slice(&item[8..]);
-    let number = u32::from(n) + 1;
-    let ol = OrderLineRow {
-        ol_o_id: o_id,
-        ol_d_id: inp.d,
-        ol_w_id: inp.w,
-        ol_number: number as u8,
-        ol_i_id: line.item,
-        ol_supply_w_id: line.supply_w,
-        ol_delivery_d: 0,
-        ol_quantity: line.quantity as u8,
-        ol_amount: i64::from(line.quantity) * i64::from_le_bytes(price),
-        ol_dist_info: dist,
     };
-    insert_row::<T, { OrderLineRow::SIZE }>(
-        tx,
-        t.order_line,
-        k.order_line(inp.w, inp.d, o_id, number),
-        |b| ol.encode(b),
-    )
+    let number = u32::from(n) + 1;
+    let price = i64::from_le_bytes(price);
+    insert_order_line(ctx, inp, o_id, number, line, price, &dist, tx).map(|_| ())
 }

@@ -8,7 +8,7 @@ use super::super::stock_level::{RECENT_ORDERS, StockLevelInput, recent_items};
 use super::super::txn::{TpccContext, read_row};
 use super::super::warehouse_ytd::WarehouseYtdInput;
 use super::groups::*;
-use super::{ITEMS, NEXT_O_ID, STOCKS, key, no_such_piece};
+use super::{ITEMS, NEXT_O_ID, STOCKS, district_of, key, no_such_piece, per_district};
 use txlab_core::pieces::{
     ColumnGroup, ConflictKey, PieceKind, PieceProfile, PieceRef, PieceValues, TxnProfile,
 };
@@ -224,11 +224,7 @@ pub(super) fn warehouse_ytd_plan(
     inp: &WarehouseYtdInput,
     out: &mut Vec<PieceRef>,
 ) {
-    let (t, k) = (ctx.tables, ctx.keys);
-    // At most MAX_PIECED_DISTRICTS districts (`check_pieced`), so instances fit in a u16.
-    for (n, d) in (0..=u16::MAX).zip(1..=k.districts) {
-        out.push(PieceRef::new(0, n, t.district, k.district_index(inp.w, d)));
-    }
+    per_district(ctx, inp.w, 0, out);
 }
 
 pub(super) fn warehouse_ytd_keys(
@@ -237,8 +233,7 @@ pub(super) fn warehouse_ytd_keys(
     p: PieceRef,
     out: &mut Vec<(ConflictKey, Access)>,
 ) {
-    let d = u32::from(p.instance) + 1;
-    if p.piece == 0 && d <= ctx.keys.districts {
+    if let Some(d) = district_of(ctx, p) {
         let dx = ctx.keys.district_index(inp.w, d);
         key(out, ctx.tables.district, DISTRICT_YTD, dx, Access::Read);
     }
@@ -252,10 +247,7 @@ pub(super) fn warehouse_ytd_run<T: TxOps + ?Sized>(
     tx: &mut T,
     out: &mut PieceValues,
 ) -> TxResult<()> {
-    let d = u32::from(p.instance) + 1;
-    if p.piece != 0 || d > ctx.keys.districts {
-        return Err(no_such_piece("warehouse_ytd", p));
-    }
+    let d = district_of(ctx, p).ok_or_else(|| no_such_piece("warehouse_ytd", p))?;
     let dkey = ctx.keys.district(inp.w, d);
     let district = read_row(
         tx,
