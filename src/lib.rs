@@ -2,15 +2,26 @@
 //!
 //! Facade over the txlab workspace: concurrency-control protocols on one storage trait, workloads
 //! written once, a measurement harness and a serializability checker. Each crate is re-exported
-//! under a short name; depend on an individual crate (e.g. `txlab-silo`) to pull in less.
+//! under a short name behind a feature of the same name (all on by default); with
+//! `default-features = false` only `txlab-core` is built and each feature adds one crate. The
+//! `txlab` command line is the `txlab-cli` crate.
 
+#[cfg(feature = "batch")]
 pub use txlab_batch as batch;
+#[cfg(feature = "check")]
 pub use txlab_check as check;
 pub use txlab_core as core;
+#[cfg(feature = "harness")]
 pub use txlab_harness as harness;
+#[cfg(feature = "mvto")]
 pub use txlab_mvto as mvto;
+#[cfg(feature = "nwr")]
 pub use txlab_nwr as nwr;
+#[cfg(feature = "silo")]
 pub use txlab_silo as silo;
+#[cfg(feature = "storage")]
 pub use txlab_storage as storage;
+#[cfg(feature = "tictoc")]
 pub use txlab_tictoc as tictoc;
+#[cfg(feature = "workload")]
 pub use txlab_workload as workload;

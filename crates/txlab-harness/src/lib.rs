@@ -1,6 +1,6 @@
 //! # txlab-harness
 //!
-//! The measurement harness and the `txlab` command line:
+//! The measurement harness (the `txlab` command line over it is the `txlab-cli` crate):
 //!
 //! - [`driver`]: the one [`Driver`](driver::Driver) interface every execution model implements,
 //!   and [`measure`](driver::measure), which runs a driver and returns one
@@ -16,28 +16,24 @@
 //!   with `--check` history recording;
 //! - [`topology`]: one worker per physical core (or per logical CPU), oversubscription marked;
 //! - [`resources`]: `getrusage` snapshots;
-//! - [`sweep`]: the cartesian product of a `txlab run` with its progress bar;
-//! - [`report`]: `results.csv` (stable schema), `results.json`, the summary table;
+//! - [`sweep`]: the cartesian product of a `txlab run`, protocols interleaved round by round;
+//! - [`stats`]: medians with bootstrap intervals and per-round ratios between protocols;
+//! - [`report`]: `results.csv` (stable schema), `summary.csv`, `results.json`, the summary table;
 //! - [`machine`]: CPU model, cores, kernel, git revision for `results.json`;
-//! - [`plot`]: SVG/PNG charts from a results directory;
-//! - [`cli`]: the clap command line (`run`, `list`, `compare`, `plot`) and its exit codes;
-//! - [`rococo_check`]: `txlab rococo-check`, ROCOCO's offline SC-graph checker on a workload;
 //! - [`noop`]: an engine and workload that do nothing, to measure the harness's own cost.
 //!
 //! See `docs/benchmarking.md` in the repository for how to run and read the numbers.
 
-pub mod cli;
 pub mod driver;
 pub mod machine;
 pub mod noop;
-pub mod plot;
 pub mod point;
 pub mod registry;
 pub mod report;
 pub mod resources;
-pub mod rococo_check;
 pub mod runner;
 pub mod session;
+pub mod stats;
 pub mod sweep;
 pub mod topology;
 pub mod workloads;

@@ -1,5 +1,6 @@
-//! Reports: `results.csv` (one row per run), `results.json` (everything, with the machine) and a
-//! human summary table (median of repeats with min–max).
+//! Reports: `results.csv` (one row per run, every round), `summary.csv` and the summary table
+//! (one row per point: median over rounds with its bootstrap interval, ratio to the baseline
+//! protocol), and `results.json` (everything, with the machine).
 //!
 //! # CSV schema (stable)
 //!
@@ -18,9 +19,9 @@
 use crate::machine::MachineInfo;
 use crate::point::CheckSummary;
 use crate::runner::RunResult;
+use crate::stats::{Estimate, median};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::Write as _;
 use std::path::Path;
 use txlab_core::Error;
 
@@ -197,6 +198,8 @@ pub struct ResultsFile<'a, C: Serialize> {
     pub config: &'a C,
     /// Every run.
     pub runs: &'a [RunRecord],
+    /// One row per point over its rounds, with ratios to the baseline ([`summarize`]).
+    pub summary: &'a [SummaryRow],
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> Error {
@@ -207,21 +210,26 @@ fn io_err(path: &Path, e: std::io::Error) -> Error {
     )
 }
 
-/// Writes `results.csv` and `results.json` into `dir` (created if missing).
+/// Writes `results.csv` (every run), `summary.csv` and `results.json` into `dir` (created if
+/// missing).
 pub fn write_results<C: Serialize>(
     dir: &Path,
     machine: &MachineInfo,
     config: &C,
     records: &[RunRecord],
+    summary: &[SummaryRow],
 ) -> Result<(), Error> {
     std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
     let csv = dir.join("results.csv");
     std::fs::write(&csv, to_csv(records)).map_err(|e| io_err(&csv, e))?;
+    let sum = dir.join("summary.csv");
+    std::fs::write(&sum, summary_csv(summary)).map_err(|e| io_err(&sum, e))?;
     let json = dir.join("results.json");
     let file = ResultsFile {
         machine,
         config,
         runs: records,
+        summary,
     };
     let text = serde_json::to_string_pretty(&file)
         .map_err(|e| Error::Internal(format!("serializing results: {e}")))?;
@@ -229,23 +237,107 @@ pub fn write_results<C: Serialize>(
     Ok(())
 }
 
-/// Median of a non-empty slice (mean of the middle two for an even count).
-pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
+/// One line of the summary: a (protocol, workload, threads, theta) point over its rounds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    /// Protocol name.
+    pub protocol: String,
+    /// Workload name.
+    pub workload: String,
+    /// Worker threads.
+    pub threads: usize,
+    /// Zipf skew, for workloads that have one.
+    pub theta: Option<f64>,
+    /// Rounds (runs) of the point.
+    pub rounds: usize,
+    /// Runs that committed no transaction (their throughput and latency are not measurements).
+    pub empty_runs: usize,
+    /// Throughput (commits/s): median over the rounds and its bootstrap interval.
+    pub throughput: Option<Estimate>,
+    /// Throughput relative to the baseline protocol's at the same point, per round, with its
+    /// interval; `None` for the baseline itself or without a baseline run.
+    pub ratio: Option<Estimate>,
+    /// Median conflict abort rate.
+    pub abort_rate: f64,
+    /// Median p50 latency (µs).
+    pub p50_us: f64,
+    /// Median p99 latency (µs).
+    pub p99_us: f64,
+    /// Some run was oversubscribed.
+    pub oversubscribed: bool,
+}
+
+/// The summary of `records`: one row per (protocol, workload, threads, theta) in order of first
+/// appearance, ratios against `baseline` (`crate::stats`: medians over rounds, bootstrap
+/// intervals, per-round ratios). Runs without commits are left out of the estimates.
+pub fn summarize(records: &[RunRecord], baseline: Option<&str>) -> Vec<SummaryRow> {
+    type Key = (String, String, usize, u64);
+    let key = |r: &RunRecord| {
+        (
+            r.protocol.clone(),
+            r.workload.clone(),
+            r.threads,
+            r.theta.map_or(u64::MAX, f64::to_bits),
+        )
+    };
+    let mut order: Vec<Key> = Vec::new();
+    let mut groups: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
+    for r in records {
+        let k = key(r);
+        if !groups.contains_key(&k) {
+            order.push(k.clone());
+        }
+        groups.entry(k).or_default().push(r);
     }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    let measured = |g: &[&RunRecord]| -> Vec<f64> {
+        g.iter()
+            .filter(|r| r.result.commits > 0)
+            .map(|r| r.result.throughput_tps)
+            .collect()
+    };
+    order
+        .into_iter()
+        .map(|k| {
+            let g = &groups[&k];
+            let col = |f: &dyn Fn(&RunResult) -> f64| {
+                median(
+                    &g.iter()
+                        .filter(|r| r.result.commits > 0)
+                        .map(|r| f(&r.result))
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let ratio = baseline.filter(|b| *b != k.0).and_then(|b| {
+                let base = groups.get(&(b.to_string(), k.1.clone(), k.2, k.3))?;
+                Estimate::of_ratios(g.iter().filter(|r| r.result.commits > 0).filter_map(|r| {
+                    let a = base
+                        .iter()
+                        .find(|a| a.repeat == r.repeat && a.result.commits > 0)?;
+                    Some((r.result.throughput_tps, a.result.throughput_tps))
+                }))
+            });
+            SummaryRow {
+                protocol: k.0.clone(),
+                workload: k.1.clone(),
+                threads: k.2,
+                theta: g[0].theta,
+                rounds: g.len(),
+                empty_runs: g.iter().filter(|r| r.result.commits == 0).count(),
+                throughput: Estimate::of(&measured(g)),
+                ratio,
+                abort_rate: col(&|r| r.abort_rate),
+                p50_us: col(&|r| r.latency.p50_us),
+                p99_us: col(&|r| r.latency.p99_us),
+                oversubscribed: g.iter().any(|r| r.result.oversubscribed),
+            }
+        })
+        .collect()
 }
 
 fn si(x: f64) -> String {
-    if x >= 1e6 {
+    if !x.is_finite() {
+        "-".into()
+    } else if x >= 1e6 {
         format!("{:.2}M", x / 1e6)
     } else if x >= 1e3 {
         format!("{:.1}k", x / 1e3)
@@ -254,108 +346,183 @@ fn si(x: f64) -> String {
     }
 }
 
-/// The human summary: one line per (protocol, workload, threads, theta) in order of first
-/// appearance, with the median over repeats and the min–max range of throughput.
-pub fn summary_table(records: &[RunRecord]) -> String {
-    type Key = (String, String, usize, String);
-    let mut order: Vec<Key> = Vec::new();
-    let mut groups: BTreeMap<Key, Vec<&RunRecord>> = BTreeMap::new();
-    for r in records {
-        let key = (
+/// Lays out rows of cells in columns as wide as their widest cell (first `left` columns
+/// left-aligned, the others right-aligned), two spaces apart.
+pub fn aligned(rows: &[Vec<String>], left: usize) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (c, cell) in row.iter().enumerate() {
+            let pad = width[c] - cell.chars().count();
+            if c > 0 {
+                line.push_str("  ");
+            }
+            if c < left {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', pad));
+            } else {
+                line.extend(std::iter::repeat_n(' ', pad));
+                line.push_str(cell);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The human summary table of [`summarize`]'s rows (columns as wide as their longest entry).
+///
+/// `throughput/s [95% CI]` is the median over the rounds with its bootstrap interval; `vs
+/// BASELINE` the median per-round ratio to the baseline with its interval, marked `~` when the
+/// interval contains 1 (not distinguishable); `runs` counts rounds, with the ones that committed
+/// nothing named (`3, 1 empty`). A point whose every run committed nothing shows `no commits`.
+pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
+    let with_ratio = baseline.is_some() && rows.iter().any(|r| r.ratio.is_some());
+    let mut header: Vec<String> = ["protocol", "workload", "threads", "theta"]
+        .map(String::from)
+        .to_vec();
+    header.push("throughput/s [95% CI]".into());
+    if let (true, Some(b)) = (with_ratio, baseline) {
+        header.push(format!("vs {b} [95% CI]"));
+    }
+    header.extend(["abort%", "p50 µs", "p99 µs", "runs"].map(String::from));
+    let mut table = vec![header];
+    for r in rows {
+        let mut row = vec![
             r.protocol.clone(),
             r.workload.clone(),
-            r.threads,
-            r.theta.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
-        );
-        if !groups.contains_key(&key) {
-            order.push(key.clone());
+            r.threads.to_string(),
+            r.theta.map_or_else(|| "-".into(), |t| t.to_string()),
+        ];
+        row.push(match r.throughput {
+            Some(e) if e.n > 1 => format!("{} [{}, {}]", si(e.median), si(e.lo), si(e.hi)),
+            Some(e) => si(e.median),
+            None => "no commits".into(),
+        });
+        if with_ratio {
+            row.push(match r.ratio {
+                Some(e) if e.n > 1 => format!(
+                    "{}{:.3} [{:.3}, {:.3}]",
+                    if e.distinguishes_from_one() { "" } else { "~" },
+                    e.median,
+                    e.lo,
+                    e.hi
+                ),
+                Some(e) => format!("{:.3}", e.median),
+                None if baseline == Some(r.protocol.as_str()) => "baseline".into(),
+                None => "-".into(),
+            });
         }
-        groups.entry(key).or_default().push(r);
+        let num = |x: f64| {
+            if x.is_finite() {
+                format!("{x:.2}")
+            } else {
+                "-".into()
+            }
+        };
+        row.push(num(100.0 * r.abort_rate));
+        row.push(num(r.p50_us));
+        row.push(num(r.p99_us));
+        let mut runs = r.rounds.to_string();
+        if r.empty_runs > 0 {
+            runs.push_str(&format!(", {} empty", r.empty_runs));
+        }
+        if r.oversubscribed {
+            runs.push_str(" (oversubscribed)");
+        }
+        row.push(runs);
+        table.push(row);
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<10} {:<10} {:>7} {:>6} {:>24} {:>8} {:>10} {:>10} {:>4}",
-        "protocol",
-        "workload",
-        "threads",
-        "theta",
-        "throughput/s [min-max]",
-        "abort%",
-        "p50 µs",
-        "p99 µs",
-        "runs"
-    );
-    for key in order {
-        let g = &groups[&key];
-        let tps: Vec<f64> = g.iter().map(|r| r.result.throughput_tps).collect();
-        let lo = tps.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = tps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let col = |f: &dyn Fn(&RunResult) -> f64| {
-            median(&g.iter().map(|r| f(&r.result)).collect::<Vec<_>>())
-        };
-        let over = if g.iter().any(|r| r.result.oversubscribed) {
-            " (oversubscribed)"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            out,
-            "{:<10} {:<10} {:>7} {:>6} {:>24} {:>8.2} {:>10.2} {:>10.2} {:>4}{over}",
-            key.0,
-            key.1,
-            key.2,
-            key.3,
-            format!("{} [{}-{}]", si(median(&tps)), si(lo), si(hi)),
-            100.0 * col(&|r| r.abort_rate),
-            col(&|r| r.latency.p50_us),
-            col(&|r| r.latency.p99_us),
-            g.len(),
+    let mut out = aligned(&table, 2);
+    if with_ratio {
+        out.push_str(
+            "~: the ratio's interval contains 1 (not distinguishable from the baseline at 95 %)\n",
         );
     }
     out
 }
 
+/// `summary.csv`: one row per [`SummaryRow`].
+pub fn summary_csv(rows: &[SummaryRow]) -> String {
+    let mut out = String::from(
+        "protocol,workload,threads,theta,rounds,empty_runs,throughput_median,throughput_lo,\
+         throughput_hi,ratio_median,ratio_lo,ratio_hi,distinguishable,abort_rate,p50_us,p99_us,\
+         oversubscribed\n",
+    );
+    let opt = |x: Option<f64>| x.map_or_else(String::new, |x| format!("{x:.6}"));
+    for r in rows {
+        let t = r.throughput;
+        let q = r.ratio;
+        let fields = [
+            field(&r.protocol),
+            field(&r.workload),
+            r.threads.to_string(),
+            r.theta.map(|t| t.to_string()).unwrap_or_default(),
+            r.rounds.to_string(),
+            r.empty_runs.to_string(),
+            opt(t.map(|e| e.median)),
+            opt(t.map(|e| e.lo)),
+            opt(t.map(|e| e.hi)),
+            opt(q.map(|e| e.median)),
+            opt(q.map(|e| e.lo)),
+            opt(q.map(|e| e.hi)),
+            q.map(|e| e.distinguishes_from_one().to_string())
+                .unwrap_or_default(),
+            format!("{:.6}", r.abort_rate),
+            format!("{:.3}", r.p50_us),
+            format!("{:.3}", r.p99_us),
+            r.oversubscribed.to_string(),
+        ];
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::runner::LatencySummary;
 
     /// A run record of `protocol` on YCSB-A with made-up numbers (also used by `cli`'s tests).
     pub(crate) fn record(protocol: &str, repeat: u32, tps: f64) -> RunRecord {
-        let result = RunResult {
-            threads: 2,
-            elapsed_s: 1.0,
-            commits: tps as u64,
-            user_aborts: 1,
-            conflicts: 10,
-            retries: 10,
-            abandoned: 0,
-            conflicts_by_cause: [("read_validation".to_string(), 10)].into(),
-            counters: [("omitted_writes".to_string(), 3)].into(),
-            commits_by_kind: [("new_order".to_string(), 5u64)].into_iter().collect(),
-            unacknowledged: 0,
-            throughput_tps: tps,
-            abort_rate: 0.01,
-            latency: LatencySummary {
-                p50_us: 1.0,
-                p90_us: 2.0,
-                p99_us: 3.0,
-                p999_us: 4.0,
-                max_us: 5.0,
-            },
-            latency_cdf: vec![crate::runner::CdfPoint {
-                percentile: 50.0,
-                latency_us: 1.0,
-            }],
-            per_thread_commits: vec![],
-            cpu_time_s: 2.0,
-            peak_rss_bytes: 1 << 20,
-            cpus: vec![Some(0), None],
-            oversubscribed: false,
-            ack: "epoch".into(),
-            latency_ns: hdrhistogram::Histogram::new(2).unwrap(),
+        let mut result = RunResult::empty(2).unwrap();
+        result.elapsed_s = 1.0;
+        result.commits = tps as u64;
+        result.user_aborts = 1;
+        result.conflicts = 10;
+        result.retries = 10;
+        result.conflicts_by_cause = [("read_validation".to_string(), 10)].into();
+        result.counters = [("omitted_writes".to_string(), 3)].into();
+        result.commits_by_kind = [("new_order".to_string(), 5u64)].into();
+        result.throughput_tps = tps;
+        result.abort_rate = 0.01;
+        result.latency = LatencySummary {
+            p50_us: 1.0,
+            p90_us: 2.0,
+            p99_us: 3.0,
+            p999_us: 4.0,
+            max_us: 5.0,
         };
+        result.latency_cdf = vec![crate::runner::CdfPoint {
+            percentile: 50.0,
+            latency_us: 1.0,
+        }];
+        result.cpu_time_s = 2.0;
+        result.peak_rss_bytes = 1 << 20;
+        result.cpus = vec![Some(0), None];
+        result.ack = "epoch".into();
         RunRecord {
             protocol: protocol.into(),
             workload: "ycsb-a".into(),
@@ -391,16 +558,59 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn the_table_shows_the_median_and_range_of_repeats() {
-        let recs = [
-            record("silo", 0, 1000.0),
-            record("silo", 1, 3000.0),
-            record("silo", 2, 2000.0),
-        ];
-        let t = summary_table(&recs);
-        assert_eq!(t.lines().count(), 2, "{t}");
-        assert!(t.contains("2.0k [1.0k-3.0k]"), "{t}");
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+    fn the_table_shows_medians_intervals_and_ratios_in_aligned_columns() {
+        let mut recs = Vec::new();
+        for (round, drift) in [1.0, 1.2, 0.8, 1.1, 0.9].into_iter().enumerate() {
+            recs.push(record("silo", round as u32, 1000.0 * drift));
+            recs.push(record(
+                "a-much-longer-protocol-name",
+                round as u32,
+                1500.0 * drift,
+            ));
+            recs.push(record(
+                "same",
+                round as u32,
+                1000.0 * drift * if round % 2 == 0 { 1.02 } else { 0.98 },
+            ));
+        }
+        let mut empty = record("silo", 5, 0.0);
+        empty.result.commits = 0;
+        recs.push(empty);
+        let rows = summarize(&recs, Some("silo"));
+        assert_eq!(rows.len(), 3);
+        assert_eq!((rows[0].rounds, rows[0].empty_runs), (6, 1));
+        assert_eq!(
+            rows[0].throughput.unwrap().n,
+            5,
+            "the empty run is not a measurement"
+        );
+        let r = rows[1].ratio.unwrap();
+        assert!(
+            (r.median - 1.5).abs() < 1e-9 && r.distinguishes_from_one(),
+            "{r:?}"
+        );
+        assert!(!rows[2].ratio.unwrap().distinguishes_from_one());
+        let t = summary_table(&rows, Some("silo"));
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].contains("vs silo [95% CI]"), "{t}");
+        assert!(
+            lines[1].contains("baseline") && lines[1].contains("6, 1 empty"),
+            "{t}"
+        );
+        assert!(lines[2].contains("1.500 [1.500, 1.500]"), "{t}");
+        assert!(lines[3].contains("~"), "{t}");
+        assert!(t.contains("not distinguishable"), "{t}");
+        // Every column starts at the same offset on every line, whatever the names' lengths.
+        let col = |line: &str, word: &str| line.find(word).unwrap();
+        assert_eq!(col(lines[1], "ycsb-a"), col(lines[0], "workload"));
+        assert_eq!(col(lines[2], "ycsb-a"), col(lines[0], "workload"));
+        let csv = summary_csv(&rows);
+        assert_eq!(csv.lines().count(), 4);
+        assert!(csv.lines().nth(2).unwrap().contains(",true,"), "{csv}");
+        let mut none = record("x", 0, 0.0);
+        none.result.commits = 0;
+        let t = summary_table(&summarize(&[none], None), None);
+        assert!(t.contains("no commits"), "{t}");
     }
 
     #[test]
@@ -412,6 +622,7 @@ pub(crate) mod tests {
             &m,
             &serde_json::json!({"threads": [2]}),
             &[record("silo", 0, 5.0)],
+            &summarize(&[record("silo", 0, 5.0)], None),
         )
         .unwrap();
         let json: serde_json::Value =

@@ -51,6 +51,48 @@ pub fn process_usage() -> Result<ResourceUsage, Error> {
     })
 }
 
+/// The memory this process may still use, in bytes: the smaller of the kernel's `MemAvailable`
+/// (`/proc/meminfo`) and the address-space limit (`RLIMIT_AS`); `None` if neither is known.
+pub fn memory_limit() -> Option<u64> {
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| mem_available(&m));
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `rl` is a valid, writable `rlimit`; getrlimit only writes it.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) };
+    let address_space = (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur);
+    match (available, address_space) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// `bytes` as `1.5 GiB`, `300 MiB`, `12 KiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +108,15 @@ mod tests {
         let after = process_usage().unwrap();
         assert!(after.cpu() > before.cpu(), "{before:?} -> {after:?}");
         assert!(after.max_rss_bytes > 0);
+    }
+
+    #[test]
+    fn memory_facts_parse() {
+        let m = "MemTotal:       24000000 kB\nMemAvailable:   2000 kB\n";
+        assert_eq!(mem_available(m), Some(2_048_000));
+        assert_eq!(mem_available("MemTotal: 1 kB"), None);
+        assert!(memory_limit().is_some_and(|b| b > 0));
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
     }
 }

@@ -272,6 +272,36 @@ pub struct RunResult {
     pub latency_ns: Histogram<u64>,
 }
 
+impl RunResult {
+    /// A result with nothing measured: `threads` workers, no commits, empty histograms.
+    pub fn empty(threads: usize) -> Result<Self, Error> {
+        Ok(Self {
+            threads,
+            elapsed_s: 0.0,
+            commits: 0,
+            user_aborts: 0,
+            conflicts: 0,
+            retries: 0,
+            abandoned: 0,
+            conflicts_by_cause: BTreeMap::new(),
+            counters: BTreeMap::new(),
+            commits_by_kind: BTreeMap::new(),
+            unacknowledged: 0,
+            throughput_tps: 0.0,
+            abort_rate: 0.0,
+            latency: LatencySummary::default(),
+            latency_cdf: Vec::new(),
+            per_thread_commits: Vec::new(),
+            cpu_time_s: 0.0,
+            peak_rss_bytes: 0,
+            cpus: Vec::new(),
+            oversubscribed: false,
+            ack: "commit".into(),
+            latency_ns: crate::session::new_histogram()?,
+        })
+    }
+}
+
 /// Runs `workload` on `engine` as `cfg` says (see the module docs). The database must already
 /// be loaded.
 pub fn run_workload<E: Engine, W: Workload>(

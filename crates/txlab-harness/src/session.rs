@@ -231,33 +231,18 @@ impl<'c> Session<'c> {
         tallies.sort_by_key(|t| t.0);
         let (usage0, usage1) = timing.usage;
         let mut latency = new_histogram()?;
-        let mut res = RunResult {
-            threads: self.cfg.threads,
-            elapsed_s: timing.measured.as_secs_f64(),
-            commits: 0,
-            user_aborts: 0,
-            conflicts: 0,
-            retries: 0,
-            abandoned: 0,
-            conflicts_by_cause: BTreeMap::new(),
-            counters: timing.counters,
-            commits_by_kind: BTreeMap::new(),
-            unacknowledged: 0,
-            throughput_tps: 0.0,
-            abort_rate: 0.0,
-            latency: LatencySummary::default(),
-            latency_cdf: Vec::new(),
-            per_thread_commits: Vec::with_capacity(tallies.len()),
-            cpu_time_s: usage1.cpu().saturating_sub(usage0.cpu()).as_secs_f64(),
-            peak_rss_bytes: usage1.max_rss_bytes,
-            cpus: driven.cpus,
-            oversubscribed: plan_for_this_machine(self.cfg.placement, engine_threads)
-                .oversubscribed,
-            ack: match ack {
-                AckMode::AtCommit => "commit".into(),
-                _ => "epoch".into(),
-            },
-            latency_ns: new_histogram()?,
+        let mut res = RunResult::empty(self.cfg.threads)?;
+        res.elapsed_s = timing.measured.as_secs_f64();
+        res.counters = timing.counters;
+        res.per_thread_commits = Vec::with_capacity(tallies.len());
+        res.cpu_time_s = usage1.cpu().saturating_sub(usage0.cpu()).as_secs_f64();
+        res.peak_rss_bytes = usage1.max_rss_bytes;
+        res.cpus = driven.cpus;
+        res.oversubscribed =
+            plan_for_this_machine(self.cfg.placement, engine_threads).oversubscribed;
+        res.ack = match ack {
+            AckMode::AtCommit => "commit".into(),
+            _ => "epoch".into(),
         };
         for (_, t) in &tallies {
             res.commits += t.commits;

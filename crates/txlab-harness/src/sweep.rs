@@ -1,5 +1,10 @@
 //! A sweep: the cartesian product protocols × workloads × thetas × threads × repeats, run one
-//! point after the other, with a progress bar (hidden when stdout is not a terminal).
+//! point after the other and reported to a progress callback before each.
+//!
+//! Repeats are *rounds*, and protocols are interleaved within each round: round 0 runs every
+//! (workload, theta, threads) point for protocol A, then B, then C, then round 1 does the same
+//! (ABCABC, not AAABBB), so a slow phase of a noisy host hits every protocol of a round alike
+//! and per-round ratios between protocols compare runs made side by side ([`crate::stats`]).
 //!
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
@@ -7,12 +12,11 @@
 use crate::point::{EngineParams, run_point};
 use crate::registry::Protocol;
 use crate::report::RunRecord;
+use crate::resources::{human_bytes, memory_limit};
 use crate::runner::RunConfig;
 use crate::topology::Placement;
-use crate::workloads::{WorkloadKind, WorkloadParams};
-use indicatif::{ProgressBar, ProgressStyle};
+use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
 use serde::Serialize;
-use std::io::IsTerminal;
 use std::time::Duration;
 use txlab_core::Error;
 
@@ -27,8 +31,10 @@ pub struct SweepSpec {
     pub threads: Vec<usize>,
     /// Zipf skews (ignored by workloads without one).
     pub thetas: Vec<f64>,
-    /// Repeats of every point.
+    /// Repeats (rounds) of every point.
     pub repeat: u32,
+    /// The protocol the others' throughput is divided by, per round, in the summary.
+    pub baseline: Option<Protocol>,
     /// Warm-up per run (serialized in seconds).
     #[serde(serialize_with = "crate::point::ser_secs")]
     pub warmup: Duration,
@@ -66,10 +72,10 @@ pub struct Point {
 }
 
 impl SweepSpec {
-    /// The points in run order.
+    /// The points in run order: round by round, protocols innermost (module docs).
     pub fn points(&self) -> Vec<Point> {
         let mut out = Vec::new();
-        for &protocol in &self.protocols {
+        for repeat in 0..self.repeat {
             for &workload in &self.workloads {
                 let thetas: Vec<Option<f64>> = if workload.has_theta() {
                     self.thetas.iter().copied().map(Some).collect()
@@ -78,7 +84,7 @@ impl SweepSpec {
                 };
                 for &theta in &thetas {
                     for &threads in &self.threads {
-                        for repeat in 0..self.repeat {
+                        for &protocol in &self.protocols {
                             out.push(Point {
                                 protocol,
                                 workload,
@@ -103,6 +109,20 @@ impl SweepSpec {
                 p.accepts(w)?;
             }
         }
+        if let Some(b) = self.baseline.filter(|b| !self.protocols.contains(b)) {
+            return Err(Error::invalid(
+                "--baseline",
+                b.name(),
+                format!(
+                    "one of the protocols of the run ({})",
+                    self.protocols
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
         if self.params.tpcc_scaled && !self.workloads.iter().any(|w| w.is_tpcc()) {
             return Err(Error::invalid(
                 "--tpcc-scaled",
@@ -117,7 +137,33 @@ impl SweepSpec {
                 ),
             ));
         }
+        let limit = memory_limit();
         for &w in &self.workloads {
+            let built = AnyWorkload::new(w, &self.params);
+            if let (Ok(built), Some(limit)) = (built, limit) {
+                let needs = built.table_bytes();
+                if needs > limit {
+                    return Err(Error::invalid(
+                        "workload parameters",
+                        format!(
+                            "{} needing at least {} for its tables",
+                            w.name(),
+                            human_bytes(needs)
+                        ),
+                        format!(
+                            "a configuration that fits the {} this process may use (the smaller \
+                             of MemAvailable and the address-space limit); lower {}",
+                            human_bytes(limit),
+                            w.flags()
+                                .iter()
+                                .filter(|f| **f != "--theta")
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+            }
             for &theta in &self.thetas {
                 crate::workloads::validate_workload(
                     w,
@@ -140,7 +186,7 @@ impl SweepSpec {
             }
         }
         for &threads in &self.threads {
-            let run = self.run_config(threads);
+            let run = self.run_config(threads, WorkloadKind::Noop);
             run.validate()?;
             for &p in &self.protocols {
                 p.validate(threads, &self.engine, &run)?;
@@ -149,8 +195,9 @@ impl SweepSpec {
         Ok(())
     }
 
-    fn run_config(&self, threads: usize) -> RunConfig {
+    fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
         RunConfig {
+            transaction_cap: self.check.then(|| check_cap(workload, memory_limit())),
             threads,
             warmup: self.warmup,
             duration: self.duration,
@@ -166,34 +213,141 @@ impl SweepSpec {
     }
 }
 
-fn progress_bar(len: u64) -> ProgressBar {
-    if !std::io::stdout().is_terminal() {
-        return ProgressBar::hidden();
+/// Memory a `--check` run keeps per transaction issued in its measured interval (the recorded
+/// history and the checker's graph), a generous estimate: about 1.6 KiB was measured for YCSB-A;
+/// TPC-C's transactions touch tens of rows.
+fn history_bytes_per_txn(workload: WorkloadKind) -> u64 {
+    if workload.is_tpcc() {
+        16 << 10
+    } else {
+        2 << 10
     }
-    let bar = ProgressBar::new(len);
-    if let Ok(style) =
-        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} ETA {eta} {msg}")
-    {
-        bar.set_style(style);
-    }
-    bar
 }
 
-/// Runs every point; stops at the first error. Returns the records in run order.
-pub fn run_sweep(spec: &SweepSpec) -> Result<Vec<RunRecord>, Error> {
+/// The transaction cap of a `--check` run: its history may take half the memory this process may
+/// use (at least 1000 transactions).
+pub fn check_cap(workload: WorkloadKind, limit: Option<u64>) -> u64 {
+    let budget = limit.unwrap_or(8 << 30) / 2;
+    (budget / history_bytes_per_txn(workload)).max(1000)
+}
+
+impl SweepSpec {
+    /// Checks the flags given on the command line (`--batch-size`, ...) against the protocols
+    /// and workloads of the sweep: a flag that none of them reads is an error naming the flag and
+    /// what it applies to; one that only some read gives a note (returned).
+    pub fn applicability(&self, given: &[&str]) -> Result<Vec<String>, Error> {
+        let mut notes = Vec::new();
+        for &given in given {
+            // The flag as a descriptor or workload names it (a static name for the error).
+            let Some(&flag) = Protocol::all()
+                .flat_map(|p| p.descriptor().flags.iter())
+                .chain(WorkloadKind::ALL.iter().flat_map(|w| w.flags().iter()))
+                .find(|f| **f == given)
+            else {
+                continue;
+            };
+            let readers: Vec<&str> = Protocol::all()
+                .filter(|p| p.reads_flag(flag))
+                .map(|p| p.name())
+                .collect();
+            let (users, all_users, kind): (Vec<&str>, Vec<&str>, &str) = if !readers.is_empty() {
+                let users = self
+                    .protocols
+                    .iter()
+                    .filter(|p| p.reads_flag(flag))
+                    .map(|p| p.name())
+                    .collect();
+                (users, readers, "protocol")
+            } else {
+                let users = self
+                    .workloads
+                    .iter()
+                    .filter(|w| w.flags().contains(&flag))
+                    .map(|w| w.name())
+                    .collect();
+                let all = WorkloadKind::visible()
+                    .filter(|w| w.flags().contains(&flag))
+                    .map(|w| w.name())
+                    .collect();
+                (users, all, "workload")
+            };
+            let others: Vec<&str> = if kind == "protocol" {
+                self.protocols
+                    .iter()
+                    .map(|p| p.name())
+                    .filter(|n| !users.contains(n))
+                    .collect()
+            } else {
+                self.workloads
+                    .iter()
+                    .map(|w| w.name())
+                    .filter(|n| !users.contains(n))
+                    .collect()
+            };
+            if users.is_empty() {
+                return Err(Error::invalid(
+                    flag,
+                    format!("given with {}", others.join(", ")),
+                    format!(
+                        "a {kind} that reads it: {} (leave the flag out otherwise)",
+                        all_users.join(", ")
+                    ),
+                ));
+            }
+            if !others.is_empty() {
+                notes.push(format!(
+                    "{flag} applies to {} only, not to {}",
+                    users.join(", "),
+                    others.join(", ")
+                ));
+            }
+        }
+        Ok(notes)
+    }
+}
+
+/// Where a sweep stands, reported before each point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step<'a> {
+    /// Points finished so far.
+    pub done: usize,
+    /// Points in the sweep.
+    pub total: usize,
+    /// The point about to run.
+    pub point: &'a Point,
+    /// Rounds (repeats) in the sweep.
+    pub rounds: u32,
+}
+
+impl Point {
+    /// `protocol workload threads=N theta=T`, for progress messages.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} threads={} theta={}",
+            self.protocol.name(),
+            self.workload.name(),
+            self.threads,
+            self.theta.map_or_else(|| "-".into(), |t| t.to_string()),
+        )
+    }
+}
+
+/// Runs every point, calling `progress` before each; stops at the first error. Returns the
+/// records in run order.
+pub fn run_sweep(
+    spec: &SweepSpec,
+    progress: &mut dyn FnMut(&Step<'_>),
+) -> Result<Vec<RunRecord>, Error> {
     spec.validate()?;
     let points = spec.points();
-    let bar = progress_bar(points.len() as u64);
     let mut records = Vec::with_capacity(points.len());
-    for p in points {
-        bar.set_message(format!(
-            "{} {} threads={} theta={} repeat={}",
-            p.protocol.name(),
-            p.workload.name(),
-            p.threads,
-            p.theta.map_or_else(|| "-".into(), |t| t.to_string()),
-            p.repeat
-        ));
+    for (done, p) in points.iter().enumerate() {
+        progress(&Step {
+            done,
+            total: points.len(),
+            point: p,
+            rounds: spec.repeat,
+        });
         let params = WorkloadParams {
             theta: p.theta.unwrap_or(0.0),
             ..spec.params
@@ -203,10 +357,9 @@ pub fn run_sweep(spec: &SweepSpec) -> Result<Vec<RunRecord>, Error> {
             p.workload,
             &params,
             &spec.engine,
-            &spec.run_config(p.threads),
+            &spec.run_config(p.threads, p.workload),
             spec.check,
-        )
-        .inspect_err(|_| bar.abandon())?;
+        )?;
         records.push(RunRecord {
             protocol: p.protocol.name().into(),
             workload: p.workload.name().into(),
@@ -218,9 +371,7 @@ pub fn run_sweep(spec: &SweepSpec) -> Result<Vec<RunRecord>, Error> {
             result: out.result,
             check: out.check,
         });
-        bar.inc(1);
     }
-    bar.finish_and_clear();
     Ok(records)
 }
 
@@ -236,6 +387,7 @@ mod tests {
             threads: vec![1, 2],
             thetas: vec![0.0, 0.9],
             repeat: 2,
+            baseline: None,
             warmup: Duration::ZERO,
             duration: Duration::from_millis(10),
             cooldown: Duration::from_millis(1),
@@ -255,6 +407,60 @@ mod tests {
     }
 
     #[test]
+    fn flags_no_protocol_or_workload_reads_are_refused_and_partial_ones_noted() {
+        let mut s = spec();
+        s.workloads = vec![WorkloadKind::Ycsb(YcsbKind::A)];
+        let e = s.applicability(&["--batch-size"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--batch-size") && e.contains("silo") && e.contains("batch-base"),
+            "{e}"
+        );
+        assert!(
+            s.applicability(&["--epoch-ms", "--records", "--threads"])
+                .unwrap()
+                .is_empty()
+        );
+        let e = s.applicability(&["--warehouses"]).unwrap_err().to_string();
+        assert!(e.contains("--warehouses") && e.contains("tpcc"), "{e}");
+        s.workloads = vec![WorkloadKind::Tpcc];
+        let e = s.applicability(&["--theta"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--theta") && e.contains("given with tpcc"),
+            "{e}"
+        );
+        s.workloads = vec![WorkloadKind::Tpcc, WorkloadKind::SmallBank];
+        let notes = s.applicability(&["--theta"]).unwrap();
+        assert_eq!(notes, ["--theta applies to smallbank only, not to tpcc"]);
+        s.protocols.push(Protocol::from_name("batch-vc").unwrap());
+        let notes = s.applicability(&["--policy"]).unwrap();
+        assert!(notes[0].contains("batch-vc only, not to silo"), "{notes:?}");
+    }
+
+    #[test]
+    fn tables_beyond_memory_are_refused_before_loading_and_check_runs_are_capped() {
+        let mut s = spec();
+        s.workloads = vec![WorkloadKind::Ycsb(YcsbKind::A)];
+        s.params.records = 100_000;
+        s.params.payload = 1 << 20;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("ycsb-a needing at least") && e.contains("--payload"),
+            "{e}"
+        );
+        s.params.payload = 100;
+        s.workloads = vec![WorkloadKind::Tpcc];
+        s.params.warehouses = 60_000;
+        s.params.districts = 10;
+        let e = s.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("tpcc needing") && e.contains("--warehouses"),
+            "{e}"
+        );
+        assert_eq!(check_cap(WorkloadKind::SmallBank, Some(8 << 30)), 2 << 20);
+        assert_eq!(check_cap(WorkloadKind::Tpcc, Some(1 << 20)), 1000);
+    }
+
+    #[test]
     fn the_product_skips_theta_for_workloads_without_one() {
         let pts = spec().points();
         // noop: 1 theta × 2 threads × 2 repeats; ycsb-c: 2 × 2 × 2.
@@ -269,7 +475,13 @@ mod tests {
     #[test]
     fn a_sweep_produces_one_record_per_point() {
         let s = spec();
-        let recs = run_sweep(&s).unwrap();
+        let mut steps = 0;
+        let recs = run_sweep(&s, &mut |step| {
+            assert_eq!(step.done, steps);
+            steps += 1;
+        })
+        .unwrap();
+        assert_eq!(steps, recs.len());
         assert_eq!(recs.len(), s.points().len());
         // Each run is 10 ms: on a loaded 2-core machine one of them may commit nothing, so only
         // the sum is required to be positive.

@@ -322,6 +322,22 @@ impl AnyWorkload {
         }
     }
 
+    /// A lower bound of the memory its loaded tables take: every dense table's capacity times
+    /// its value size plus 16 bytes of record header (engines add more: version lists, indexes
+    /// of the ordered tables, which this leaves out).
+    pub fn table_bytes(&self) -> u64 {
+        self.schema()
+            .tables()
+            .iter()
+            .map(|t| match t.index {
+                txlab_core::IndexKind::Dense { capacity } => {
+                    capacity.saturating_mul(t.value_size as u64 + 16)
+                }
+                _ => 0,
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+
     /// The workload's schema.
     pub fn schema(&self) -> txlab_core::Schema {
         struct Schema;

@@ -29,9 +29,8 @@ use crate::point::{EngineParams, PointCtx, PointOutcome, measure_loaded, with_hi
 use crate::runner::RunConfig;
 use crate::session::Session;
 use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadVisitor};
-use clap::ValueEnum;
 use serde::Serialize;
-use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
+pub use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
 use txlab_batch::{Algorithm, Mode, Pipeline, PipelineConfig, Refinement, ReorderPolicy};
 use txlab_check::MemoryRecorder;
 use txlab_core::history::Recorder;
@@ -51,7 +50,8 @@ pub const PIPELINE_CLIENTS: usize = 2;
 
 /// The feedback vertex set algorithm of the pipeline's reordering workers (`--fvs`).
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum FvsChoice {
     /// Sort-based greedy, multi factor 2 (Algorithm 2; the paper's and the pipeline's default).
@@ -80,7 +80,8 @@ impl FvsChoice {
 /// The pass over the feedback vertex set of the pipeline's reordering workers
 /// (`--fvs-refinement`; `txlab_batch::Refinement`).
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum RefinementChoice {
     /// The algorithm's set as it is (the paper's algorithms, the default).
@@ -103,12 +104,13 @@ impl RefinementChoice {
 /// The reordering policy of the pipeline's reordering workers (`--policy`; Ding, Kot, Gehrke,
 /// §5.5).
 #[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum PolicyChoice {
     /// Prod-degree: maximize commits (the paper's "mc", the default).
     #[default]
-    #[value(alias = "mc")]
+    #[cfg_attr(feature = "clap", value(alias = "mc"))]
     Prod,
     /// Fewest restarts enters the feedback vertex set first, ties by prod-degree.
     Rct,
@@ -410,54 +412,26 @@ fn pipeline_threads(c: &PipelineConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    /// The engine parameters `txlab run ARGS` parses to.
-    fn run_params(args: &[&str]) -> Result<crate::cli::ParamArgs, clap::Error> {
-        let mut argv = vec!["txlab", "run"];
-        argv.extend_from_slice(args);
-        match Cli::try_parse_from(argv)?.command {
-            Command::Run(r) => Ok(r.params),
-            other => panic!("parsed as {other:?}"),
-        }
-    }
-
-    fn policy_of(args: &[&str]) -> Result<PolicyChoice, clap::Error> {
-        run_params(args).map(|p| p.policy)
-    }
 
     #[test]
-    fn the_policy_flag_parses_and_reaches_the_pipeline() {
-        assert_eq!(policy_of(&[]).unwrap(), PolicyChoice::Prod);
-        assert_eq!(policy_of(&["--policy", "mc"]).unwrap(), PolicyChoice::Prod);
-        assert_eq!(policy_of(&["--policy", "rct"]).unwrap(), PolicyChoice::Rct);
-        assert_eq!(
-            policy_of(&["--policy", "rdeg"]).unwrap(),
-            PolicyChoice::Rdeg
-        );
-        let e = policy_of(&["--policy", "fifo"]).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        let msg = e.to_string();
-        for needle in ["--policy", "fifo", "prod", "rct", "rdeg"] {
-            assert!(msg.contains(needle), "message lacks {needle:?}: {msg}");
-        }
+    fn the_choices_reach_the_pipeline() {
         let params = BatchParams {
             policy: PolicyChoice::Rdeg,
+            fvs_refinement: RefinementChoice::Minimal,
             ..BatchParams::default()
         };
         let config = pipeline_config(Mode::Srvc, 1, &params, 1);
         assert_eq!(config.policy, ReorderPolicy::Rdeg);
+        assert_eq!(config.refinement, Refinement::Minimal);
+        let default = pipeline_config(Mode::Srvc, 1, &BatchParams::default(), 1);
+        assert_eq!(default.refinement, Refinement::None);
+        assert_eq!(default.policy, ReorderPolicy::ProdDegree);
     }
 
     #[test]
     fn zero_reorder_workers_is_the_single_thread_layout() {
-        let parse = |args: &[&str]| run_params(args).map(|p| p.reorder_workers);
-        assert_eq!(parse(&[]).unwrap(), DEFAULT_REORDER_WORKERS);
-        let workers = parse(&["--reorder-workers", "0"]).unwrap();
-        assert_eq!(workers, 0);
         let single = BatchParams {
-            reorder_workers: workers,
+            reorder_workers: 0,
             ..BatchParams::default()
         };
         let staged = BatchParams::default();
@@ -487,27 +461,5 @@ mod tests {
             "{e}"
         );
         assert!(validate(Mode::Srvc, 1, &single, &run).is_ok());
-    }
-
-    #[test]
-    fn the_fvs_refinement_flag_parses_and_reaches_the_pipeline() {
-        let parse = |args: &[&str]| run_params(args).map(|p| p.fvs_refinement);
-        assert_eq!(parse(&[]).unwrap(), RefinementChoice::None);
-        let minimal = parse(&["--fvs-refinement", "minimal"]).unwrap();
-        assert_eq!(minimal, RefinementChoice::Minimal);
-        let e = parse(&["--fvs-refinement", "maximal"]).unwrap_err();
-        assert_eq!(e.exit_code(), 2);
-        let msg = e.to_string();
-        for needle in ["--fvs-refinement", "maximal", "none", "minimal"] {
-            assert!(msg.contains(needle), "message lacks {needle:?}: {msg}");
-        }
-        let params = BatchParams {
-            fvs_refinement: minimal,
-            ..BatchParams::default()
-        };
-        let config = pipeline_config(Mode::Srvc, 1, &params, 1);
-        assert_eq!(config.refinement, Refinement::Minimal);
-        let default = pipeline_config(Mode::Srvc, 1, &BatchParams::default(), 1);
-        assert_eq!(default.refinement, Refinement::None);
     }
 }

@@ -3,8 +3,8 @@
 
 use clap::Parser;
 use std::time::Duration;
-use txlab_harness::cli::{AckArg, Cli, Command, EXIT_USAGE, Failure, execute, parse_duration};
-use txlab_harness::cli::{check_failures, list_text, utc_timestamp};
+use txlab_cli::{AckArg, Cli, Command, EXIT_USAGE, Failure, execute, parse_duration};
+use txlab_cli::{check_failures, list_text, utc_timestamp};
 use txlab_harness::point::CheckSummary;
 use txlab_harness::registry::Protocol;
 use txlab_harness::registry::pipeline::{BatchParams, FvsChoice};
@@ -14,7 +14,7 @@ fn protocol(name: &str) -> Protocol {
     Protocol::from_name(name).unwrap()
 }
 
-fn run_args(args: &[&str]) -> txlab_harness::cli::RunArgs {
+fn run_args(args: &[&str]) -> txlab_cli::RunArgs {
     let mut argv = vec!["txlab", "run"];
     argv.extend_from_slice(args);
     match Cli::try_parse_from(argv).unwrap().command {
@@ -122,7 +122,7 @@ fn batching_flags_parse_and_bad_values_name_the_flag() {
     // The pipeline has at most 256 processors: a larger --threads is a usage error naming it.
     let r = run_args(&["--protocol", "batch-srvc", "--threads", "300"]);
     let out = std::env::temp_dir().join(format!("txlab-cli-batch-bad-{}", std::process::id()));
-    let f = txlab_harness::cli::sweep_and_report(&r.spec(), &out).unwrap_err();
+    let f = txlab_cli::sweep_and_report(&r.spec(), &out).unwrap_err();
     assert_eq!(f.exit_code(), EXIT_USAGE);
     assert!(f.to_string().contains("--threads = 300"), "{f}");
     assert!(!out.exists(), "nothing is written for bad input");
@@ -207,11 +207,14 @@ fn other_subcommands_parse() {
     ));
     match Cli::try_parse_from(["txlab", "compare"]).unwrap().command {
         Command::Compare(c) => {
-            assert_eq!(c.duration, Duration::from_secs(1));
+            assert_eq!(c.duration, Duration::from_millis(500));
+            assert_eq!(c.rounds, 8);
             assert_eq!(c.warmup, Duration::from_millis(200));
             assert_eq!(c.cooldown, Duration::from_millis(100));
             let spec = c.spec(4);
             assert_eq!(spec.cooldown, Duration::from_millis(100));
+            assert_eq!(spec.repeat, 8);
+            assert_eq!(spec.baseline, Some(protocol("silo")));
             assert_eq!(spec.threads, vec![1, 4]);
             assert_eq!(
                 spec.workloads,
@@ -365,7 +368,7 @@ fn workload_constraints_across_flags_are_usage_errors() {
         "10ms",
     ]);
     let out = std::env::temp_dir().join(format!("txlab-cli-bad-{}", std::process::id()));
-    let f = txlab_harness::cli::sweep_and_report(&r.spec(), &out).unwrap_err();
+    let f = txlab_cli::sweep_and_report(&r.spec(), &out).unwrap_err();
     assert_eq!(f.exit_code(), EXIT_USAGE);
     let msg = f.to_string();
     assert!(
@@ -593,7 +596,7 @@ fn tpcc_scaled_reaches_the_tpcc_config_and_needs_a_tpcc_workload() {
         "0s",
         "--check",
     ]);
-    let recs = txlab_harness::sweep::run_sweep(&r.spec()).unwrap();
+    let recs = txlab_harness::sweep::run_sweep(&r.spec(), &mut |_| {}).unwrap();
     assert_eq!(recs.len(), 1);
     assert_eq!(
         recs[0].parameters.get("scaled").map(String::as_str),
@@ -631,6 +634,8 @@ fn compare_writes_the_table_files_and_the_plots() {
     let cli = Cli::try_parse_from([
         "txlab",
         "compare",
+        "--rounds",
+        "2",
         "--duration",
         "10ms",
         "--warmup",
@@ -679,7 +684,12 @@ fn compare_writes_the_table_files_and_the_plots() {
         .iter()
         .map(|r| r["protocol"].as_str().unwrap())
         .collect();
-    protocols.dedup();
+    assert_eq!(
+        protocols.len() % (9 * 2 * 2),
+        0,
+        "9 protocols, 2 workloads, 2 rounds"
+    );
+    protocols.truncate(9);
     assert_eq!(
         protocols,
         [
@@ -693,7 +703,64 @@ fn compare_writes_the_table_files_and_the_plots() {
             "mvto-nwr",
             "mvto-nwr-single"
         ],
-        "compare runs the nine interactive protocols"
+        "compare runs the nine interactive protocols, interleaved"
+    );
+    assert!(out.join("summary.csv").is_file());
+    assert!(
+        json["summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["ratio"]["n"] == 2)
     );
     std::fs::remove_dir_all(&out).unwrap();
+}
+
+/// The engine parameters `txlab run ARGS` parses to.
+fn run_params(args: &[&str]) -> Result<txlab_cli::ParamArgs, clap::Error> {
+    let mut argv = vec!["txlab", "run"];
+    argv.extend_from_slice(args);
+    match Cli::try_parse_from(argv)?.command {
+        Command::Run(r) => Ok(r.params),
+        other => panic!("parsed as {other:?}"),
+    }
+}
+
+#[test]
+fn the_pipeline_choice_flags_parse_and_bad_values_list_the_choices() {
+    use txlab_harness::registry::pipeline::{PolicyChoice, RefinementChoice};
+    let policy = |args: &[&str]| run_params(args).map(|p| p.policy);
+    assert_eq!(policy(&[]).unwrap(), PolicyChoice::Prod);
+    assert_eq!(policy(&["--policy", "mc"]).unwrap(), PolicyChoice::Prod);
+    assert_eq!(policy(&["--policy", "rct"]).unwrap(), PolicyChoice::Rct);
+    assert_eq!(policy(&["--policy", "rdeg"]).unwrap(), PolicyChoice::Rdeg);
+    let refinement = |args: &[&str]| run_params(args).map(|p| p.fvs_refinement);
+    assert_eq!(refinement(&[]).unwrap(), RefinementChoice::None);
+    assert_eq!(
+        refinement(&["--fvs-refinement", "minimal"]).unwrap(),
+        RefinementChoice::Minimal
+    );
+    assert_eq!(
+        run_params(&["--reorder-workers", "0"])
+            .unwrap()
+            .reorder_workers,
+        0
+    );
+    for (args, needles) in [
+        (
+            &["--policy", "fifo"][..],
+            &["--policy", "fifo", "prod", "rct", "rdeg"][..],
+        ),
+        (
+            &["--fvs-refinement", "maximal"][..],
+            &["--fvs-refinement", "maximal", "none", "minimal"][..],
+        ),
+    ] {
+        let e = run_params(args).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let msg = e.to_string();
+        for n in needles {
+            assert!(msg.contains(n), "message lacks {n:?}: {msg}");
+        }
+    }
 }

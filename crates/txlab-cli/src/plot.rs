@@ -178,7 +178,7 @@ fn series(
         .map(|(n, xs)| {
             let mut pts: Vec<(f64, f64)> = xs
                 .into_values()
-                .map(|(x, ys)| (x, crate::report::median(&ys)))
+                .map(|(x, ys)| (x, txlab_harness::stats::median(&ys)))
                 .collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             (n, pts)
@@ -568,7 +568,7 @@ fn cdf_series(points: &[&Point], name: impl Fn(&Point) -> String) -> Series {
         .map(|(n, qs)| {
             let mut pts: Vec<(f64, f64)> = qs
                 .into_values()
-                .map(|(q, ls)| (crate::report::median(&ls), q / 100.0))
+                .map(|(q, ls)| (txlab_harness::stats::median(&ls), q / 100.0))
                 .collect();
             pts.sort_by(|a, b| a.1.total_cmp(&b.1));
             (n, pts)

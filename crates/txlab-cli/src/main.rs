@@ -1,9 +1,9 @@
-//! The `txlab` command line; everything lives in `txlab_harness::cli`.
+//! The `txlab` command line; everything lives in the `txlab_cli` library.
 
 // mimalloc only here, in the binary: library crates never pick the allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    txlab_harness::cli::main()
+    txlab_cli::main()
 }

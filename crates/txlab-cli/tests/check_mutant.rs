@@ -12,7 +12,7 @@
 //! ```
 
 use clap::Parser;
-use txlab_harness::cli::{Cli, EXIT_FAILURE, execute, list_text};
+use txlab_cli::{Cli, EXIT_FAILURE, execute, list_text};
 use txlab_harness::registry::Protocol;
 
 const MUTANT: &str = "silo-mutant-skip-read-validation";
@@ -29,11 +29,7 @@ const ANOMALIES: [&str; 6] = [
 ];
 
 /// `txlab run --check` of `protocol` on the contended configuration both tests share.
-fn check_run(
-    protocol: &str,
-    out: &std::path::Path,
-    seed: u64,
-) -> Result<(), txlab_harness::cli::Failure> {
+fn check_run(protocol: &str, out: &std::path::Path, seed: u64) -> Result<(), txlab_cli::Failure> {
     let seed = seed.to_string();
     let cli = Cli::try_parse_from([
         "txlab",

@@ -5,7 +5,7 @@
 //! proposed merges, is still printed); 2 for bad input (TPC-C without `--tpcc-scaled`: its pieces
 //! are defined for ROCOCO's scaled variant only).
 
-use crate::cli::Failure;
+use crate::Failure;
 use clap::{Args, ValueEnum};
 use std::time::Instant;
 use txlab_core::Error;
@@ -105,7 +105,7 @@ pub fn execute(args: &RococoCheckArgs) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::{Cli, Command};
     use clap::Parser;
 
     fn args(argv: &[&str]) -> RococoCheckArgs {
@@ -129,7 +129,7 @@ mod tests {
                 .contains("proposed merge, new_order_fragment: p1 + p2")
         );
         let e = execute(&args(&["--workload", "figure2-immediate"])).unwrap_err();
-        assert_eq!(e.exit_code(), crate::cli::EXIT_FAILURE, "{e}");
+        assert_eq!(e.exit_code(), crate::EXIT_FAILURE, "{e}");
         let (r, _) = check(&args(&["--tpcc-scaled", "--include-read-only"])).unwrap();
         assert!(!r.is_safe());
     }
@@ -137,7 +137,7 @@ mod tests {
     #[test]
     fn tpcc_without_the_scaled_flag_is_a_usage_error_naming_it() {
         let e = check(&args(&["--workload", "tpcc"])).unwrap_err();
-        assert_eq!(e.exit_code(), crate::cli::EXIT_USAGE);
+        assert_eq!(e.exit_code(), crate::EXIT_USAGE);
         assert!(e.to_string().contains("--tpcc-scaled"), "{e}");
     }
 }

@@ -1,32 +1,51 @@
-//! The `txlab` command line (clap derive): `run`, `list`, `compare`, `plot`, `rococo-check`.
+//! # txlab-cli
+//!
+//! The `txlab` command line (clap derive): `run`, `list`, `compare`, `plot`, `rococo-check`,
+//! over the
+//! `txlab-harness` library. The binary (`src/main.rs`) only picks the allocator and calls
+//! [`main`]; everything else is here, so tests drive the CLI in-process.
+//!
+//! Each subcommand is one variant of [`Command`] and one arm of [`execute`].
 //!
 //! Exit codes: 0 success; 1 a run failed (an engine error, an anomaly or invariant violation found
 //! by `--check`, an unwritable output); 2 bad input (a flag's value out of range, an unknown
 //! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
 //! what is accepted.
 
-use crate::machine::MachineInfo;
-use crate::point::EngineParams;
-use crate::registry::Protocol;
-use crate::registry::pipeline::{
+pub mod output;
+pub mod plot;
+pub mod progress;
+pub mod rococo_check;
+
+use crate::progress::Progress;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+use txlab_core::table::MAX_VALUE_SIZE;
+use txlab_core::{AckMode, Error};
+use txlab_harness::machine::MachineInfo;
+use txlab_harness::point::EngineParams;
+use txlab_harness::registry::Protocol;
+use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
 };
-use crate::report::{RunRecord, summary_table, write_results};
-use crate::sweep::{SweepSpec, run_sweep};
-use crate::workloads::{WorkloadKind, WorkloadParams};
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use txlab_core::table::MAX_VALUE_SIZE;
-use txlab_core::{AckMode, Error};
+use txlab_harness::report::{RunRecord, summarize, summary_table, write_results};
+use txlab_harness::sweep::{SweepSpec, run_sweep};
+use txlab_harness::workloads::{WorkloadKind, WorkloadParams};
 use txlab_workload::TpccConfig;
 
 /// Exit code for bad input.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code for a failed run.
 pub const EXIT_FAILURE: u8 = 1;
+
+/// The shortest measured interval `--duration` accepts.
+pub const MIN_RUN_DURATION: Duration = Duration::from_millis(1);
+
+/// Runs that committed fewer transactions than this get a note: their numbers are noise.
+pub const FEW_COMMITS: u64 = 100;
 
 /// Largest key count (dense tables hold at most 2^40 keys).
 const MAX_KEYS: u64 = 1 << 40;
@@ -48,8 +67,9 @@ pub enum Command {
     Run(RunArgs),
     /// List the protocols and workloads, one per line.
     List,
-    /// Every interactive protocol (not batch-*/silo-ta) on YCSB-A and SmallBank (theta 0.99) at 1
-    /// thread and all physical cores; writes results and their plots.
+    /// The nine interactive protocols on YCSB-A and SmallBank (theta 0.99) at 1 thread and all
+    /// physical cores, interleaved round by round: medians with 95% bootstrap intervals, ratios
+    /// to the first protocol, plots with error bars.
     Compare(CompareArgs),
     /// Plot a results directory (SVG and PNG next to results.json).
     Plot(PlotArgs),
@@ -68,29 +88,39 @@ pub struct RunArgs {
     #[arg(long, value_delimiter = ',', default_value = "ycsb-a", value_parser = parse_workload)]
     pub workload: Vec<WorkloadKind>,
     /// Worker thread counts, comma-separated, each 1..=1024.
-    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = ranged(1usize, crate::runner::MAX_THREADS), allow_negative_numbers = true)]
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
     pub threads: Vec<usize>,
     /// Zipf skews, comma-separated, each 0..=10 (0 is uniform; YCSB's standard skew is 0.99).
     #[arg(long, value_delimiter = ',', default_value = "0", value_parser = ranged(0.0f64, 10.0), allow_negative_numbers = true)]
     pub theta: Vec<f64>,
-    /// Measured interval per run, e.g. 500ms, 5s, 2m (greater than 0, at most 24h).
-    #[arg(long, default_value = "5s", value_parser = parse_run_duration)]
+    /// Measured interval per run, e.g. 500ms, 5s, 2m (at least 1ms, at most 24h).
+    #[arg(long, default_value = "5s", value_parser = parse_run_duration, allow_hyphen_values = true)]
     pub duration: Duration,
     /// Warm-up before each run's measurement, e.g. 0s, 1s (at most 24h).
-    #[arg(long, default_value = "1s", value_parser = parse_warmup)]
+    #[arg(long, default_value = "1s", value_parser = parse_warmup, allow_hyphen_values = true)]
     pub warmup: Duration,
     /// Cool-down after each run's measurement, e.g. 0s, 100ms (at most 24h): workers keep running
     /// uncounted transactions so the measured interval does not end with threads exiting.
-    #[arg(long, default_value = "100ms", value_parser = parse_cooldown)]
+    #[arg(long, default_value = "100ms", value_parser = parse_cooldown, allow_hyphen_values = true)]
     pub cooldown: Duration,
-    /// Repeats of every point, 1..=1000 (the table shows their median and range).
-    #[arg(long, default_value_t = 1, value_parser = ranged(1u32, 1000), allow_negative_numbers = true)]
+    /// Rounds: every point is run this many times, 1..=1000, protocols interleaved round by
+    /// round; the table shows the median with its 95% bootstrap interval.
+    #[arg(long, alias = "rounds", default_value_t = 1, value_parser = ranged(1u32, 1000), allow_negative_numbers = true)]
     pub repeat: u32,
+    /// The protocol the others are compared to (ratios in the table) [default: the first of
+    /// --protocol].
+    #[arg(long, value_parser = parse_protocol)]
+    pub baseline: Option<Protocol>,
     /// Output directory [default: results/run-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Record every transaction and fail (exit 1) on a serializability anomaly or a violated
-    /// workload invariant. Slows the run and keeps the whole history in memory.
+    /// Write into an --out directory that already holds results (replacing them).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Record every transaction and fail (exit 1) on a serializability anomaly, a violated
+    /// workload invariant or a run that committed nothing. Slows the run and keeps the history
+    /// in memory: a run's measured interval ends early once its history would take half the
+    /// memory available.
     #[arg(long)]
     pub check: bool,
     /// Workload, engine and placement parameters.
@@ -151,16 +181,16 @@ pub struct ParamArgs {
     pub hyperthreads: bool,
     /// batch-*: transactions per validator batch and requests per storage batch, 1..=65536 (the
     /// paper's 40). silo-ta always batches 4 transactions per thread (the paper's).
-    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_BATCH_SIZE), allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_BATCH_SIZE), allow_negative_numbers = true)]
     pub batch_size: usize,
     /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 (the
     /// paper's 300).
-    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_batch::pipeline::config::MAX_CONCURRENCY), allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_CONCURRENCY), allow_negative_numbers = true)]
     pub concurrency: usize,
     /// batch-vc, batch-srvc: transaction reordering worker threads, 0..=256; 0 is the
     /// single-thread layout (one thread forms, reorders and validates each batch). For
     /// batch-batch only 0 or not 0 matters: 0 forms and validates batches on one thread.
-    #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = ranged(0usize, txlab_batch::pipeline::config::MAX_COMPONENT_THREADS), allow_negative_numbers = true)]
+    #[arg(long, default_value_t = DEFAULT_REORDER_WORKERS, value_parser = ranged(0usize, txlab_harness::registry::pipeline::MAX_COMPONENT_THREADS), allow_negative_numbers = true)]
     pub reorder_workers: usize,
     /// batch-vc, batch-srvc: feedback vertex set algorithm: sort (sort-based greedy, multi
     /// factor 2, the paper's default), scc (SCC-based greedy), hybrid (SCC greedy, exact on
@@ -187,20 +217,39 @@ pub enum AckArg {
     Epoch,
 }
 
+/// The protocols `txlab compare` runs by default.
+pub const COMPARED: &str = "silo,tictoc,mvto,silo-nwr,silo-nwr-single,tictoc-nwr,tictoc-nwr-single,mvto-nwr,mvto-nwr-single";
+
 /// `txlab compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
+    /// Protocols, comma-separated; the first is the baseline of the ratios unless --baseline
+    /// names another.
+    #[arg(long, value_delimiter = ',', default_value = COMPARED, value_parser = parse_protocol)]
+    pub protocol: Vec<Protocol>,
+    /// Workloads, comma-separated (theta 0.99 where the workload has a skew).
+    #[arg(long, value_delimiter = ',', default_value = "ycsb-a,smallbank", value_parser = parse_workload)]
+    pub workload: Vec<WorkloadKind>,
+    /// Rounds, 1..=1000: every point runs once per round, protocols interleaved.
+    #[arg(long, default_value_t = 8, value_parser = ranged(1u32, 1000), allow_negative_numbers = true)]
+    pub rounds: u32,
+    /// The protocol the others are compared to [default: the first of --protocol].
+    #[arg(long, value_parser = parse_protocol)]
+    pub baseline: Option<Protocol>,
     /// Output directory [default: results/compare-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Measured interval per point (greater than 0, at most 24h).
-    #[arg(long, default_value = "1s", value_parser = parse_run_duration)]
+    /// Write into an --out directory that already holds results (replacing them).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Measured interval per run (at least 1ms, at most 24h).
+    #[arg(long, default_value = "500ms", value_parser = parse_run_duration, allow_hyphen_values = true)]
     pub duration: Duration,
-    /// Warm-up before each point's measurement (at most 24h).
-    #[arg(long, default_value = "200ms", value_parser = parse_warmup)]
+    /// Warm-up before each run's measurement (at most 24h).
+    #[arg(long, default_value = "200ms", value_parser = parse_warmup, allow_hyphen_values = true)]
     pub warmup: Duration,
-    /// Uncounted cool-down after each point's measurement (at most 24h).
-    #[arg(long, default_value = "100ms", value_parser = parse_cooldown)]
+    /// Uncounted cool-down after each run's measurement (at most 24h).
+    #[arg(long, default_value = "100ms", value_parser = parse_cooldown, allow_hyphen_values = true)]
     pub cooldown: Duration,
     /// Workload, engine and placement parameters.
     #[command(flatten)]
@@ -217,6 +266,11 @@ pub struct PlotArgs {
 /// Parses `500ms`, `1s`, `2m`, `1h`, `250us` (a non-negative integer or decimal and a unit).
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "'{s}' is negative: a duration is at least 0 (e.g. 500ms, 1s, 2m)"
+        ));
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -241,9 +295,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 fn parse_run_duration(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
-    if d.is_zero() || d > crate::runner::MAX_DURATION {
+    if d < MIN_RUN_DURATION || d > txlab_harness::runner::MAX_DURATION {
         return Err(format!(
-            "{s} is not accepted: the duration must be greater than 0 and at most 24h"
+            "{s} is not accepted: the duration must be greater than 0, at least 1ms (a shorter \
+             interval measures the clock, not the protocol) and at most 24h"
         ));
     }
     Ok(d)
@@ -251,7 +306,7 @@ fn parse_run_duration(s: &str) -> Result<Duration, String> {
 
 fn parse_warmup(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
-    if d > crate::runner::MAX_DURATION {
+    if d > txlab_harness::runner::MAX_DURATION {
         return Err(format!(
             "{s} is not accepted: the warm-up must be at most 24h"
         ));
@@ -261,7 +316,7 @@ fn parse_warmup(s: &str) -> Result<Duration, String> {
 
 fn parse_cooldown(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s)?;
-    if d > crate::runner::MAX_DURATION {
+    if d > txlab_harness::runner::MAX_DURATION {
         return Err(format!(
             "{s} is not accepted: the cool-down must be at most 24h"
         ));
@@ -349,6 +404,7 @@ impl RunArgs {
             threads: self.threads.clone(),
             thetas: self.theta.clone(),
             repeat: self.repeat,
+            baseline: self.baseline.or(self.protocol.first().copied()),
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -362,21 +418,19 @@ impl RunArgs {
 }
 
 impl CompareArgs {
-    /// The comparison sweep: every protocol [`Protocol::compared`] names (the
-    /// batching engines are left out), YCSB-A and SmallBank at theta 0.99, 1 thread
-    /// and every physical core, one repeat.
+    /// The comparison sweep: `--protocol` (by default the nine interactive protocols; the
+    /// batching engines measure another architecture), `--workload` at theta 0.99, 1 thread
+    /// and every physical core, `--rounds` rounds.
     pub fn spec(&self, physical_cores: usize) -> SweepSpec {
         let mut threads = vec![1, physical_cores.max(1)];
         threads.dedup();
         SweepSpec {
-            protocols: Protocol::compared().collect(),
-            workloads: vec![
-                WorkloadKind::from_name("ycsb-a").unwrap_or(WorkloadKind::Micro),
-                WorkloadKind::SmallBank,
-            ],
+            protocols: self.protocol.clone(),
+            workloads: self.workload.clone(),
             threads,
             thetas: vec![0.99],
-            repeat: 1,
+            repeat: self.rounds,
+            baseline: self.baseline.or(self.protocol.first().copied()),
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -410,22 +464,20 @@ pub fn utc_timestamp(unix_secs: u64) -> String {
     )
 }
 
-fn default_out(prefix: &str) -> PathBuf {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    Path::new("results").join(format!("{prefix}-{}", utc_timestamp(now)))
-}
-
 /// The `txlab list` text.
 pub fn list_text() -> String {
+    let width = Protocol::visible()
+        .map(|p| p.name().len())
+        .chain(WorkloadKind::visible().map(|w| w.name().len()))
+        .max()
+        .unwrap_or(0);
     let mut out = String::from("protocols:\n");
     for p in Protocol::visible() {
-        out.push_str(&format!("  {:<11} {}\n", p.name(), p.description()));
+        out.push_str(&format!("  {:<width$}  {}\n", p.name(), p.description()));
     }
     out.push_str("workloads:\n");
     for w in WorkloadKind::visible() {
-        out.push_str(&format!("  {:<11} {}\n", w.name(), w.description()));
+        out.push_str(&format!("  {:<width$}  {}\n", w.name(), w.description()));
     }
     out
 }
@@ -458,14 +510,37 @@ impl std::fmt::Display for Failure {
     }
 }
 
-/// Validates (exit 2 on bad input), runs, writes results and prints the table.
+/// [`sweep_into`] a directory that must not hold earlier results.
 pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, Failure> {
+    sweep_into(spec, out, false, &[])
+}
+
+/// Validates everything before running (exit 2 on bad input: the sweep, the memory it needs,
+/// the flags given on the command line, the output directory), runs, writes results and prints
+/// the summary table with its notes.
+pub fn sweep_into(
+    spec: &SweepSpec,
+    out: &Path,
+    overwrite: bool,
+    given: &[&str],
+) -> Result<Vec<RunRecord>, Failure> {
     spec.validate().map_err(Failure::Usage)?;
-    let records = run_sweep(spec).map_err(|e| Failure::Run(format!("run failed: {e}")))?;
+    let flag_notes = spec.applicability(given).map_err(Failure::Usage)?;
+    output::prepare(out, overwrite).map_err(Failure::Usage)?;
+    for note in &flag_notes {
+        eprintln!("note: {note}");
+    }
+    let mut progress = Progress::new();
+    let records = run_sweep(spec, &mut |step| progress.step(step));
+    progress.finish(records.is_ok());
+    let records = records.map_err(|e| Failure::Run(format!("run failed: {e}")))?;
     let machine = MachineInfo::detect();
-    write_results(out, &machine, spec, &records).map_err(|e| Failure::Run(e.to_string()))?;
-    print!("{}", summary_table(&records));
-    for note in run_notes(&records, &machine) {
+    let baseline = spec.baseline.map(|b| b.name());
+    let summary = summarize(&records, baseline);
+    write_results(out, &machine, spec, &records, &summary)
+        .map_err(|e| Failure::Run(e.to_string()))?;
+    print!("{}", summary_table(&summary, baseline));
+    for note in run_notes(&records, &machine, spec) {
         println!("note: {note}");
     }
     println!("results written to {}", out.display());
@@ -474,8 +549,43 @@ pub fn sweep_and_report(spec: &SweepSpec, out: &Path) -> Result<Vec<RunRecord>, 
 
 /// The caveats `txlab run` prints under its table: what a reader of these numbers must know
 /// about how they were produced.
-pub fn run_notes(records: &[RunRecord], machine: &MachineInfo) -> Vec<String> {
+pub fn run_notes(records: &[RunRecord], machine: &MachineInfo, spec: &SweepSpec) -> Vec<String> {
     let mut notes = Vec::new();
+    let empty = records.iter().filter(|r| r.result.commits == 0).count();
+    if empty > 0 {
+        notes.push(format!(
+            "{empty} run(s) committed no transaction: they are not measurements (a longer \
+             --duration or fewer threads may help)"
+        ));
+    }
+    let few = records
+        .iter()
+        .filter(|r| r.result.commits > 0 && r.result.commits < FEW_COMMITS)
+        .count();
+    if few > 0 {
+        notes.push(format!(
+            "{few} run(s) committed fewer than {FEW_COMMITS} transactions: their throughput and \
+             latency are noise; use a longer --duration"
+        ));
+    }
+    let capped = records
+        .iter()
+        .filter(|r| spec.check && r.result.elapsed_s < 0.99 * spec.duration.as_secs_f64())
+        .count();
+    if capped > 0 {
+        notes.push(format!(
+            "{capped} --check run(s) ended their measured interval early: the recorded history \
+             reached its memory bound (half the memory available)"
+        ));
+    }
+    if records.iter().any(|r| r.result.ack == "epoch") {
+        notes.push(format!(
+            "latency of --ack epoch runs includes waiting for the commit's epoch to become stable \
+             (group commit, --epoch-ms {}): p50 is about one epoch, p99 about two; --ack commit \
+             measures the commit path",
+            spec.engine.epoch.as_millis()
+        ));
+    }
     if records.iter().any(|r| r.result.oversubscribed) {
         notes.push(
             "oversubscribed runs have more workers than physical cores; do not read them as scaling"
@@ -495,12 +605,19 @@ pub fn run_notes(records: &[RunRecord], machine: &MachineInfo) -> Vec<String> {
     notes
 }
 
-/// One line per run whose `--check` failed.
+/// One line per run whose `--check` failed or checked nothing (no commit).
 pub fn check_failures(records: &[RunRecord]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| {
             let c = r.check.as_ref()?;
+            if r.result.commits == 0 {
+                return Some(format!(
+                    "{} {} threads={} repeat={}: committed no transaction in its measured \
+                     interval, so nothing was checked (use a longer --duration)",
+                    r.protocol, r.workload, r.threads, r.repeat
+                ));
+            }
             (!c.passed()).then(|| {
                 format!(
                     "{} {} threads={} repeat={}: anomalies [{}] invariant [{}]",
@@ -516,16 +633,52 @@ pub fn check_failures(records: &[RunRecord]) -> Vec<String> {
         .collect()
 }
 
-/// Runs a parsed command line.
+/// Runs a parsed command line (no flag-applicability check: [`execute_args`] has the flags
+/// given).
 pub fn execute(cli: Cli) -> Result<(), Failure> {
+    execute_with(cli, &[])
+}
+
+/// Parses `argv` (the program name first) and runs it, refusing flags that no protocol or
+/// workload of the run reads ([`SweepSpec::applicability`]).
+pub fn execute_args<I, T>(argv: I) -> Result<(), Failure>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let matches = Cli::command()
+        .try_get_matches_from(argv)
+        .map_err(|e| Failure::Usage(Error::invalid("command line", "", e.to_string())))?;
+    let cli = Cli::from_arg_matches(&matches)
+        .map_err(|e| Failure::Usage(Error::invalid("command line", "", e.to_string())))?;
+    let given = given_flags(&matches);
+    let given: Vec<&str> = given.iter().map(String::as_str).collect();
+    execute_with(cli, &given)
+}
+
+/// The `--flags` given on the command line of the subcommand in `matches`.
+pub fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
+    let Some((_, sub)) = matches.subcommand() else {
+        return Vec::new();
+    };
+    sub.ids()
+        .filter(|id| sub.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| format!("--{}", id.as_str().replace('_', "-")))
+        .collect()
+}
+
+fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
     match cli.command {
         Command::List => {
             print!("{}", list_text());
             Ok(())
         }
         Command::Run(args) => {
-            let out = args.out.clone().unwrap_or_else(|| default_out("run"));
-            let records = sweep_and_report(&args.spec(), &out)?;
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| output::default_dir("run"));
+            let records = sweep_into(&args.spec(), &out, args.overwrite, given)?;
             if args.check {
                 let failures = check_failures(&records);
                 if !failures.is_empty() {
@@ -539,10 +692,13 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Compare(args) => {
-            let cores = crate::topology::physical_cores_of_this_machine();
-            let out = args.out.clone().unwrap_or_else(|| default_out("compare"));
-            sweep_and_report(&args.spec(cores), &out)?;
-            let files = crate::plot::plot_dir(&out).map_err(|e| {
+            let cores = txlab_harness::topology::physical_cores_of_this_machine();
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| output::default_dir("compare"));
+            sweep_into(&args.spec(cores), &out, args.overwrite, given)?;
+            let files = plot::plot_dir(&out).map_err(|e| {
                 Failure::Run(format!(
                     "the results are in {}, but plotting them failed: {e} (fix that and run \
                      `txlab plot {}`)",
@@ -554,7 +710,7 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
             Ok(())
         }
         Command::Plot(args) => {
-            let files = crate::plot::plot_dir(&args.dir).map_err(|e| match e {
+            let files = plot::plot_dir(&args.dir).map_err(|e| match e {
                 e @ Error::InvalidConfig { .. } => Failure::Usage(e),
                 e => Failure::Run(e.to_string()),
             })?;
@@ -569,15 +725,24 @@ pub fn execute(cli: Cli) -> Result<(), Failure> {
 
 /// The `txlab` binary's entry point.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let matches = match Cli::command().try_get_matches() {
+        Ok(m) => m,
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
-    match execute(cli) {
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let given = given_flags(&matches);
+    let given: Vec<&str> = given.iter().map(String::as_str).collect();
+    match execute_with(cli, &given) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("error: {f}");
@@ -589,7 +754,26 @@ pub fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::tests::record;
+    use txlab_harness::runner::RunResult;
+
+    /// A run of `protocol` on YCSB-A with made-up numbers.
+    fn record(protocol: &str, repeat: u32, tps: f64) -> RunRecord {
+        let mut result = RunResult::empty(2).unwrap();
+        result.throughput_tps = tps;
+        result.commits = tps as u64;
+        result.elapsed_s = 5.0;
+        RunRecord {
+            protocol: protocol.into(),
+            workload: "ycsb-a".into(),
+            threads: 2,
+            theta: Some(0.9),
+            repeat,
+            seed: 42,
+            parameters: Default::default(),
+            result,
+            check: None,
+        }
+    }
 
     fn machine(release: bool, layout: &str) -> MachineInfo {
         MachineInfo {
@@ -620,14 +804,52 @@ mod tests {
             on("tpcc", "mvto"),
             on("tpcc", "mvto-nwr"),
         ];
-        assert!(run_notes(&runs, &machine(true, "packed")).is_empty());
+        let spec = run_spec(&[]);
+        assert!(run_notes(&runs, &machine(true, "packed"), &spec).is_empty());
+    }
+
+    fn run_spec(args: &[&str]) -> SweepSpec {
+        let mut argv = vec!["txlab", "run"];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Run(r) => r.spec(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn empty_and_short_runs_and_group_commit_latency_are_noted() {
+        let mut empty = on("ycsb-a", "silo");
+        empty.result.commits = 0;
+        let mut few = on("ycsb-a", "silo");
+        few.result.commits = 3;
+        let mut epoch = on("ycsb-a", "silo");
+        epoch.result.ack = "epoch".into();
+        let notes = run_notes(
+            &[empty, few, epoch],
+            &machine(true, "packed"),
+            &run_spec(&[]),
+        );
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(notes[0].contains("1 run(s) committed no transaction"));
+        assert!(notes[1].contains("fewer than 100"));
+        assert!(notes[2].contains("--epoch-ms 40") && notes[2].contains("--ack commit"));
+        let mut capped = on("ycsb-a", "silo");
+        capped.result.elapsed_s = 0.5;
+        let spec = run_spec(&["--check", "--duration", "1s"]);
+        let notes = run_notes(&[capped], &machine(true, "packed"), &spec);
+        assert!(notes[0].contains("memory bound"), "{notes:?}");
     }
 
     #[test]
     fn debug_builds_layouts_and_oversubscription_are_noted() {
         let mut over = on("ycsb-a", "silo");
         over.result.oversubscribed = true;
-        let notes = run_notes(&[over], &machine(false, "line-aligned (64 B): silo"));
+        let notes = run_notes(
+            &[over],
+            &machine(false, "line-aligned (64 B): silo"),
+            &run_spec(&[]),
+        );
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert!(notes[0].starts_with("oversubscribed"));
         assert!(notes[1].contains("debug build"));
