@@ -12,6 +12,7 @@
 //! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
 //! what is accepted.
 
+pub mod builds;
 pub mod output;
 pub mod plot;
 pub mod progress;
@@ -230,6 +231,13 @@ pub struct CompareArgs {
     /// Workloads, comma-separated (theta 0.99 where the workload has a skew).
     #[arg(long, value_delimiter = ',', default_value = "ycsb-a,smallbank", value_parser = parse_workload)]
     pub workload: Vec<WorkloadKind>,
+    /// Worker thread counts, comma-separated, each 1..=1024 [default: 1 and every physical
+    /// core].
+    #[arg(long, value_delimiter = ',', value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
+    pub threads: Option<Vec<usize>>,
+    /// Zipf skews, comma-separated, each 0..=10.
+    #[arg(long, value_delimiter = ',', default_value = "0.99", value_parser = ranged(0.0f64, 10.0), allow_negative_numbers = true)]
+    pub theta: Vec<f64>,
     /// Rounds, 1..=1000: every point runs once per round, protocols interleaved.
     #[arg(long, default_value_t = 8, value_parser = ranged(1u32, 1000), allow_negative_numbers = true)]
     pub rounds: u32,
@@ -242,6 +250,11 @@ pub struct CompareArgs {
     /// Write into an --out directory that already holds results (replacing them).
     #[arg(long)]
     pub overwrite: bool,
+    /// Compare several txlab binaries, LABEL=PATH comma-separated (e.g.
+    /// old=/tmp/txlab-old,new=target/release/txlab): every (build, protocol) pair runs in every
+    /// round, as `LABEL:PROTOCOL`; ratios divide by the first build's baseline protocol.
+    #[arg(long, value_delimiter = ',', value_parser = builds::parse_build)]
+    pub builds: Vec<builds::Build>,
     /// Measured interval per run (at least 1ms, at most 24h).
     #[arg(long, default_value = "500ms", value_parser = parse_run_duration, allow_hyphen_values = true)]
     pub duration: Duration,
@@ -427,8 +440,8 @@ impl CompareArgs {
         SweepSpec {
             protocols: self.protocol.clone(),
             workloads: self.workload.clone(),
-            threads,
-            thetas: vec![0.99],
+            threads: self.threads.clone().unwrap_or(threads),
+            thetas: self.theta.clone(),
             repeat: self.rounds,
             baseline: self.baseline.or(self.protocol.first().copied()),
             warmup: self.warmup,
@@ -545,6 +558,39 @@ pub fn sweep_into(
     }
     println!("results written to {}", out.display());
     Ok(records)
+}
+
+/// `compare --builds`: validated like a sweep, run through [`builds::run`], reported alike.
+fn compare_builds(
+    args: &CompareArgs,
+    spec: &SweepSpec,
+    out: &Path,
+    given: &[&str],
+) -> Result<(), Failure> {
+    spec.validate().map_err(Failure::Usage)?;
+    builds::validate(&args.builds).map_err(Failure::Usage)?;
+    spec.applicability(given).map_err(Failure::Usage)?;
+    output::prepare(out, args.overwrite).map_err(Failure::Usage)?;
+    let records = builds::run(args, spec, out, given)?;
+    let baseline = spec
+        .baseline
+        .map(|b| format!("{}:{}", args.builds[0].label, b.name()));
+    let summary = summarize(&records, baseline.as_deref());
+    let machine = MachineInfo::detect();
+    let config = serde_json::json!({
+        "sweep": spec,
+        "builds": args.builds.iter().map(|b| {
+            serde_json::json!({"label": b.label, "path": b.path.display().to_string()})
+        }).collect::<Vec<_>>(),
+    });
+    write_results(out, &machine, &config, &records, &summary)
+        .map_err(|e| Failure::Run(e.to_string()))?;
+    print!("{}", summary_table(&summary, baseline.as_deref()));
+    for note in run_notes(&records, &machine, spec) {
+        println!("note: {note}");
+    }
+    println!("results written to {}", out.display());
+    Ok(())
 }
 
 /// The caveats `txlab run` prints under its table: what a reader of these numbers must know
@@ -697,7 +743,12 @@ fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
                 .out
                 .clone()
                 .unwrap_or_else(|| output::default_dir("compare"));
-            sweep_into(&args.spec(cores), &out, args.overwrite, given)?;
+            let spec = args.spec(cores);
+            if args.builds.is_empty() {
+                sweep_into(&spec, &out, args.overwrite, given)?;
+            } else {
+                compare_builds(&args, &spec, &out, given)?;
+            }
             let files = plot::plot_dir(&out).map_err(|e| {
                 Failure::Run(format!(
                     "the results are in {}, but plotting them failed: {e} (fix that and run \

@@ -16,6 +16,9 @@
 //!   histogram sampled at `runner::cdf_percentiles`); over repeats, the median latency at each
 //!   percentile. Runs without a stored CDF (files from older versions) are left out.
 //!
+//! The throughput and abort-rate charts draw, at every point with more than one repeat, an error
+//! bar over the 95 % bootstrap interval of the median (`txlab_harness::stats`).
+//!
 //! Every chart has its legend in a column right of the plot (so it never covers data). Runs
 //! marked `oversubscribed` (more workers than physical cores) are flagged in every chart: a
 //! series whose label names a thread count gets the suffix "(oversubscribed)", charts against
@@ -36,6 +39,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use txlab_core::Error;
+use txlab_harness::stats::{Estimate, median};
 
 const FONT_CANDIDATES: [&str; 5] = [
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
@@ -156,14 +160,20 @@ fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
 }
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
+/// Per series (in [`Series`] order), `(x, lo, hi)`: the 95 % bootstrap interval of the median
+/// over the repeats at x.
+type Bars = Vec<Vec<(f64, f64, f64)>>;
 
-/// Groups points into named series of (x, median y) sorted by x.
-fn series(
+/// Named series of (x, the values over repeats).
+type Grouped = Vec<(String, Vec<(f64, Vec<f64>)>)>;
+
+/// Groups points into named series (sorted by name) of (x, the values over repeats) sorted by x.
+fn grouped(
     points: &[&Point],
     name: impl Fn(&Point) -> String,
     x: impl Fn(&Point) -> f64,
     y: impl Fn(&Point) -> f64,
-) -> Series {
+) -> Grouped {
     let mut groups: BTreeMap<String, BTreeMap<u64, (f64, Vec<f64>)>> = BTreeMap::new();
     for p in points {
         let e = groups
@@ -176,14 +186,47 @@ fn series(
     groups
         .into_iter()
         .map(|(n, xs)| {
-            let mut pts: Vec<(f64, f64)> = xs
-                .into_values()
-                .map(|(x, ys)| (x, txlab_harness::stats::median(&ys)))
-                .collect();
+            let mut pts: Vec<(f64, Vec<f64>)> = xs.into_values().collect();
             pts.sort_by(|a, b| a.0.total_cmp(&b.0));
             (n, pts)
         })
         .collect()
+}
+
+/// Groups points into named series of (x, median y) sorted by x.
+fn series(
+    points: &[&Point],
+    name: impl Fn(&Point) -> String,
+    x: impl Fn(&Point) -> f64,
+    y: impl Fn(&Point) -> f64,
+) -> Series {
+    grouped(points, name, x, y)
+        .into_iter()
+        .map(|(n, xs)| (n, xs.into_iter().map(|(x, ys)| (x, median(&ys))).collect()))
+        .collect()
+}
+
+/// The medians of [`series`] and their bootstrap intervals ([`Bars`]).
+fn series_with_bars(
+    points: &[&Point],
+    name: impl Fn(&Point) -> String,
+    x: impl Fn(&Point) -> f64,
+    y: impl Fn(&Point) -> f64,
+) -> (Series, Bars) {
+    let groups = grouped(points, name, x, y);
+    let bars = groups
+        .iter()
+        .map(|(_, xs)| {
+            xs.iter()
+                .filter_map(|(x, ys)| Estimate::of(ys).map(|e| (*x, e.lo, e.hi)))
+                .collect()
+        })
+        .collect();
+    let data = groups
+        .into_iter()
+        .map(|(n, xs)| (n, xs.into_iter().map(|(x, ys)| (x, median(&ys))).collect()))
+        .collect();
+    (data, bars)
 }
 
 /// Ten well-separated colours that read on white (matplotlib's "tab10").
@@ -374,7 +417,7 @@ fn draw<DB: DrawingBackend>(
     title: &str,
     (x_desc, y_desc): (&str, &str),
     data: &Series,
-    hollow_x: &[f64],
+    (hollow_x, bars): (&[f64], &Bars),
     note: Option<&str>,
 ) -> Result<(), String> {
     let e = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
@@ -392,6 +435,7 @@ fn draw<DB: DrawingBackend>(
     let y1 = data
         .iter()
         .flat_map(|s| s.1.iter().map(|p| p.1))
+        .chain(bars.iter().flatten().map(|b| b.2))
         .filter(|y| y.is_finite())
         .fold(0.0, f64::max);
     let y1 = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
@@ -427,6 +471,26 @@ fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(e)?;
     draw_lines(&mut chart, data, true, hollow_x)?;
+    for (i, (series, bars)) in data.iter().zip(bars).enumerate() {
+        let color = series_color(i);
+        chart
+            .draw_series(
+                bars.iter()
+                    .filter(|b| b.2 > b.1)
+                    .filter_map(|&(x, lo, hi)| {
+                        let mid = series.1.iter().find(|p| p.0 == x)?.1;
+                        Some(ErrorBar::new_vertical(
+                            x,
+                            lo,
+                            mid,
+                            hi,
+                            color.stroke_width(2),
+                            10,
+                        ))
+                    }),
+            )
+            .map_err(e)?;
+    }
     root.present().map_err(e)?;
     Ok(())
 }
@@ -437,11 +501,12 @@ const CHART_SIZE: (u32, u32) = (1100, 560);
 #[derive(Debug, Clone, Copy)]
 enum Chart<'a> {
     /// Linear axes with these descriptions, point markers on the lines (hollow at an x in
-    /// `hollow_x`).
+    /// `hollow_x`), error bars at the bootstrap intervals of `bars`.
     Linear {
         x: &'a str,
         y: &'a str,
         hollow_x: &'a [f64],
+        bars: &'a Bars,
     },
     /// x: index into [`PERCENTILES`]; y: latency in µs on a log scale.
     Percentiles,
@@ -460,7 +525,12 @@ fn draw_chart<DB: DrawingBackend>(
     note: Option<&str>,
 ) -> Result<(), String> {
     match chart {
-        Chart::Linear { x, y, hollow_x } => draw(root, title, (x, y), data, hollow_x, note),
+        Chart::Linear {
+            x,
+            y,
+            hollow_x,
+            bars,
+        } => draw(root, title, (x, y), data, (hollow_x, bars), note),
         Chart::Percentiles => draw_percentiles(root, title, data, note),
         Chart::Cdf => draw_cdf(root, title, data, note),
     }
@@ -568,7 +638,7 @@ fn cdf_series(points: &[&Point], name: impl Fn(&Point) -> String) -> Series {
         .map(|(n, qs)| {
             let mut pts: Vec<(f64, f64)> = qs
                 .into_values()
-                .map(|(q, ls)| (txlab_harness::stats::median(&ls), q / 100.0))
+                .map(|(q, ls)| (median(&ls), q / 100.0))
                 .collect();
             pts.sort_by(|a, b| a.1.total_cmp(&b.1));
             (n, pts)
@@ -663,7 +733,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
             }
         };
         let tps = |p: &Point| p.tps / 1e6;
-        let data = series(&pts, by_protocol_theta, |p| p.threads, tps);
+        let (data, bars) = series_with_bars(&pts, by_protocol_theta, |p| p.threads, tps);
         files.extend(render(
             dir,
             &format!("{w}-throughput-vs-threads"),
@@ -672,12 +742,13 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 x: "worker threads",
                 y: "throughput (M txn/s)",
                 hollow_x: &over,
+                bars: &bars,
             },
             &data,
             note_hollow.as_deref(),
         )?);
         if theta_varies {
-            let data = series(
+            let (data, bars) = series_with_bars(
                 &pts,
                 protocol_threads_label,
                 |p| p.theta.unwrap_or(0.0),
@@ -691,11 +762,12 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                     x: "Zipf theta",
                     y: "throughput (M txn/s)",
                     hollow_x: &[],
+                    bars: &bars,
                 },
                 &data,
                 note.as_deref(),
             )?);
-            let data = series(
+            let (data, bars) = series_with_bars(
                 &pts,
                 protocol_threads_label,
                 |p| p.theta.unwrap_or(0.0),
@@ -709,12 +781,13 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                     x: "Zipf theta",
                     y: "conflict aborts (% of attempts)",
                     hollow_x: &[],
+                    bars: &bars,
                 },
                 &data,
                 note.as_deref(),
             )?);
         } else {
-            let data = series(
+            let (data, bars) = series_with_bars(
                 &pts,
                 |p| p.protocol.clone(),
                 |p| p.threads,
@@ -728,6 +801,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                     x: "worker threads",
                     y: "conflict aborts (% of attempts)",
                     hollow_x: &over,
+                    bars: &bars,
                 },
                 &data,
                 note_hollow.as_deref(),
@@ -810,6 +884,11 @@ mod tests {
     /// Two protocols × theta {0, 0.99} × threads {1, 2} × 2 repeats; runs with at least
     /// `over_from` threads are marked oversubscribed.
     fn fake_results(dir: &Path, over_from: usize) {
+        fake_results_spread(dir, over_from, 0.0);
+    }
+
+    /// As [`fake_results`], repeat `r`'s throughput scaled by `1 + spread * r`.
+    fn fake_results_spread(dir: &Path, over_from: usize, spread: f64) {
         let mut runs = Vec::new();
         for (protocol, scale) in [("silo", 1.0), ("other", 0.5)] {
             for theta in [0.0, 0.99] {
@@ -820,7 +899,8 @@ mod tests {
                             "theta": theta, "repeat": repeat,
                             "result": {
                                 "oversubscribed": threads >= over_from,
-                                "throughput_tps": scale * 1e6 * threads as f64 * (1.0 - theta / 2.0),
+                                "throughput_tps": scale * 1e6 * threads as f64 * (1.0 - theta / 2.0)
+                                    * (1.0 + spread * repeat as f64),
                                 "abort_rate": theta / 10.0,
                                 "latency": {"p50_us": 1.0, "p90_us": 3.0, "p99_us": 5.0,
                                             "p999_us": 9.0},
@@ -919,6 +999,30 @@ mod tests {
             Err(e) => assert!(e.to_string().contains("TXLAB_FONT"), "{e}"),
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn repeats_that_differ_get_error_bars() {
+        let count = |spread: f64| {
+            let dir = std::env::temp_dir()
+                .join(format!("txlab-plot-bars-{spread}-{}", std::process::id()));
+            fake_results_spread(&dir, usize::MAX, spread);
+            let n = plot_dir(&dir).ok().map(|_| {
+                let svg =
+                    std::fs::read_to_string(dir.join("ycsb-a-throughput-vs-threads.svg")).unwrap();
+                svg.matches("<line").count() + svg.matches("<polyline").count()
+            });
+            std::fs::remove_dir_all(&dir).unwrap();
+            n
+        };
+        // Without fonts nothing is drawn (the other tests check the message).
+        if let (Some(same), Some(spread)) = (count(0.0), count(0.2)) {
+            // 2 protocols × 2 thetas × 2 thread counts: each bar is three segments.
+            assert!(
+                spread >= same + 8 * 3,
+                "{same} lines without spread, {spread} with"
+            );
+        }
     }
 
     #[test]

@@ -764,3 +764,68 @@ fn the_pipeline_choice_flags_parse_and_bad_values_list_the_choices() {
         }
     }
 }
+
+#[test]
+fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
+    let bin = env!("CARGO_BIN_EXE_txlab");
+    let out = std::env::temp_dir().join(format!("txlab-cli-builds-{}", std::process::id()));
+    let builds = format!("a={bin},b={bin}");
+    txlab_cli::execute_args([
+        "txlab",
+        "compare",
+        "--builds",
+        &builds,
+        "--protocol",
+        "silo,tictoc",
+        "--workload",
+        "ycsb-a",
+        "--rounds",
+        "2",
+        "--duration",
+        "20ms",
+        "--warmup",
+        "0s",
+        "--cooldown",
+        "0s",
+        "--records",
+        "1000",
+        "--ack",
+        "commit",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    let labels: Vec<&str> = runs
+        .iter()
+        .take(4)
+        .map(|r| r["protocol"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["a:silo", "b:silo", "a:tictoc", "b:tictoc"]);
+    assert!(
+        runs.iter().all(|r| r["parameters"]["records"] == "1000"),
+        "flags reach the children"
+    );
+    assert!(
+        runs.iter()
+            .all(|r| r["result"]["commits"].as_u64().unwrap() > 0)
+    );
+    let summary = json["summary"].as_array().unwrap();
+    let b_silo = summary.iter().find(|r| r["protocol"] == "b:silo").unwrap();
+    assert_eq!(b_silo["ratio"]["n"], 2, "{b_silo}");
+    assert!(
+        summary
+            .iter()
+            .any(|r| r["protocol"] == "a:silo" && r["ratio"].is_null())
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+    let e = txlab_cli::execute_args(["txlab", "compare", "--builds", "x=/nonexistent/txlab"])
+        .unwrap_err();
+    assert_eq!(e.exit_code(), EXIT_USAGE);
+    assert!(
+        e.to_string().contains("--builds") && e.to_string().contains("no such file"),
+        "{e}"
+    );
+}
