@@ -127,8 +127,8 @@ pub fn run(
             let done = cmd
                 .output()
                 .map_err(|e| Failure::Run(format!("running {}: {e}", build.path.display())));
-            let done = match done {
-                Ok(d) if d.status.success() => d,
+            match done {
+                Ok(d) if d.status.success() => {}
                 Ok(d) => {
                     progress.finish(false);
                     return Err(Failure::Run(format!(
@@ -143,8 +143,7 @@ pub fn run(
                     progress.finish(false);
                     return Err(f);
                 }
-            };
-            drop(done);
+            }
             let mut record = read_run(&scratch.join("results.json")).map_err(Failure::Run)?;
             record.protocol = format!("{}:{}", build.label, p.protocol.name());
             record.repeat = p.repeat;

@@ -200,10 +200,7 @@ fn series(
     x: impl Fn(&Point) -> f64,
     y: impl Fn(&Point) -> f64,
 ) -> Series {
-    grouped(points, name, x, y)
-        .into_iter()
-        .map(|(n, xs)| (n, xs.into_iter().map(|(x, ys)| (x, median(&ys))).collect()))
-        .collect()
+    series_with_bars(points, name, x, y).0
 }
 
 /// The medians of [`series`] and their bootstrap intervals ([`Bars`]).

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 use txlab_core::program::AccessSet;
 use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Engine, Error, Program};
-use txlab_core::{RetryPolicy, Schema, TableId, Transaction, TxError, TxOps, TxResult, Worker};
+use txlab_core::{
+    RetryPolicy, RunLimit, Schema, TableId, Transaction, TxError, TxOps, TxResult, Worker,
+};
 use txlab_harness::noop::{NoopEngine, NoopWorkload};
 use txlab_harness::runner::{RunConfig, run_workload};
 use txlab_harness::topology::Placement;
@@ -474,5 +476,33 @@ fn harness_overhead_noop_reaches_20m_transactions_per_cpu_second() {
         per_cpu_second >= 20e6,
         "{:.1} M txn per CPU-second",
         per_cpu_second / 1e6
+    );
+}
+
+#[test]
+fn a_transaction_limit_ends_the_measured_interval_after_that_many_transactions() {
+    let e = NoopEngine::new(&Schema::new());
+    let w = NoopWorkload;
+    // An hour-long interval that only the limit can end.
+    let c = RunConfig {
+        warmup: Duration::ZERO,
+        cooldown: Duration::ZERO,
+        threads: 2,
+        ..RunConfig::default()
+    }
+    .with_limit(RunLimit::Transactions(5_000))
+    .unwrap();
+    assert_eq!(c.transaction_cap, Some(5_000));
+    let started = Instant::now();
+    let r = run_workload(&e, &w, &c).unwrap();
+    assert_eq!(r.commits, 5_000, "exactly the limit counts");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the limit ended the run"
+    );
+    assert!(
+        RunConfig::default()
+            .with_limit(RunLimit::Transactions(0))
+            .is_err()
     );
 }
