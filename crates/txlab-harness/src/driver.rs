@@ -16,14 +16,14 @@
 //! | deterministic (a sequencer with N workers) | the engine's `run_metered` | the sequencer issues each logged transaction; the worker that executes it reports the outcome |
 //! | distributed (N server nodes plus client threads) | the cluster's `run_metered` | the client threads issue and report; the nodes run besides them |
 //!
-//! Why the engines' own loops stay in their crates and the measurement moves here: how clients,
+//! Why the engines' own loops stay in their crates and the measurement lives here: how clients,
 //! processors, batch formers or sequencers hand transactions around *is* the protocol (the
 //! pipeline's concurrency level, thread-aware batching's assignment), so it cannot be written
 //! once; what is measured about a transaction (when it was issued, whether it counts, when it
-//! ended and how) is the same for all of them and was kept in three copies (the runner's loop
-//! and two `txlab-batch` drivers with their own microsecond histograms, converted here). The
-//! engine crates now only call probes (`txlab_core::meter`), and their stand-alone `run` methods
-//! are a [`RunLimit`](txlab_core::RunLimit) meter over the same loops.
+//! ended and how) is the same for all of them, so it is written once, here, and every execution
+//! model's numbers mean the same thing. The engine crates only call probes
+//! (`txlab_core::meter`) and need no histogram of their own for the harness; their stand-alone
+//! `run` methods are a [`RunLimit`](txlab_core::RunLimit) meter over the same loops.
 //!
 //! Engine counters that are not tied to one thread (the pipeline validator's aborts by stage)
 //! come from [`Driver::counters`], sampled by the coordinator at both ends of the measured
