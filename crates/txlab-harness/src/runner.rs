@@ -8,7 +8,7 @@
 //!    its engine worker and workload generator, and waits on a barrier with the driver's thread,
 //!    which then tells the session it is ready (so a failure while starting cannot leave the
 //!    barrier short, and start-up is not measured).
-//! 2. Each transaction asks its probe for a ticket ([`SessionProbe::issue_at`]); the phase check
+//! 2. Each transaction asks its probe for a ticket (`SessionProbe::issue_at`); the phase check
 //!    is one `Relaxed` load. On leaving the warm-up each worker discards its engine's protocol
 //!    counters (`Worker::drain_counters`), and on leaving the measured interval it drains them
 //!    into its tally, so counters cover exactly the counted transactions.

@@ -13,10 +13,10 @@
 //!   ([`Ticket::counted`]); it then counts through all its retries even if `COOLDOWN` or `STOP`
 //!   arrives meanwhile. Cool-down keeps every thread running without counting, so the last
 //!   counted transactions see mid-interval contention and their acknowledgements keep coming.
-//! - **per-thread tallies.** Each thread's [`SessionProbe`] keeps its own [`ThreadTally`]
+//! - **per-thread tallies.** Each thread's [`SessionProbe`] keeps its own `ThreadTally`
 //!   (counts, conflicts by cause, counters, an `hdrhistogram` of latency in nanoseconds) with no
 //!   sharing; a probe hands its tally to the session when it is dropped, and
-//!   [`Session::result`] merges them into one [`RunResult`].
+//!   `Session::result` merges them into one [`RunResult`].
 //! - **pinning.** [`Session::pin`] pins the calling thread to the CPU the placement plan gives
 //!   its index ([`crate::topology`]).
 //!
