@@ -3,8 +3,8 @@
 //!
 //! | driver | clock | where | use it for |
 //! | --- | --- | --- | --- |
-//! | `inproc` | real | one process, one OS thread per node (or several nodes per thread) | benchmarks, threaded tests, LAN emulation (`inproc::LinkModel`) |
-//! | `step` | virtual | one thread, one event per step | proptest: drops, duplicates, delays, crashes; shrinkable schedules |
+//! | [`inproc`] | real | one process, one OS thread per node (or several nodes per thread) | benchmarks, threaded tests, LAN emulation ([`inproc::LinkModel`]) |
+//! | [`step`] | virtual | one thread, one event per step | proptest: drops, duplicates, delays, crashes; shrinkable schedules |
 //! | `sim` (feature `sim`) | virtual | turmoil hosts, one per node | partitions, crash/bounce, seeded latency over the real tarpc stack |
 //! | `tcp` (feature `tcp`) | real | tarpc over tokio TCP | multi-process and multi-host runs |
 //!
@@ -46,19 +46,19 @@
 //! - [`durable`]: [`Durable`], simulated stable storage;
 //! - [`wire`]: the frame codec (bincode with a size limit) every encoding driver uses;
 //! - [`metrics`]: per-link and per-node counters as `(name, value)` pairs;
-//! - `step`, `inproc`, `tcp`, `sim`: the drivers; `cluster`: cluster files and the local
+//! - [`step`], [`inproc`], `tcp`, `sim`: the drivers; `cluster`: cluster files and the local
 //!   launcher (feature `tcp`).
 
-// The drivers (next commits) use the crate-private helpers.
-#![allow(dead_code)]
 
 pub mod ctx;
 pub mod durable;
 pub mod error;
 mod host;
+pub mod inproc;
 
 pub mod metrics;
 pub mod node;
+pub mod step;
 mod timers;
 pub mod transport;
 pub mod wire;
