@@ -49,16 +49,18 @@
 //! - [`step`], [`inproc`], `tcp`, `sim`: the drivers; `cluster`: cluster files and the local
 //!   launcher (feature `tcp`).
 
-
 pub mod ctx;
 pub mod durable;
 pub mod error;
 mod host;
 pub mod inproc;
-
 pub mod metrics;
 pub mod node;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod step;
+#[cfg(feature = "tcp")]
+pub mod tcp;
 mod timers;
 pub mod transport;
 pub mod wire;

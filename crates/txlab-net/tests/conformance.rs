@@ -87,3 +87,91 @@ fn clone_toy(t: &Toy) -> Toy {
         downs: t.downs,
     }
 }
+
+/// Binds `n` loopback listeners on free ports and returns them with the peer list.
+pub fn loopback(n: u16) -> (Vec<std::net::TcpListener>, Vec<(NodeId, String)>) {
+    let listeners: Vec<_> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let peers = listeners
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (NodeId(i as u16), l.local_addr().unwrap().to_string()))
+        .collect();
+    (listeners, peers)
+}
+
+fn identity() -> txlab_net::tcp::Identity {
+    txlab_net::tcp::Identity {
+        protocol: "toy".into(),
+        git_revision: "test".into(),
+        cluster_digest: "d".into(),
+    }
+}
+
+fn tcp(batching: bool) {
+    use txlab_net::tcp::{TcpConfig, TcpNode};
+    let (listeners, peers) = loopback(N);
+    let nodes: Vec<_> = listeners
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut cfg = TcpConfig::new(NodeId(i as u16), peers.clone(), identity());
+            cfg.batching = batching;
+            TcpNode::start_on(cfg, l, Toy::new(N as usize)).unwrap()
+        })
+        .collect();
+    for n in &nodes {
+        n.wait_until(Duration::from_secs(20), |t: &Toy| t.done())
+            .unwrap();
+    }
+    let mut all = Vec::new();
+    let mut metrics = txlab_net::metrics::NetMetrics::default();
+    for (i, n) in nodes.into_iter().enumerate() {
+        let s = n.stop().unwrap();
+        assert!(s.fatal.is_none());
+        metrics.merge(&s.metrics);
+        all.push((NodeId(i as u16), s.node));
+    }
+    for (id, t) in &all {
+        t.assert_exactly_once(*id);
+    }
+    let t = metrics.total();
+    let per_node = (N as u64 - 1) * (2 * common::PINGS as u64 + N as u64);
+    assert_eq!(t.messages, N as u64 * per_node);
+    assert_eq!((t.dropped, metrics.decode_errors), (0, 0));
+    if !batching {
+        assert_eq!(t.batches, t.messages);
+    }
+    assert!(metrics.rtt_ns.is_some());
+}
+
+#[test]
+fn tcp_fault_free_batched() {
+    tcp(true);
+}
+
+#[test]
+fn tcp_fault_free_unbatched() {
+    tcp(false);
+}
+
+#[test]
+fn sim_fault_free() {
+    use txlab_net::sim::{SimCluster, SimConfig};
+    let mut c = SimCluster::new(&ids(N), SimConfig::default(), |_| Toy::new(N as usize)).unwrap();
+    let report = c
+        .run_until(|nodes| nodes.iter().all(|(_, t)| t.is_some_and(|t| t.done())))
+        .unwrap();
+    let nodes: Vec<_> = c.view(|v| {
+        v.iter()
+            .map(|(id, t)| (*id, clone_toy(t.unwrap())))
+            .collect()
+    });
+    check_all(&nodes);
+    let per_node = (N as u64 - 1) * (2 * common::PINGS as u64 + N as u64);
+    assert_eq!(report.messages, N as u64 * per_node);
+    let m = c.metrics();
+    assert_eq!(m.total().messages, N as u64 * per_node);
+    assert_eq!((m.total().dropped, m.decode_errors), (0, 0));
+}
