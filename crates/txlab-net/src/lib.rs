@@ -46,9 +46,11 @@
 //! - [`durable`]: [`Durable`], simulated stable storage;
 //! - [`wire`]: the frame codec (bincode with a size limit) every encoding driver uses;
 //! - [`metrics`]: per-link and per-node counters as `(name, value)` pairs;
+//! - [`counter`]: the example protocol (a replicated counter) and its FIFO-assuming mutant;
 //! - [`step`], [`inproc`], `tcp`, `sim`: the drivers; `cluster`: cluster files and the local
 //!   launcher (feature `tcp`).
 
+pub mod counter;
 pub mod ctx;
 pub mod durable;
 pub mod error;
