@@ -390,7 +390,7 @@ impl<N: Node> SimCluster<N> {
         let mut m = self.retired.clone();
         for (slot, stats) in self.slots.iter().zip(&self.stats) {
             if let Some(c) = slot.borrow().as_ref() {
-                crate::tcp::core_metrics(c, &mut m);
+                c.report(&mut m);
             }
             let io = stats.snapshot();
             m.merge(&NetMetrics {
@@ -424,7 +424,7 @@ impl<N: Node> SimCluster<N> {
                 SimEvent::Crash(n) => {
                     let i = self.ids.binary_search(&n).expect("validated");
                     if let Some(c) = self.slots[i].borrow_mut().take() {
-                        crate::tcp::core_metrics(&c, &mut self.retired);
+                        c.report(&mut self.retired);
                     }
                     self.sim.crash(host_name(n).as_str());
                 }

@@ -32,6 +32,7 @@ impl Trace {
         self.messages += 1;
     }
 
+    #[cfg_attr(not(feature = "sim"), allow(dead_code))]
     pub(crate) fn hash(&self) -> u64 {
         self.hasher.finish()
     }
@@ -69,6 +70,15 @@ impl<N: Node> NodeCore<N> {
             fatal: None,
             trace,
         }
+    }
+
+    /// Adds this node's handler time and refused input into `into` (`sim` keeps no I/O counters
+    /// per incarnation, so it reports through here).
+    #[cfg_attr(not(feature = "sim"), allow(dead_code))]
+    pub(crate) fn report(&self, into: &mut crate::metrics::NetMetrics) {
+        self.host.report(into);
+        into.decode_errors += self.decode_errors;
+        into.frame_too_large += self.frame_too_large;
     }
 
     pub(crate) fn start(&mut self, now: Duration) {

@@ -96,7 +96,9 @@ impl IoStats {
     fn rtt(&self, d: Duration) {
         let mut h = self.rtt.lock().unwrap();
         let h = h.get_or_insert_with(|| {
-            hdrhistogram::Histogram::new(3).expect("3 significant figures is valid")
+            // 1 ns to 100 s at 3 significant figures; longer round trips saturate.
+            hdrhistogram::Histogram::new_with_bounds(1, 100_000_000_000, 3)
+                .expect("valid bounds and precision")
         });
         h.saturating_record(d.as_nanos() as u64);
     }

@@ -522,10 +522,3 @@ fn node_loop<N: Node>(
         }
     }
 }
-
-/// A node's counters and fatal error, for drivers that report them (`sim`).
-pub(crate) fn core_metrics<N: Node>(core: &NodeCore<N>, into: &mut NetMetrics) {
-    core.host.report(into);
-    into.decode_errors += core.decode_errors;
-    into.frame_too_large += core.frame_too_large;
-}

@@ -1,0 +1,193 @@
+//! The local launcher over real child processes (the `txlab-net-counter` binary): results are
+//! gathered, and no child outlives a launch that succeeds, fails, times out or is cancelled.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use txlab_net::NodeId;
+use txlab_net::cluster::{LocalLaunch, launch_local};
+
+const EXE: &str = env!("CARGO_BIN_EXE_txlab-net-counter");
+
+fn spec(name: &str, nodes: u16, distinct_hosts: bool, node_args: &[&str]) -> LocalLaunch {
+    let mut workload = toml::Table::new();
+    workload.insert("increments".into(), 50.into());
+    LocalLaunch {
+        nodes,
+        distinct_hosts,
+        exe: PathBuf::from(EXE),
+        node_args: node_args.iter().map(|s| s.to_string()).collect(),
+        protocol: "net-counter".into(),
+        seed: 1,
+        workload,
+        engine: toml::Table::new(),
+        dir: std::env::temp_dir().join(format!("txlab-net-test-{}-{name}", std::process::id())),
+        timeout: Duration::from_secs(60),
+    }
+}
+
+/// Whether `pid` is a live (not zombie) process.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+/// Whether `pid` exists at all (zombies included).
+fn exists(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn launch(
+    s: &LocalLaunch,
+) -> (
+    Result<txlab_net::cluster::LaunchReport, txlab_net::NetError>,
+    Vec<u32>,
+) {
+    let mut pids = Vec::new();
+    let r = launch_local(s, |_, pid| pids.push(pid), std::future::pending());
+    (r, pids)
+}
+
+#[test]
+fn three_processes_converge_plain_and_on_distinct_hosts() {
+    for distinct in [false, true] {
+        let (r, pids) = launch(&spec(&format!("ok{distinct}"), 3, distinct, &[]));
+        let report = r.unwrap();
+        assert_eq!(pids.len(), 3);
+        let text = std::fs::read_to_string(&report.cluster_file).unwrap();
+        for (i, n) in report.nodes.iter().enumerate() {
+            assert_eq!(n.id, NodeId(i as u16));
+            assert_eq!(n.result["converged"], true, "{}", n.result);
+            assert_eq!(n.result["total"], n.result["expected"]);
+            if distinct {
+                assert!(text.contains(&format!("\"127.0.0.{}:", i + 1)), "{text}");
+            }
+        }
+        assert!(pids.iter().all(|&p| !exists(p)), "children left behind");
+    }
+}
+
+#[test]
+fn a_failing_node_stops_the_others() {
+    let (r, pids) = launch(&spec(
+        "fail",
+        3,
+        false,
+        &["--fault-node", "1", "--fault", "exit"],
+    ));
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("node 1") && e.contains("exit status: 3"), "{e}");
+    assert_eq!(pids.len(), 3);
+    assert!(pids.iter().all(|&p| !exists(p)), "children left behind");
+}
+
+#[test]
+fn a_hanging_node_times_out_and_every_node_is_stopped() {
+    let mut s = spec("hang", 3, false, &["--fault-node", "2", "--fault", "hang"]);
+    s.timeout = Duration::from_secs(2);
+    let (r, pids) = launch(&s);
+    let e = r.unwrap_err();
+    assert!(matches!(e, txlab_net::NetError::Timeout(..)), "{e}");
+    assert!(pids.iter().all(|&p| !exists(p)), "children left behind");
+}
+
+#[test]
+fn cancelling_stops_every_node() {
+    let s = spec(
+        "cancel",
+        3,
+        false,
+        &["--fault-node", "0", "--fault", "hang"],
+    );
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let mut tx = Some(tx);
+    let mut pids = Vec::new();
+    let r = launch_local(
+        &s,
+        |_, pid| {
+            pids.push(pid);
+            if pids.len() == 3 {
+                let _ = tx.take().unwrap().send(());
+            }
+        },
+        async {
+            let _ = rx.await;
+        },
+    );
+    assert!(r.unwrap_err().to_string().contains("cancelled"));
+    assert!(pids.iter().all(|&p| !exists(p)), "children left behind");
+}
+
+/// Starts the launcher binary with node 0 hanging and returns it with its children's pids.
+fn launcher_process() -> (std::process::Child, Vec<u32>) {
+    let mut launcher = Command::new(EXE)
+        .args([
+            "cluster",
+            "--local",
+            "3",
+            "--fault-node",
+            "0",
+            "--fault",
+            "hang",
+            "--timeout-s",
+            "60",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(launcher.stderr.take().unwrap()).lines();
+    let pids: Vec<u32> = (0..3)
+        .map(|_| {
+            let l = lines.next().unwrap().unwrap();
+            l.rsplit(' ').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    (launcher, pids)
+}
+
+/// Waits (bounded) for processes that end on their own.
+fn wait_gone(pids: &[u32]) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if pids.iter().all(|&p| !alive(p)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_on_the_launcher_reaps_its_children() {
+    let (mut launcher, pids) = launcher_process();
+    assert!(pids.iter().all(|&p| alive(p)));
+    let st = Command::new("kill")
+        .args(["-INT", &launcher.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = launcher.wait().unwrap();
+    assert!(!status.success());
+    // The launcher killed and reaped them before exiting.
+    assert!(
+        pids.iter().all(|&p| !alive(p)),
+        "children outlived the launcher"
+    );
+}
+
+#[test]
+fn children_of_a_killed_launcher_exit_on_their_own() {
+    let (mut launcher, pids) = launcher_process();
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    // SIGKILL gives the launcher no chance; the children see their stdin close and exit.
+    assert!(wait_gone(&pids), "orphans left running");
+}
