@@ -423,3 +423,47 @@ impl Protocol for MvtoNwrSingleTarget {
         txlab_mvto::MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
     }
 }
+
+/// A message shape with every kind of field the frame decoder must handle.
+#[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum NetProbe {
+    /// Integers of every width, a bool and a char.
+    Scalars(u8, u16, u32, u64, i64, bool, char),
+    /// Variable-length fields.
+    Sized {
+        /// A string.
+        text: String,
+        /// A list.
+        list: Vec<u32>,
+        /// An optional nested message.
+        nested: Option<Box<NetProbe>>,
+    },
+    /// A map.
+    Map(std::collections::BTreeMap<u16, Vec<u8>>),
+}
+
+/// Arbitrary bytes fed to the distribution layer's frame decoder (as the counter's messages, as
+/// a richer message shape, as a `deliver` batch and as a handshake) under a small frame limit:
+/// every input decodes or is refused with an error, never a panic or an unbounded allocation;
+/// whatever decodes re-encodes to the same bytes.
+pub fn net_frame(data: &[u8]) {
+    use txlab_net::wire::{Frame, decode, encode};
+    const LIMIT: usize = 64 << 10;
+    fn round_trip<T>(data: &[u8])
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug + PartialEq,
+    {
+        if let Ok(v) = decode::<T>(data, LIMIT) {
+            let again = encode(&v, LIMIT).expect("a decoded value re-encodes within the limit");
+            assert_eq!(decode::<T>(&again, LIMIT).expect("re-decodes"), v);
+        }
+    }
+    round_trip::<txlab_net::counter::CounterMsg>(data);
+    round_trip::<NetProbe>(data);
+    round_trip::<txlab_net::tcp::Hello>(data);
+    if let Ok(batch) = decode::<Vec<Frame>>(data, LIMIT) {
+        for f in batch {
+            round_trip::<txlab_net::counter::CounterMsg>(&f.0);
+        }
+    }
+}

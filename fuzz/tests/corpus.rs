@@ -107,3 +107,8 @@ fn mvto_nwr_single_schedule_corpus() {
         txlab_fuzz::schedule::<txlab_fuzz::MvtoNwrSingleTarget>,
     );
 }
+
+#[test]
+fn net_frame_corpus() {
+    replay("net_frame", txlab_fuzz::net_frame);
+}
