@@ -15,6 +15,8 @@ pub use txlab_core as core;
 pub use txlab_harness as harness;
 #[cfg(feature = "mvto")]
 pub use txlab_mvto as mvto;
+#[cfg(feature = "net")]
+pub use txlab_net as net;
 #[cfg(feature = "nwr")]
 pub use txlab_nwr as nwr;
 #[cfg(feature = "silo")]

@@ -305,6 +305,69 @@ impl Node for Counter {
     }
 }
 
+/// The counter as a [`ClusterProtocol`](crate::cluster::cli::ClusterProtocol) named
+/// `net-counter`: `--increments K` (default 100) per node; a node's result is
+/// `{"node", "total", "expected", "converged", "counters"}`.
+#[cfg(feature = "tcp")]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NetCounter;
+
+#[cfg(feature = "tcp")]
+impl crate::cluster::cli::ClusterProtocol for NetCounter {
+    fn name(&self) -> &'static str {
+        "net-counter"
+    }
+
+    fn workload(&self, run: &crate::cluster::cli::Flags) -> Result<toml::Table, String> {
+        let mut w = toml::Table::new();
+        w.insert(
+            "increments".into(),
+            run.number::<u32>("increments", 100)?.into(),
+        );
+        Ok(w)
+    }
+
+    fn run_node(
+        &self,
+        cluster: &crate::cluster::ClusterFile,
+        id: NodeId,
+        git_revision: &str,
+        timeout: Duration,
+    ) -> Result<serde_json::Value, String> {
+        let increments = cluster
+            .workload
+            .get("increments")
+            .and_then(toml::Value::as_integer)
+            .unwrap_or(100);
+        let config = CounterConfig {
+            increments: u32::try_from(increments)
+                .map_err(|_| format!("increments {increments}: accepted: 0..=4294967295"))?,
+            ..CounterConfig::default()
+        };
+        let ids: Vec<NodeId> = cluster.nodes.iter().map(|n| n.id).collect();
+        let (counter, metrics) = crate::cluster::run_node(
+            cluster,
+            id,
+            git_revision,
+            Counter::new(config),
+            Counter::finished,
+            timeout,
+        )
+        .map_err(|e| e.to_string())?;
+        let want = expected_total(&ids, &config);
+        let counters: serde_json::Map<String, serde_json::Value> = metrics
+            .counters()
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with("net.link.") && !k.starts_with("net.node."))
+            .map(|(k, v)| (k, v.into()))
+            .collect();
+        Ok(serde_json::json!({
+            "node": id.0, "total": counter.total, "expected": want,
+            "converged": counter.total == want, "counters": counters,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

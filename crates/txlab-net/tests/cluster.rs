@@ -11,14 +11,17 @@ use txlab_net::cluster::{LocalLaunch, launch_local};
 
 const EXE: &str = env!("CARGO_BIN_EXE_txlab-net-counter");
 
+/// `node_args` are the fault flags; the protocol's run flags follow `--`.
 fn spec(name: &str, nodes: u16, distinct_hosts: bool, node_args: &[&str]) -> LocalLaunch {
+    let mut args: Vec<String> = vec!["--".into()];
+    args.extend(node_args.iter().map(|s| s.to_string()));
     let mut workload = toml::Table::new();
     workload.insert("increments".into(), 50.into());
     LocalLaunch {
         nodes,
         distinct_hosts,
         exe: PathBuf::from(EXE),
-        node_args: node_args.iter().map(|s| s.to_string()).collect(),
+        node_args: args,
         protocol: "net-counter".into(),
         seed: 1,
         workload,
@@ -139,6 +142,7 @@ fn launcher_process() -> (std::process::Child, Vec<u32>) {
             "--timeout-s",
             "60",
         ])
+        .args(["--", "run", "--protocol", "net-counter"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

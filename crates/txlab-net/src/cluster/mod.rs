@@ -7,6 +7,7 @@
 //! each. The handshake refuses peers whose protocol, wire version, git revision or cluster-file
 //! digest differ, naming both values.
 
+pub mod cli;
 mod file;
 mod launch;
 
