@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Toy, ids};
+use common::{Toy, ids, loopback};
 use txlab_net::NodeId;
 use txlab_net::inproc::{InprocCluster, InprocConfig, LinkModel};
 use txlab_net::step::{Schedule, Source, StepConfig, StepDriver};
@@ -86,19 +86,6 @@ fn clone_toy(t: &Toy) -> Toy {
         ups: t.ups.clone(),
         downs: t.downs,
     }
-}
-
-/// Binds `n` loopback listeners on free ports and returns them with the peer list.
-pub fn loopback(n: u16) -> (Vec<std::net::TcpListener>, Vec<(NodeId, String)>) {
-    let listeners: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let peers = listeners
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (NodeId(i as u16), l.local_addr().unwrap().to_string()))
-        .collect();
-    (listeners, peers)
 }
 
 fn identity() -> txlab_net::tcp::Identity {

@@ -4,18 +4,17 @@
 //! `TXLAB_PROPTEST_CASES` raises the case count (default 500); `TXLAB_STEP_SCHEDULE` replays one
 //! schedule; `TXLAB_SIM_SEED` one simulation seed.
 
+mod common;
+
 use std::time::Duration;
 
+use common::ids;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use txlab_net::NodeId;
 use txlab_net::counter::{Counter, CounterConfig, Variant, expected_total};
 use txlab_net::sim::{Crash, Partition, SimCluster, SimConfig};
 use txlab_net::step::strategy::{Faults, choices};
 use txlab_net::step::{Schedule, Source, StepConfig, StepDriver, StepFailure};
-
-fn ids(n: u16) -> Vec<NodeId> {
-    (0..n).map(NodeId).collect()
-}
 
 fn cases() -> u32 {
     std::env::var("TXLAB_PROPTEST_CASES")
@@ -160,14 +159,7 @@ fn converges_on_inproc_and_tcp() {
         assert_eq!(s.1.total, want);
     }
     use txlab_net::tcp::{Identity, TcpConfig, TcpNode};
-    let ls: Vec<_> = (0..3)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let peers: Vec<_> = ls
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (NodeId(i as u16), l.local_addr().unwrap().to_string()))
-        .collect();
+    let (ls, peers) = common::loopback(3);
     let identity = Identity {
         protocol: "net-counter".into(),
         git_revision: "t".into(),

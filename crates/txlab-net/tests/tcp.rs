@@ -2,6 +2,8 @@
 
 mod common;
 
+use common::loopback;
+
 use std::io::{Read, Write};
 use std::time::Duration;
 
@@ -15,18 +17,6 @@ fn identity(protocol: &str, rev: &str, digest: &str) -> Identity {
         git_revision: rev.into(),
         cluster_digest: digest.into(),
     }
-}
-
-fn loopback(n: u16) -> (Vec<std::net::TcpListener>, Vec<(NodeId, String)>) {
-    let ls: Vec<_> = (0..n)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
-        .collect();
-    let peers = ls
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (NodeId(i as u16), l.local_addr().unwrap().to_string()))
-        .collect();
-    (ls, peers)
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -203,4 +193,46 @@ fn unknown_nodes_and_bad_settings_are_refused() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let e = TcpNode::start_on(cfg, l, Sink::default()).unwrap_err();
     assert!(e.to_string().contains("unknown node n3"), "{e}");
+}
+
+#[test]
+fn a_handler_burst_larger_than_a_batch_is_split_and_delivered() {
+    #[derive(Debug, Default)]
+    struct Burst {
+        got: u32,
+    }
+    impl Node for Burst {
+        type Msg = Blob;
+        fn on_peer(&mut self, p: NodeId, up: bool, ctx: &mut Ctx<'_, Blob>) {
+            if ctx.me() == NodeId(0) && up {
+                // 64 × 16 KiB in one handler: one chunk of 1 MiB against 64 KiB batches.
+                for _ in 0..64 {
+                    ctx.send(p, Blob::Big(vec![3; 16 << 10])).unwrap();
+                }
+            }
+        }
+        fn on_message(&mut self, _: NodeId, _: Blob, _: &mut Ctx<'_, Blob>) {
+            self.got += 1;
+        }
+    }
+    let (ls, peers) = loopback(2);
+    let nodes: Vec<_> = ls
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut c = TcpConfig::new(NodeId(i as u16), peers.clone(), identity("p", "r", "d"));
+            c.max_batch_bytes = 64 << 10;
+            c.max_frame = 32 << 10;
+            TcpNode::start_on(c, l, Burst::default()).unwrap()
+        })
+        .collect();
+    nodes[1]
+        .wait_until(Duration::from_secs(20), |b: &Burst| b.got == 64)
+        .unwrap();
+    let mut it = nodes.into_iter();
+    let sender = it.next().unwrap().stop().unwrap();
+    let t = sender.metrics.total();
+    assert_eq!((t.messages, t.dropped), (64, 0));
+    // About 4 frames per 64 KiB batch.
+    assert!(t.batches >= 16, "{t:?}");
 }

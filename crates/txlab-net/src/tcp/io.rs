@@ -410,27 +410,38 @@ async fn pump(
     }
 }
 
-/// One call's frames: `first`, plus (with batching) queued chunks up to `max_batch_bytes`.
+/// One call's frames: from `first` and (with batching) the queued chunks, at most
+/// `max_batch_bytes` (but always at least one frame); the rest of a split chunk goes back to the
+/// front of the queue. A handler may emit one chunk far larger than a batch.
 fn gather(
-    mut batch: Vec<Frame>,
+    first: Vec<Frame>,
     config: &LinkConfig,
     queue: &mut VecDeque<Vec<Frame>>,
     rx: &mut UnboundedReceiver<Vec<Frame>>,
 ) -> Vec<Frame> {
-    if !config.batching {
-        return batch;
-    }
-    let mut bytes: usize = batch.iter().map(|f| f.0.len()).sum();
-    while bytes < config.max_batch_bytes {
-        let next = match queue.pop_front() {
-            Some(c) => c,
-            None => match rx.try_recv() {
-                Ok(c) => c,
-                Err(_) => break,
-            },
-        };
-        bytes += next.iter().map(|f| f.0.len()).sum::<usize>();
-        batch.extend(next);
+    let limit = config.max_batch_bytes;
+    let mut batch: Vec<Frame> = Vec::new();
+    let mut bytes = 0usize;
+    let mut next = Some(first);
+    while let Some(mut chunk) = next.take() {
+        let mut taken = 0;
+        for f in &chunk {
+            if (taken > 0 || !batch.is_empty()) && bytes + f.0.len() > limit {
+                break;
+            }
+            bytes += f.0.len();
+            taken += 1;
+        }
+        let rest = chunk.split_off(taken);
+        batch.extend(chunk);
+        if !rest.is_empty() {
+            queue.push_front(rest);
+            break;
+        }
+        if !config.batching || bytes >= limit {
+            break;
+        }
+        next = queue.pop_front().or_else(|| rx.try_recv().ok());
     }
     batch
 }

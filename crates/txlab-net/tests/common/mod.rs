@@ -131,3 +131,16 @@ impl Node for Toy {
 pub fn ids(n: u16) -> Vec<NodeId> {
     (0..n).map(NodeId).collect()
 }
+
+/// Binds `n` loopback listeners on free ports; returns them with the `(id, address)` list.
+pub fn loopback(n: u16) -> (Vec<std::net::TcpListener>, Vec<(NodeId, String)>) {
+    let listeners: Vec<_> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let peers = listeners
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (NodeId(i as u16), l.local_addr().unwrap().to_string()))
+        .collect();
+    (listeners, peers)
+}
