@@ -182,7 +182,7 @@ pub fn workload_config(data: &[u8]) {
 /// or the sweep's own checks), never panic. Nothing is run.
 pub fn cli_args(data: &[u8]) {
     use clap::Parser;
-    use txlab_harness::cli::{Cli, Command};
+    use txlab_cli::{Cli, Command};
     const WORDS: &[&str] = &[
         "run",
         "list",
