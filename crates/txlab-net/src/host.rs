@@ -158,3 +158,20 @@ pub(crate) fn sorted_ids(ids: &[NodeId]) -> Result<Arc<[NodeId]>, NetError> {
     }
     Ok(v.into())
 }
+
+/// A closure run on a node's own thread, between two handlers.
+pub(crate) type Control<N> = Box<dyn FnOnce(&mut N) + Send>;
+
+/// Runs `f` on a node's thread: `post` hands the boxed closure to that thread (false if it is
+/// gone), and the result comes back over a channel. `None` when the thread is gone or drops the
+/// closure unrun.
+pub(crate) fn run_on_node<N, R: Send + 'static>(
+    post: impl FnOnce(Control<N>) -> bool,
+    f: impl FnOnce(&mut N) -> R + Send + 'static,
+) -> Option<R> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let posted = post(Box::new(move |n| {
+        let _ = tx.send(f(n));
+    }));
+    if posted { rx.recv().ok() } else { None }
+}

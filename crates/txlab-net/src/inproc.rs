@@ -27,7 +27,7 @@ use txlab_core::sync::{Arc, thread};
 use crate::ctx::Payload;
 use crate::durable::Durable;
 use crate::error::NetError;
-use crate::host::{Event, Host, sorted_ids};
+use crate::host::{Control, Event, Host, run_on_node, sorted_ids};
 use crate::metrics::NetMetrics;
 use crate::node::{Node, NodeId};
 use crate::transport::{Route, Transport};
@@ -71,7 +71,6 @@ impl Default for InprocConfig {
     }
 }
 
-type Control<N> = Box<dyn FnOnce(&mut N) + Send>;
 type Predicate<N> = Arc<dyn Fn(&N) -> bool + Send + Sync>;
 
 enum Envelope<N: Node> {
@@ -242,17 +241,9 @@ impl<N: Node> InprocCluster<N> {
             .router
             .thread_of(id)
             .ok_or_else(|| NetError::unknown_node(id, &self.router.ids))?;
-        let (tx, rx) = mpsc::channel();
-        let stopped = || NetError::Stopped("the inproc cluster has stopped".into());
-        self.router.senders[t]
-            .send(Envelope::Control(
-                id,
-                Box::new(move |n| {
-                    let _ = tx.send(f(n));
-                }),
-            ))
-            .map_err(|_| stopped())?;
-        rx.recv().map_err(|_| stopped())
+        let sender = &self.router.senders[t];
+        run_on_node(|c| sender.send(Envelope::Control(id, c)).is_ok(), f)
+            .ok_or_else(|| NetError::Stopped("the inproc cluster has stopped".into()))
     }
 
     /// Blocks until `pred` holds on every node (checked after each of its events), or `timeout`.

@@ -41,6 +41,14 @@ impl Node for Sink {
     }
 }
 
+/// One node on a free loopback port, and the peer list naming it.
+fn one_node() -> (TcpNode<Sink>, Vec<(NodeId, String)>) {
+    let (ls, peers) = loopback(1);
+    let cfg = TcpConfig::new(NodeId(0), peers.clone(), identity("p", "r", "d"));
+    let node = TcpNode::start_on(cfg, ls.into_iter().next().unwrap(), Sink::default()).unwrap();
+    (node, peers)
+}
+
 #[test]
 fn a_port_in_use_is_an_error_naming_the_address() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -142,13 +150,7 @@ fn oversize_frames_are_refused_by_sender_and_receiver() {
 
 #[test]
 fn malformed_bytes_drop_the_connection_and_are_counted() {
-    let (ls, peers) = loopback(1);
-    let node = TcpNode::start_on(
-        TcpConfig::new(NodeId(0), peers.clone(), identity("p", "r", "d")),
-        ls.into_iter().next().unwrap(),
-        Sink::default(),
-    )
-    .unwrap();
+    let (node, peers) = one_node();
     let garbage: [&[u8]; 2] = [
         // A well-framed message that is not a tarpc request.
         &[0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
@@ -174,13 +176,7 @@ fn malformed_bytes_drop_the_connection_and_are_counted() {
 
 #[test]
 fn unknown_nodes_and_bad_settings_are_refused() {
-    let (ls, peers) = loopback(1);
-    let node = TcpNode::start_on(
-        TcpConfig::new(NodeId(0), peers.clone(), identity("p", "r", "d")),
-        ls.into_iter().next().unwrap(),
-        Sink::default(),
-    )
-    .unwrap();
+    let (node, peers) = one_node();
     let e = node.transport().send(NodeId(4), Blob::Small).unwrap_err();
     assert!(e.to_string().contains("unknown node n4"), "{e}");
     node.stop().unwrap();

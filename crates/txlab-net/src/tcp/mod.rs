@@ -32,7 +32,7 @@ use self::io::{Inbound, Inbox, IoStats, LinkConfig, Net};
 pub use self::service::{HandshakeError, Hello};
 use crate::durable::Durable;
 use crate::error::NetError;
-use crate::host::{Host, sorted_ids};
+use crate::host::{Control, Host, run_on_node, sorted_ids};
 use crate::metrics::NetMetrics;
 use crate::node::{Node, NodeId};
 use crate::transport::{Route, Transport};
@@ -165,7 +165,6 @@ impl Net for Tokio {
     }
 }
 
-type Control<N> = Box<dyn FnOnce(&mut N) + Send>;
 /// A predicate and the channel told when it first holds.
 type Watch<N> = (Box<dyn Fn(&N) -> bool + Send>, mpsc::Sender<()>);
 
@@ -385,14 +384,8 @@ impl<N: Node> TcpNode<N> {
         &self,
         f: impl FnOnce(&mut N) -> R + Send + 'static,
     ) -> Result<R, NetError> {
-        let (tx, rx) = mpsc::channel();
-        let stopped = || NetError::Stopped(format!("tcp node {} has stopped", self.me));
-        self.cmd
-            .send(Cmd::Control(Box::new(move |n| {
-                let _ = tx.send(f(n));
-            })))
-            .map_err(|_| stopped())?;
-        rx.recv().map_err(|_| stopped())
+        run_on_node(|c| self.cmd.send(Cmd::Control(c)).is_ok(), f)
+            .ok_or_else(|| NetError::Stopped(format!("tcp node {} has stopped", self.me)))
     }
 
     /// Blocks until `pred` holds on the node (checked after each event), or `timeout`; a fatal
