@@ -76,6 +76,43 @@ pub enum Command {
     Plot(PlotArgs),
     /// ROCOCO's offline SC-graph check of a workload's piece profiles (exit 1 if unreorderable).
     RococoCheck(crate::rococo_check::RococoCheckArgs),
+    /// One node of a multi-process cluster: `txlab node --cluster FILE --id K [-- <run args>]`
+    /// (docs/distribution.md).
+    Node(ClusterArgs),
+    /// N node processes of this binary on loopback, their results gathered:
+    /// `txlab cluster --local N [--distinct-hosts] [--timeout-s S] -- <run args>`
+    /// (docs/distribution.md).
+    Cluster(ClusterArgs),
+}
+
+/// The arguments of `txlab node` and `txlab cluster`, handed to `txlab_net::cluster::cli`.
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// The subcommand's flags, then `--` and the run's flags.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// The protocols `txlab node` and `txlab cluster` run, one node per process.
+pub fn cluster_protocols() -> Vec<&'static dyn txlab_net::cluster::cli::ClusterProtocol> {
+    vec![&txlab_net::counter::NetCounter]
+}
+
+/// Runs `txlab node` or `txlab cluster` (`name`) with `args`; errors are printed by
+/// `txlab_net::cluster::cli`.
+fn cluster_subcommand(name: &str, args: &[String]) -> Result<(), Failure> {
+    let git_revision = MachineInfo::detect().git_revision;
+    let argv: Vec<String> = std::iter::once(name.to_string())
+        .chain(args.iter().cloned())
+        .collect();
+    let code = txlab_net::cluster::cli::main(&argv, &cluster_protocols(), &git_revision);
+    if code == ExitCode::SUCCESS {
+        Ok(())
+    } else {
+        Err(Failure::Run(format!(
+            "txlab {name} failed (its errors are above)"
+        )))
+    }
 }
 
 /// `txlab run`.
@@ -771,6 +808,8 @@ fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
             Ok(())
         }
         Command::RococoCheck(args) => crate::rococo_check::execute(&args),
+        Command::Node(a) => cluster_subcommand("node", &a.args),
+        Command::Cluster(a) => cluster_subcommand("cluster", &a.args),
     }
 }
 

@@ -1,5 +1,8 @@
-//! Measurements behind `docs/results/net.md` (run them through `scripts/net_bench.sh`, which
-//! interleaves the configurations). Each call prints one JSON line.
+//! Measurements behind `docs/results/net.md`. `net_bench suite [rounds]` runs every
+//! configuration once per round in a child process of its own, rounds alternating forward and
+//! reverse order (ABBA), prints each result as one JSON line and then the summary tables (median
+//! and min-max over the rounds; the bars' ratios taken within each round). The single
+//! configurations, each printing one JSON line:
 //!
 //! ```text
 //! net_bench throughput <inproc|inproc-encode|tcp|tcp2> <bytes> <batching 0|1> [messages]
@@ -295,10 +298,183 @@ fn percentile(v: &mut [Duration], q: f64) -> u64 {
     v[((v.len() - 1) as f64 * q) as usize].as_nanos() as u64
 }
 
+/// Every configuration of the suite: `(NET_BENCH_WORDS set, arguments)`.
+const SUITE: &[(bool, &str)] = &[
+    (false, "throughput inproc 64 1 100000"),
+    (false, "throughput inproc 1024 1 100000"),
+    (false, "throughput inproc 16384 1 20000"),
+    (false, "throughput inproc-encode 64 1 100000"),
+    (false, "throughput inproc-encode 1024 1 100000"),
+    (false, "throughput inproc-encode 16384 1 20000"),
+    (true, "throughput inproc 1024 1 100000"),
+    (true, "throughput inproc-encode 1024 1 100000"),
+    (false, "throughput tcp 64 1 100000"),
+    (false, "throughput tcp 1024 1 100000"),
+    (false, "throughput tcp 16384 1 20000"),
+    (false, "throughput tcp 64 0 50000"),
+    (false, "throughput tcp2 64 1 100000"),
+    (false, "throughput tcp2 1024 1 100000"),
+    (false, "throughput tcp2 16384 1 20000"),
+    (false, "throughput tcp2 64 0 50000"),
+    (false, "throughput tcp2 1024 0 50000"),
+    (false, "rtt inproc 64 2000"),
+    (false, "rtt inproc 1024 2000"),
+    (false, "rtt inproc 16384 2000"),
+    (false, "rtt inproc-encode 1024 2000"),
+    (false, "rtt tcp 64 2000"),
+    (false, "rtt tcp 1024 2000"),
+    (false, "rtt tcp 16384 2000"),
+    (false, "rtt tcp2 64 2000"),
+    (false, "rtt tcp2 1024 2000"),
+    (false, "rtt tcp2 16384 2000"),
+    (false, "rtt inproc-link100 64 2000"),
+    (false, "step 200000"),
+    (false, "sim window 20000"),
+    (false, "sim pingpong 5000"),
+];
+
+/// `(round, measure name, value)` of one configuration's JSON line: throughputs in messages per
+/// second, round trips' p50 and p99 in microseconds, step events and sim messages per wall second.
+fn measures(round: usize, line: &str) -> Vec<(usize, String, f64)> {
+    let v: serde_json::Value = serde_json::from_str(line).expect("a JSON result line");
+    let s = |k: &str| v[k].as_str().unwrap_or_default().to_string();
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    let one = |name: String, value: f64| vec![(round, name, value)];
+    match s("bench").as_str() {
+        "throughput" => one(
+            format!(
+                "throughput {} {}B{} batching={}",
+                s("driver"),
+                v["bytes"],
+                if v["words"].as_bool() == Some(true) {
+                    " u64s"
+                } else {
+                    ""
+                },
+                if v["batching"].as_bool() == Some(true) {
+                    "on"
+                } else {
+                    "off"
+                }
+            ),
+            f("msgs_per_s"),
+        ),
+        "rtt" => {
+            let key = format!("rtt {} {}B", s("driver"), v["bytes"]);
+            vec![
+                (round, format!("{key} p50 us"), f("p50_ns") / 1000.0),
+                (round, format!("{key} p99 us"), f("p99_ns") / 1000.0),
+            ]
+        }
+        "step" => one("step events/s".into(), f("events_per_s")),
+        _ => one(
+            format!("sim {} msgs/wall-s", s("workload")),
+            f("msgs_per_wall_s"),
+        ),
+    }
+}
+
+/// Median, min and max.
+fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median, v[0], v[n - 1])
+}
+
+/// Runs the suite (module docs).
+fn suite(rounds: usize) {
+    let exe = std::env::current_exe().expect("the example's own path");
+    let mut all = Vec::new();
+    for round in 1..=rounds {
+        let order: Vec<usize> = if round % 2 == 1 {
+            (0..SUITE.len()).collect()
+        } else {
+            (0..SUITE.len()).rev().collect()
+        };
+        for i in order {
+            let (words, args) = SUITE[i];
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.args(args.split(' '));
+            if words {
+                cmd.env("NET_BENCH_WORDS", "1");
+            }
+            let out = cmd.output().expect("run one configuration");
+            assert!(
+                out.status.success(),
+                "{args}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let line = String::from_utf8(out.stdout).expect("UTF-8 output");
+            let line = line.trim();
+            println!("{{\"round\":{round},{}", &line[1..]);
+            all.extend(measures(round, line));
+        }
+    }
+    let mut names: Vec<&String> = all.iter().map(|(_, n, _)| n).collect();
+    names.sort();
+    names.dedup();
+    println!(
+        "\n| configuration | median | min | max | rounds |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    for name in names {
+        let v: Vec<f64> = all
+            .iter()
+            .filter(|(_, n, _)| n == name)
+            .map(|m| m.2)
+            .collect();
+        let (n, (med, lo, hi)) = (v.len(), spread(v));
+        println!("| {name} | {med:.1} | {lo:.1} | {hi:.1} | {n} |");
+    }
+    let value = |round: usize, name: &str| {
+        all.iter()
+            .find(|(r, n, _)| *r == round && n == name)
+            .map(|m| m.2)
+    };
+    println!(
+        "\n| ratio (within each round) | median | min | max | rounds |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    for (label, num, den) in [
+        (
+            "tcp2 64B batched / unbatched",
+            "throughput tcp2 64B batching=on",
+            "throughput tcp2 64B batching=off",
+        ),
+        (
+            "inproc / inproc-encode, 1 KiB bytes",
+            "throughput inproc 1024B batching=on",
+            "throughput inproc-encode 1024B batching=on",
+        ),
+        (
+            "inproc / inproc-encode, 1 KiB as u64s",
+            "throughput inproc 1024B u64s batching=on",
+            "throughput inproc-encode 1024B u64s batching=on",
+        ),
+        (
+            "inproc / inproc-encode, 16 KiB bytes",
+            "throughput inproc 16384B batching=on",
+            "throughput inproc-encode 16384B batching=on",
+        ),
+    ] {
+        let v: Vec<f64> = (1..=rounds)
+            .filter_map(|r| Some(value(r, num)? / value(r, den)?))
+            .collect();
+        if !v.is_empty() {
+            let (n, (med, lo, hi)) = (v.len(), spread(v));
+            println!("| {label} | {med:.2} | {lo:.2} | {hi:.2} | {n} |");
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let arg = |i: usize, d: &str| args.get(i).cloned().unwrap_or_else(|| d.to_string());
     match args.first().map(String::as_str) {
+        Some("suite") => suite(arg(1, "5").parse().expect("a round count")),
         Some("peer") => peer(&args[1..]),
         Some("throughput") => {
             let driver = arg(1, "inproc");

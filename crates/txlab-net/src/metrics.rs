@@ -52,7 +52,10 @@ pub struct NetMetrics {
     pub decode_errors: u64,
     /// Frames refused for exceeding the size limit.
     pub frame_too_large: u64,
-    /// Round trips of `deliver` calls in nanoseconds (`tcp`/`sim`): `(p50, p99, samples)`.
+    /// Round trips of `deliver` calls in nanoseconds (`tcp`/`sim`): `(p50, p99, samples)`. After
+    /// [`merge`](Self::merge) of several nodes' metrics, each percentile is the largest of the
+    /// nodes' (an upper bound of the percentile of all their samples together, which the nodes'
+    /// summaries cannot give exactly).
     pub rtt_ns: Option<(u64, u64, u64)>,
 }
 
@@ -74,9 +77,12 @@ impl NetMetrics {
         }
         self.decode_errors += other.decode_errors;
         self.frame_too_large += other.frame_too_large;
-        if self.rtt_ns.is_none() {
-            self.rtt_ns = other.rtt_ns;
-        }
+        self.rtt_ns = match (self.rtt_ns, other.rtt_ns) {
+            (Some((a50, a99, an)), Some((b50, b99, bn))) => {
+                Some((a50.max(b50), a99.max(b99), an + bn))
+            }
+            (a, b) => a.or(b),
+        };
     }
 
     /// Totals over all links.
@@ -131,6 +137,24 @@ impl NetMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merging_adds_counts_and_bounds_the_round_trip_percentiles_from_above() {
+        let mut a = NetMetrics::default();
+        a.link(NodeId(0), NodeId(1)).messages = 3;
+        a.rtt_ns = Some((100, 900, 10));
+        let mut b = NetMetrics::default();
+        b.link(NodeId(0), NodeId(1)).messages = 2;
+        b.link(NodeId(1), NodeId(0)).messages = 1;
+        b.rtt_ns = Some((200, 400, 5));
+        a.merge(&b);
+        assert_eq!(a.total().messages, 6);
+        assert_eq!(a.links[&(NodeId(0), NodeId(1))].messages, 5);
+        assert_eq!(a.rtt_ns, Some((200, 900, 15)));
+        let mut c = NetMetrics::default();
+        c.merge(&b);
+        assert_eq!(c.rtt_ns, Some((200, 400, 5)));
+    }
 
     #[test]
     fn totals_and_names() {
