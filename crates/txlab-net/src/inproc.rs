@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
 use txlab_core::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use txlab_core::sync::{Arc, thread};
+use txlab_core::sync::{Arc, AtomicU64, Ordering, thread};
 
 use crate::ctx::Payload;
 use crate::durable::Durable;
@@ -91,6 +91,9 @@ struct Router<N: Node> {
     senders: Vec<Sender<Envelope<N>>>,
     encode: Option<usize>,
     start: Instant,
+    /// Messages and encoded bytes sent through [`Transport`] handles, per `(from, to)` index
+    /// pair (`from * nodes + to`); handler sends are counted by their host.
+    external: Vec<[AtomicU64; 2]>,
 }
 
 impl<N: Node> Router<N> {
@@ -112,6 +115,13 @@ impl<N: Node> Route<N::Msg> for Router<N> {
             Some(limit) => Payload::Encoded(crate::wire::encode(&msg, limit)?),
             None => Payload::Value(msg),
         };
+        if let (Ok(f), Ok(t)) = (self.ids.binary_search(&from), self.ids.binary_search(&to)) {
+            let [messages, bytes] = &self.external[f * self.ids.len() + t];
+            messages.fetch_add(1, Ordering::Relaxed);
+            if let Payload::Encoded(b) = &payload {
+                bytes.fetch_add(b.len() as u64, Ordering::Relaxed);
+            }
+        }
         let env = Envelope::Msg {
             from,
             to,
@@ -176,6 +186,9 @@ impl<N: Node> InprocCluster<N> {
             senders,
             encode,
             start: Instant::now(),
+            external: (0..ids.len() * ids.len())
+                .map(|_| Default::default())
+                .collect(),
         });
         let mut per_thread: Vec<Vec<Host<N>>> = (0..threads).map(|_| Vec::new()).collect();
         for (i, &id) in ids.iter().enumerate() {
@@ -294,6 +307,18 @@ impl<N: Node> InprocCluster<N> {
             for host in hosts {
                 host.report(&mut metrics);
                 nodes.push((host.id, host.node));
+            }
+        }
+        let n = self.router.ids.len();
+        for (i, [messages, bytes]) in self.router.external.iter().enumerate() {
+            let (messages, bytes) = (
+                messages.load(Ordering::Relaxed),
+                bytes.load(Ordering::Relaxed),
+            );
+            if messages > 0 {
+                let l = metrics.link(self.router.ids[i / n], self.router.ids[i % n]);
+                l.messages += messages;
+                l.bytes += bytes;
             }
         }
         nodes.sort_by_key(|(id, _)| *id);

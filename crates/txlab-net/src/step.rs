@@ -522,7 +522,12 @@ impl<N: Node, F: FnMut(NodeId) -> N> StepDriver<N, F> {
         let queued = std::mem::take(&mut *self.external.lock().unwrap());
         for (from, to, msg) in queued {
             match crate::wire::encode(&msg, self.config.max_frame) {
-                Ok(frame) => self.world.pool.push_back(InFlight { from, to, frame }),
+                Ok(frame) => {
+                    let l = self.metrics.link(from, to);
+                    l.messages += 1;
+                    l.bytes += frame.len() as u64;
+                    self.world.pool.push_back(InFlight { from, to, frame });
+                }
                 Err(_) => self.metrics.frame_too_large += 1,
             }
         }
