@@ -269,7 +269,7 @@ impl<N: Node> InprocCluster<N> {
         let (tx, rx) = mpsc::channel();
         // The done channel travels inside the predicate's closure so each worker reports on it.
         let watch: Predicate<N> = {
-            let tx = std::sync::Mutex::new(tx);
+            let tx = txlab_core::sync::Mutex::new(tx);
             let pred = Arc::clone(&pred);
             Arc::new(move |n: &N| {
                 let ok = pred(n);
