@@ -32,91 +32,69 @@
 //! into records created after the scan. Version contents are immutable once linked
 //! (`crate::version`), so no value needs a seqlock.
 //!
-//! MVTO+NWR (`Mvto<Rec, Nwr>`, only with `AckMode::EpochStable`; compiled out for `NoNwr`) runs
-//! a Phase 0 first, see `crate::nwr`:
-//!
-//! ```text
-//! Phase 0  e = epoch of ts; a read-only transaction whose reads are all pre-epoch skips to
-//!          Phase 1 (it is serialized at the start of e, before every omitter:
-//!          txlab_nwr::is_pre_epoch_reader). Otherwise:
-//!          mark every read of a pre-epoch version in its record's head word (crate::head); if
-//!          an omitted write of e may be ordered after one of them (the record was claimed) and
-//!          the item has a committed version newer than ts, abort ReadValidation (the
-//!          old-version-reader check).
-//!          If writing and txlab_nwr::try_omit accepts (all writes blind, all reads pre-epoch
-//!          and still the newest version, every written item has a committed version of e, no
-//!          pre-epoch read of it marked in e): commit in epoch e, linking nothing; done.
-//!          Otherwise Phases 1-3 decide, as in plain MVTO.
-//! ```
-//!
-//! MVTO+NWR with single-write omitters (`Mvto<Rec, NwrSingleWrite>`) runs this Phase 0 instead:
-//!
-//! ```text
-//! Phase 0  read-only: nothing (counted as an unmarked reader). One blind write, no scan:
-//!          txlab_nwr::try_omit_single with crate::nwr's hooks: a pivot p of x (a committed
-//!          version of e above ts whose writer did not read x), the reads valid at wts(p) (rts
-//!          raised there, checked again): commit in epoch e, linking nothing, placed just below p.
-//!          Otherwise Phases 1-3 decide; the scan-miss merge of Phase 1 is not needed.
-//! ```
+//! MVTO+NWR (`Mvto<Rec, Nwr>` and `Mvto<Rec, NwrSingleWrite>`, only with `AckMode::EpochStable`;
+//! compiled out for `NoNwr`) runs a Phase 0 first (`crate::nwr`), and Phase 1 marks a possible
+//! scan miss; history recording ([`record_installed`]) and the test-only mutations ([`Checks`])
+//! are likewise kept off the baseline's path.
 //!
 //! Serial order: timestamp order. Every committed read of `x` by T returns the newest committed
 //! version of `x` with `wts < ts_T` (validation), and no version with `wts < ts_T` can commit
 //! after T read past it (the `rts` check), which is the MVTO correctness condition (Bernstein,
 //! Hadzilacos, Goodman, "Concurrency Control and Recovery in Database Systems", §5.5).
 
+use crate::engine::{Installed, Mvto, MvtoTxn, UNADDRESSABLE};
 use crate::gc;
-use crate::nwr::{self, NwrView};
-use crate::record::{LinkRefused, Visible, deref};
+use crate::nwr;
+use crate::record::{LinkRefused, MvtoRecord, Visible, deref};
 use crate::timestamp::epoch_of;
-use crate::txn::{MvtoTxn, record, version};
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
-use crate::worker_state::WriteKind;
-use crossbeam_epoch::Owned;
-use txlab_core::history::{
-    Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
-};
+use crossbeam_epoch::{Guard, Owned};
+use txlab_core::history::{Outcome, Recorder, WriteEvent};
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
 use txlab_nwr::{NwrMutation, WriteOmission};
+use txlab_occ::{RetireEntry, Sets, unlinks};
 
-/// Which checks a test-only mutation disables (all `false`, and folded away, without the
-/// `mutation` feature).
-struct Skips {
-    write_too_late: bool,
-    nwr: Option<NwrMutation>,
-    old_reader: bool,
-}
+/// The sets of an MVTO transaction.
+type MvtoSets<Rec, W> = Sets<Mvto<Rec, W>>;
 
-impl Skips {
-    #[inline(always)]
-    fn of(_config: &crate::config::MvtoConfig) -> Self {
-        #[cfg(feature = "mutation")]
-        {
-            use crate::config::Mutation;
-            let m = _config.mutation;
-            Skips {
-                write_too_late: m == Some(Mutation::SkipWriteTooLate),
-                nwr: match m {
-                    Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
-                    Some(Mutation::NwrSkipMergedReadCheck) => {
-                        Some(NwrMutation::SkipMergedReadCheck)
-                    }
-                    Some(Mutation::NwrValidateReadsBeforePivot) => {
-                        Some(NwrMutation::ValidateReadsBeforePivot)
-                    }
-                    _ => None,
-                },
-                old_reader: m == Some(Mutation::NwrSkipOldReaderCheck),
+/// Runs the commit protocol on `tx` (module docs).
+pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
+    tx: &mut MvtoTxn<'_, '_, Rec, W>,
+) -> TxResult<CommitInfo> {
+    let checks = Checks::of(&tx.w.engine.shell.config);
+    let nwr_on = W::ENABLED && tx.w.engine.shell.config.ack == AckMode::EpochStable;
+    if nwr_on && let Some(info) = nwr::phase0(tx, checks.nwr, checks.old_readers)? {
+        return Ok(info);
+    }
+    let mut failure = install_pending(tx, &checks, nwr_on).err();
+    if failure.is_none() {
+        failure = validate(tx).err().map(Failure::Conflict);
+    }
+    decide(&tx.w.sets, failure.is_none());
+    if let Some(f) = failure {
+        return Err(match f {
+            Failure::Conflict(c) => tx.abort_with(c),
+            Failure::Internal(msg) => {
+                tx.finish(Outcome::UserAborted);
+                TxError::Error(Error::Internal(msg))
             }
-        }
-        #[cfg(not(feature = "mutation"))]
-        Skips {
-            write_too_late: false,
-            nwr: None,
-            old_reader: false,
+        });
+    }
+    let ts = tx.w.state.ts;
+    let read_only = tx.w.sets.writes.is_empty();
+    if !read_only {
+        queue_deletes(tx);
+        collect_garbage(tx);
+        if nwr_on {
+            tx.w.state.nwr.commits_baseline += 1;
         }
     }
+    if Rec::ENABLED {
+        record_installed(&mut tx.w.sets, ts);
+    }
+    Ok(tx.committed(epoch_of(ts), read_only))
 }
 
 /// Why a commit failed.
@@ -125,10 +103,94 @@ enum Failure {
     Internal(String),
 }
 
-/// Phase 1 for one linked version: the read-timestamp walk. Returns `Some(rts)` of the version
-/// that was read too late, or `None` with whether the key was absent before `new`.
 #[inline]
-fn write_check(new: &Version, ts: u64, guard: &crossbeam_epoch::Guard) -> Result<bool, u64> {
+fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
+    // SAFETY: set pointers were obtained under the transaction's guard, which stays pinned for
+    // the whole commit (`txlab_occ::sets`).
+    unsafe { &*p }
+}
+
+#[inline]
+fn version<'a>(p: *const Version) -> &'a Version {
+    // SAFETY: as for `record`; versions are freed only after every guard that could reach them is
+    // dropped (`crate::gc`).
+    unsafe { &*p }
+}
+
+/// Phase 1: links a pending version of every write at `ts` and checks, below it, that no later
+/// transaction read what it overwrites ([`write_check`]); a key that was absent below it also
+/// checks the key's absent floor. Stops at the first failure; the versions linked so far are
+/// marked aborted by Phase 3.
+fn install_pending<Rec: Recorder, W: WriteOmission>(
+    tx: &mut MvtoTxn<'_, '_, Rec, W>,
+    checks: &Checks,
+    nwr_on: bool,
+) -> Result<(), Failure> {
+    let engine = tx.w.engine;
+    let guard = &tx.guard;
+    let w = &mut *tx.w;
+    let ts = w.state.ts;
+    for i in 0..w.sets.writes.len() {
+        let e = w.sets.writes[i];
+        let tombstone = e.kind.is_delete();
+        let value: Box<[u8]> = if tombstone {
+            Box::default()
+        } else {
+            w.sets.write_value(i).into()
+        };
+        let new = Owned::new(Version::new(ts, PENDING, tombstone, value));
+        let linked = record(e.rec)
+            .link(new, guard)
+            .map_err(|why| link_refused(why, ts, e.table, e.key))?;
+        w.sets.writes[i].scratch = Installed(linked.as_raw());
+        if !checks.write_too_late {
+            continue;
+        }
+        let late = match write_check(version(linked.as_raw()), ts, guard) {
+            Err(rts) => Some(rts),
+            Ok(absent_below) => {
+                if absent_below && nwr_on && nwr::marks_in_head::<W>() {
+                    // Scan-miss rule (docs/protocols/nwr.md): the key was absent below our
+                    // version, and a scan of this epoch that missed it left no mark on the
+                    // record. Count that as a pre-epoch read, so no write of the key is omitted
+                    // in this epoch (ordered before such a scanner). Marked before Phase 3 marks
+                    // our version COMMITTED; an omitter only uses a COMMITTED version of the
+                    // epoch as its pivot (`has_epoch_version`, Acquire status loads) and claims
+                    // the record after that, so it sees the mark.
+                    record(e.rec).head.mark_read(epoch_of(ts), guard);
+                }
+                absent_below
+                    .then(|| engine.absent_floor(e.table, e.key))
+                    .filter(|&floor| floor > ts)
+            }
+        };
+        if let Some(rts) = late {
+            w.state.clock.observe(rts);
+            let c = Conflict::at(ConflictCause::WriteTooLate, e.table, e.key);
+            return Err(Failure::Conflict(c));
+        }
+    }
+    Ok(())
+}
+
+/// Why [`MvtoRecord::link`] refused a version, as a commit failure.
+fn link_refused(why: LinkRefused, ts: u64, table: txlab_core::TableId, key: u64) -> Failure {
+    match why {
+        LinkRefused::Retired => {
+            Failure::Conflict(Conflict::at(ConflictCause::RecordRetired, table, key))
+        }
+        LinkRefused::Duplicate => Failure::Internal(format!(
+            "mvto: timestamp {ts:#x} already has a version of table {} key {key}",
+            table.0
+        )),
+        LinkRefused::Unaddressable => Failure::Internal(UNADDRESSABLE.to_string()),
+    }
+}
+
+/// Phase 1 for one linked version: the read-timestamp walk. `Err(rts)` of the version that was
+/// read too late, or `Ok` with whether the key was absent below `new`.
+#[inline]
+fn write_check(new: &Version, ts: u64, guard: &Guard) -> Result<bool, u64> {
     let mut cur = new.older.load(Ordering::SeqCst, guard);
     while let Some(v) = deref(cur) {
         let status = v.status();
@@ -146,251 +208,120 @@ fn write_check(new: &Version, ts: u64, guard: &crossbeam_epoch::Guard) -> Result
     Ok(true)
 }
 
-/// Runs the commit protocol on `tx` (see the module docs).
-pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
-    tx: &mut MvtoTxn<'_, '_, Rec, W>,
-) -> TxResult<CommitInfo> {
-    let engine = tx.w.engine;
-    let skip = Skips::of(&engine.config);
-    let ts = tx.ts;
-    let nwr_on = W::ENABLED && engine.config.ack == AckMode::EpochStable;
-    let scan_ts = |table, key| engine.absent_floor(table, key);
-
-    // Phase 0, single-write omitters (`mvto-nwr-single`): no merge anywhere; a lone blind
-    // write may be omitted just below a pivot (`crate::nwr`, "Single-write omitters").
-    if nwr_on && W::SINGLE_WRITE_OMITTERS {
-        let epoch = epoch_of(ts) as u32;
-        let w = &mut *tx.w;
-        let view = NwrView::<W>::new(&w.state, &tx.guard, &engine.pivots, skip.nwr, ts, &scan_ts);
-        if w.state.writes.is_empty() {
-            // A read-only commit leaves no mark under this rule (as in `silo-nwr-single`).
-            w.nwr.unmarked_readers += 1;
-        } else if txlab_nwr::rule::single_write_shape_ok(&view, &mut w.nwr)
-            && txlab_nwr::try_omit_single(&view, epoch, &mut w.nwr).is_ok()
-        {
-            let pivot_wts = view.pivot_wts.get();
-            return Ok(nwr::finish_omitted(tx, epoch, pivot_wts));
-        }
-    }
-    // Phase 0 (MVTO+NWR only): merge pre-epoch reads, check them, try to omit every write.
-    else if nwr_on {
-        let epoch = epoch_of(ts) as u32;
-        let w = &mut *tx.w;
-        let view = NwrView::<W>::new(&w.state, &tx.guard, &engine.pivots, skip.nwr, ts, &scan_ts);
-        // A read-only transaction that read only pre-epoch versions is serialized at the start
-        // of the epoch, before its omitters: no marks, no old-reader check
-        // (`txlab_nwr::is_pre_epoch_reader`).
-        let unmarked = txlab_nwr::is_pre_epoch_reader(&view, epoch);
-        let stale = if unmarked {
-            w.nwr.unmarked_readers += 1;
-            None
-        } else {
-            nwr::merge_reads_checked(&view, epoch, ts, !skip.old_reader)
+/// Phase 2: every version read is still the one visible at `ts` (a record being retired fails
+/// with `RecordRetired`), and every scanned stripe still has the version read.
+fn validate<Rec: Recorder, W: WriteOmission>(tx: &MvtoTxn<'_, '_, Rec, W>) -> Result<(), Conflict> {
+    let (st, ts, guard) = (&tx.w.sets, tx.w.state.ts, &tx.guard);
+    for r in st.reads.iter() {
+        let cause = match record(r.rec).visible(ts, Ordering::SeqCst, guard) {
+            Visible::Committed(v) if std::ptr::eq(v, r.seen) => continue,
+            Visible::Retired => ConflictCause::RecordRetired,
+            _ => ConflictCause::ReadValidation,
         };
-        if let Some(i) = stale {
-            let r = w.state.reads[i];
-            let cause = ConflictCause::ReadValidation;
-            w.old_reader_aborts += 1;
-            w.state.failed = Some(cause);
-            tx.finish_abort(Outcome::Aborted(cause));
-            return Err(Conflict::at(cause, r.table, r.key).into());
-        }
-        if !w.state.writes.is_empty() && txlab_nwr::try_omit(&view, epoch, &mut w.nwr).is_ok() {
-            return Ok(nwr::finish_omitted(tx, epoch, 0));
-        }
+        return Err(Conflict::at(cause, r.table, r.key));
     }
-
-    let guard = &tx.guard;
-    let w = &mut *tx.w;
-    let st = &mut w.state;
-    let mut failure: Option<Failure> = None;
-
-    // Phase 1: install pending versions and check read timestamps.
-    for i in 0..st.writes.len() {
-        let wr = st.writes[i];
-        let rec = record(wr.rec);
-        let tombstone = wr.kind == WriteKind::Delete;
-        let value: Box<[u8]> = if tombstone {
-            Box::default()
-        } else {
-            st.wbuf[wr.off as usize..(wr.off + wr.len) as usize].into()
-        };
-        let linked = match rec.link(
-            Owned::new(Version::new(ts, PENDING, tombstone, value)),
-            guard,
-        ) {
-            Ok(linked) => linked,
-            Err(LinkRefused::Retired) => {
-                failure = Some(Failure::Conflict(Conflict::at(
-                    ConflictCause::RecordRetired,
-                    wr.table,
-                    wr.key,
-                )));
-                break;
-            }
-            Err(LinkRefused::Duplicate) => {
-                failure = Some(Failure::Internal(format!(
-                    "mvto: timestamp {ts:#x} already has a version of table {} key {}",
-                    wr.table.0, wr.key
-                )));
-                break;
-            }
-            Err(LinkRefused::Unaddressable) => {
-                failure = Some(Failure::Internal(crate::engine::UNADDRESSABLE.to_string()));
-                break;
-            }
-        };
-        st.writes[i].installed = linked.as_raw();
-        if skip.write_too_late {
-            continue;
-        }
-        let late = match write_check(version(linked.as_raw()), ts, guard) {
-            Err(rts) => Some(rts),
-            Ok(true) => {
-                if nwr_on && !W::SINGLE_WRITE_OMITTERS {
-                    // Scan-miss rule (docs/protocols/nwr.md): the key was absent below our
-                    // version, and a scan of this epoch that missed it left no mark on the
-                    // record. Count that as a pre-epoch read, so no write of the key is omitted
-                    // in this epoch (ordered before such a scanner). Marked before Phase 3 marks
-                    // our version COMMITTED; an omitter only uses a COMMITTED version of the
-                    // epoch as its pivot (`has_epoch_version`, Acquire status loads) and claims
-                    // the record after that, so it sees the mark.
-                    if nwr::marks_in_head::<W>() {
-                        rec.head.mark_read(epoch_of(ts), guard);
-                    }
-                }
-                Some(engine.absent_floor(wr.table, wr.key)).filter(|&r| r > ts)
-            }
-            Ok(false) => None,
-        };
-        if let Some(rts) = late {
-            w.clock.observe(rts);
-            failure = Some(Failure::Conflict(Conflict::at(
-                ConflictCause::WriteTooLate,
-                wr.table,
-                wr.key,
-            )));
-            break;
-        }
-    }
-
-    // Phase 2: validate the read set and the node (stripe) set.
-    if failure.is_none() {
-        for r in st.reads.iter() {
-            let cause = match record(r.rec).visible(ts, Ordering::SeqCst, guard) {
-                Visible::Committed(v) if std::ptr::eq(v, r.version) => continue,
-                Visible::Retired => ConflictCause::RecordRetired,
-                _ => ConflictCause::ReadValidation,
-            };
-            failure = Some(Failure::Conflict(Conflict::at(cause, r.table, r.key)));
-            break;
-        }
-    }
-    if failure.is_none() {
-        for n in st.nodes.iter() {
-            let stripes = engine
-                .tables
-                .get(n.table)
-                .ok()
-                .and_then(|i| i.phantom_stripes());
-            if stripes.is_some_and(|s| s.version(n.stripe) != n.version) {
-                failure = Some(Failure::Conflict(Conflict {
-                    cause: ConflictCause::PhantomValidation,
-                    table: Some(n.table),
-                    key: None,
-                }));
-                break;
-            }
-        }
-    }
-
-    // Phase 3: decide.
-    let decided = if failure.is_some() {
-        ABORTED
-    } else {
-        COMMITTED
-    };
-    for wr in st.writes.iter() {
-        if !wr.installed.is_null() {
-            version(wr.installed)
-                .status
-                .store(decided, Ordering::SeqCst);
-        }
-    }
-    if let Some(f) = failure {
-        let (err, outcome): (TxError, Outcome) = match f {
-            Failure::Conflict(c) => {
-                st.failed = Some(c.cause);
-                (c.into(), Outcome::Aborted(c.cause))
-            }
-            Failure::Internal(msg) => (Error::Internal(msg).into(), Outcome::UserAborted),
-        };
-        tx.finish_abort(outcome);
-        return Err(err);
-    }
-
-    let read_only = st.writes.is_empty();
-    if nwr_on && !read_only {
-        w.nwr.commits_baseline += 1;
-    }
-    if !read_only {
-        for wr in st.writes.iter() {
-            if wr.kind == WriteKind::Delete
-                && engine
-                    .tables
-                    .get(wr.table)
-                    .is_ok_and(|i| i.unlinks_deleted_records())
-            {
-                w.retire.push(crate::retire::RetireEntry {
-                    table: wr.table,
-                    key: wr.key,
-                    wts: ts,
-                    epoch: epoch_of(ts),
-                });
-            }
-        }
-        st.since_horizon += 1;
-        let horizon = if st.since_horizon >= engine.config.horizon_interval {
-            st.since_horizon = 0;
-            engine.clocks.refresh_horizon()
-        } else {
-            engine.clocks.horizon()
-        };
-        for wr in st.writes.iter() {
-            gc::collect(record(wr.rec), horizon, guard);
-        }
-    }
-
-    if Rec::ENABLED {
-        for wr in st.writes.iter() {
-            st.h_writes.push(WriteEvent {
-                table: wr.table,
-                key: wr.key,
-                version: ts,
-                order: ts,
-                kind: if wr.kind == WriteKind::Delete {
-                    HWriteKind::Delete
-                } else {
-                    HWriteKind::Put
-                },
-                visible: !wr.installed.is_null(),
+    let tables = &tx.w.engine.shell.tables;
+    for s in st.stripes.iter() {
+        let stripes = tables.get(s.table).ok().and_then(|i| i.phantom_stripes());
+        if stripes.is_some_and(|p| p.version(s.stripe) != s.version) {
+            return Err(Conflict {
+                cause: ConflictCause::PhantomValidation,
+                table: Some(s.table),
+                key: None,
             });
         }
-        let rec = TxnRecord {
-            id: txn_id(st.id, st.seq),
-            reads: std::mem::take(&mut st.h_reads),
-            writes: std::mem::take(&mut st.h_writes),
-            scans: std::mem::take(&mut st.h_scans),
-            outcome: Outcome::Committed,
-            begin_ns: tx.begin_ns,
-            end_ns: engine.recorder.now_ns(),
-        };
-        engine.recorder.record(rec);
     }
-    tx.finish();
-    Ok(CommitInfo {
-        epoch: epoch_of(ts),
-        acknowledged: engine.config.ack == AckMode::AtCommit,
-        read_only,
-    })
+    Ok(())
+}
+
+/// Phase 3: marks every linked version `COMMITTED` (or `ABORTED`).
+fn decide<Rec: Recorder, W: WriteOmission>(st: &MvtoSets<Rec, W>, commit: bool) {
+    let status = if commit { COMMITTED } else { ABORTED };
+    for w in st.writes.iter() {
+        if !w.scratch.0.is_null() {
+            version(w.scratch.0).status.store(status, Ordering::SeqCst);
+        }
+    }
+}
+
+/// After a commit: each delete on a hash or ordered table is queued for unlinking
+/// (`crate::retire`).
+fn queue_deletes<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec, W>) {
+    let tables = &tx.w.engine.shell.tables;
+    let w = &mut *tx.w;
+    let ts = w.state.ts;
+    for e in w.sets.writes.iter() {
+        if e.kind.is_delete() && unlinks(tables.get(e.table)) {
+            w.retire.push(RetireEntry {
+                table: e.table,
+                key: e.key,
+                version: ts,
+                epoch: epoch_of(ts),
+            });
+        }
+    }
+}
+
+/// After a commit: cuts each written record's list below the horizon (`crate::gc`), recomputing
+/// the horizon every `horizon_interval` writing commits.
+fn collect_garbage<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec, W>) {
+    let engine = tx.w.engine;
+    let w = &mut *tx.w;
+    w.state.since_horizon += 1;
+    let horizon = if w.state.since_horizon >= engine.shell.config.protocol.horizon_interval {
+        w.state.since_horizon = 0;
+        engine.clocks.refresh_horizon()
+    } else {
+        engine.clocks.horizon()
+    };
+    for e in w.sets.writes.iter() {
+        gc::collect(record(e.rec), horizon, &tx.guard);
+    }
+}
+
+/// The installed writes' history events (only when recording): a version's tag is its `wts`.
+fn record_installed<Rec: Recorder, W: WriteOmission>(st: &mut MvtoSets<Rec, W>, ts: u64) {
+    for w in st.writes.iter() {
+        st.h_writes.push(WriteEvent {
+            table: w.table,
+            key: w.key,
+            version: ts,
+            order: ts,
+            kind: w.kind.history(),
+            visible: !w.scratch.0.is_null(),
+        });
+    }
+}
+
+/// Which checks run: all of them, and the NWR rule as shipped, except under a test-only mutation
+/// (constant, and folded away, without the `mutation` feature).
+struct Checks {
+    write_too_late: bool,
+    old_readers: bool,
+    nwr: Option<NwrMutation>,
+}
+
+impl Checks {
+    #[inline(always)]
+    fn of(_config: &crate::MvtoConfig) -> Self {
+        #[cfg(feature = "mutation")]
+        {
+            use crate::config::Mutation;
+            let m = _config.mutation;
+            Checks {
+                write_too_late: m != Some(Mutation::SkipWriteTooLate),
+                old_readers: m != Some(Mutation::NwrSkipOldReaderCheck),
+                nwr: match m {
+                    Some(Mutation::Nwr(n)) => Some(n),
+                    _ => None,
+                },
+            }
+        }
+        #[cfg(not(feature = "mutation"))]
+        Checks {
+            write_too_late: true,
+            old_readers: true,
+            nwr: None,
+        }
+    }
 }

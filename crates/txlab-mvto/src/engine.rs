@@ -1,21 +1,24 @@
-//! The MVTO engine (shared by all threads) and its per-thread worker.
+//! The MVTO engine: the toolkit's shell, the clocks, the stripe scan timestamps and retire
+//! floors, MVTO+NWR's parts, and MVTO's hooks into the toolkit (taking the timestamp at begin,
+//! reading the visible version and raising its read timestamp, the scan timestamps of scans,
+//! retirement).
 
-use crate::config::MvtoConfig;
-use crate::record::MvtoRecord;
-use crate::retire::{AbsentFloor, RetireQueue, TableRetire};
+use crate::config::{Mutation, MvtoConfig, MvtoSettings};
+use crate::record::{MvtoRecord, Visible};
+use crate::retire::{AbsentFloor, TableRetire};
 use crate::timestamp::{Clocks, LocalClock, MAX_WORKERS};
-use crate::txn::MvtoTxn;
-use crate::worker_state::WorkerState;
+use crate::version::Version;
 use crossbeam_utils::CachePadded;
 use std::marker::PhantomData;
-use txlab_core::epoch::{EpochHandle, EpochManager};
 use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
 use txlab_core::retire_floor::RetireFloors;
-use txlab_core::storage::{Index, PhantomStripes};
-use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
-use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, PivotCell, WriteOmission};
-use txlab_storage::{Companions, Tables};
+use txlab_core::retire_queue::Retire;
+use txlab_core::storage::{Guard, Index, PhantomStripes};
+use txlab_core::sync::{Arc, AtomicU64, Ordering};
+use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
+use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
+use txlab_occ::{Observation, Protocol, RetireEntry, Shell, StripeEntry, refused};
+use txlab_storage::{AnyIndex, Tables};
 
 /// The error for a version whose address does not fit a record's head word (`crate::head`).
 pub(crate) const UNADDRESSABLE: &str =
@@ -41,8 +44,26 @@ pub type MvtoNwr<Rec = NoRecorder> = Mvto<Rec, Nwr>;
 /// reader marks anything and records keep plain MVTO's layout.
 pub type MvtoNwrSingle<Rec = NoRecorder> = Mvto<Rec, NwrSingleWrite>;
 
-/// An MVTO database: tables of [`MvtoRecord`]s, the clocks, the epoch manager, the
-/// configuration.
+/// An MVTO worker: the toolkit's worker (`txlab_occ::Worker`) of an MVTO engine.
+pub type MvtoWorker<'e, Rec = NoRecorder, W = NoNwr> = txlab_occ::Worker<'e, Mvto<Rec, W>>;
+
+/// An open MVTO transaction (`txlab_occ::Txn`). Dropping it aborts it.
+pub type MvtoTxn<'w, 'e, Rec = NoRecorder, W = NoNwr> = txlab_occ::Txn<'w, 'e, Mvto<Rec, W>>;
+
+/// An MVTO transaction's timestamp (its position in the serial order).
+pub trait Timestamped {
+    /// The timestamp fixed at begin.
+    fn timestamp(&self) -> u64;
+}
+
+impl<Rec: Recorder, W: WriteOmission> Timestamped for MvtoTxn<'_, '_, Rec, W> {
+    fn timestamp(&self) -> u64 {
+        self.w.state.ts
+    }
+}
+
+/// An MVTO database: tables of [`MvtoRecord`]s in the toolkit's shell, the clocks, the stripe
+/// scan timestamps and retire floors, and MVTO+NWR's parts.
 ///
 /// `Rec` is the history recorder (the default [`NoRecorder`] compiles recording out); `W` is the
 /// write-omission switch: [`NoNwr`] (the default) is plain MVTO, with the record layout and commit
@@ -50,108 +71,45 @@ pub type MvtoNwrSingle<Rec = NoRecorder> = Mvto<Rec, NwrSingleWrite>;
 /// MVTO+NWR with single-write omitters ([`MvtoNwrSingle`]).
 #[derive(Debug)]
 pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
-    schema: Schema,
-    pub(crate) tables: Tables<MvtoRecord>,
+    pub(crate) shell: Shell<Self>,
     /// MVTO+NWR's pivot objects, one per key beside the records; only omitters touch them
     /// (`crate::nwr`). Empty for every other variant.
-    pub(crate) pivots: Companions<PivotCell>,
-    value_sizes: Box<[usize]>,
+    pub(crate) nwr: NwrParts,
     pub(crate) stripe_rts: Box<[Option<StripeTimestamps>]>,
     /// Per hash table: the retire floors, its absent floor (`crate::retire`; ordered tables use
     /// `stripe_rts`, dense and custom tables never unlink).
     retire_floors: Box<[Option<RetireFloors>]>,
-    /// Tags of retired tombstones, for histories (used only when recording; `crate::retire`).
-    pub(crate) retired_tags: RetiredTags,
-    pub(crate) epochs: EpochManager,
     pub(crate) clocks: Clocks,
-    pub(crate) config: MvtoConfig,
-    pub(crate) recorder: Arc<Rec>,
-    next_worker: AtomicU32,
-    /// Source of the recorded order of omitted writes (only used when recording; `crate::nwr`).
-    pub(crate) omit_stamp: AtomicU64,
     _omission: PhantomData<W>,
 }
 
-impl Mvto<NoRecorder, NoNwr> {
-    /// A database with one built-in index per table of `schema`.
-    pub fn new(schema: &Schema, config: MvtoConfig) -> Result<Self, Error> {
-        Self::with_recorder(schema, config, Arc::new(NoRecorder))
-    }
+/// What an MVTO worker keeps besides the toolkit's sets.
+#[derive(Debug)]
+pub struct MvtoState {
+    /// The worker's clock.
+    pub(crate) clock: LocalClock,
+    /// The open transaction's timestamp.
+    pub(crate) ts: u64,
+    /// Writing transactions committed since the horizon was last recomputed.
+    pub(crate) since_horizon: u32,
+    /// NWR counters (stay zero without NWR).
+    pub(crate) nwr: NwrStats,
+    /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).
+    pub(crate) old_reader_aborts: u64,
 }
 
-impl<Rec: Recorder> Mvto<Rec, NoNwr> {
-    /// A database whose transactions are recorded by `recorder`.
-    pub fn with_recorder(
-        schema: &Schema,
-        config: MvtoConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::with_tables(schema, tables, config, recorder)
-    }
-}
-
-impl MvtoNwr<NoRecorder> {
-    /// An MVTO+NWR database with one built-in index per table of `schema`. Fails if 128-bit
-    /// compare-and-swap is not lock-free on this target. Writes are only omitted with
-    /// `AckMode::EpochStable` (the default).
-    pub fn new_nwr(schema: &Schema, config: MvtoConfig) -> Result<Self, Error> {
-        Self::nwr_with_recorder(schema, config, Arc::new(NoRecorder))
-    }
-}
-
-impl<Rec: Recorder> MvtoNwr<Rec> {
-    /// An MVTO+NWR database whose transactions are recorded by `recorder`.
-    pub fn nwr_with_recorder(
-        schema: &Schema,
-        config: MvtoConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::with_tables(schema, tables, config, recorder)
-    }
-}
-
-impl MvtoNwrSingle<NoRecorder> {
-    /// An MVTO+NWR database with single-write omitters ([`MvtoNwrSingle`]), one built-in index
-    /// per table of `schema`. Writes are only omitted with `AckMode::EpochStable` (the default).
-    pub fn new_nwr_single(schema: &Schema, config: MvtoConfig) -> Result<Self, Error> {
-        Self::nwr_single_with_recorder(schema, config, Arc::new(NoRecorder))
-    }
-}
-
-impl<Rec: Recorder> MvtoNwrSingle<Rec> {
-    /// An MVTO+NWR database with single-write omitters whose transactions are recorded by
-    /// `recorder`.
-    pub fn nwr_single_with_recorder(
-        schema: &Schema,
-        config: MvtoConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::with_tables(schema, tables, config, recorder)
-    }
-}
+txlab_nwr::engine_constructors!(Mvto, MvtoConfig);
 
 impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
     /// [`Tables::with_custom`]), with or without NWR. With [`Nwr`], fails if 128-bit
     /// compare-and-swap is not lock-free on this target (single-write omitters use none).
-    pub fn with_tables(
+    pub fn with_tables_and_omission(
         schema: &Schema,
         tables: Tables<MvtoRecord>,
         config: MvtoConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
-        config.validate()?;
-        tables.check_schema(schema)?;
-        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
-            txlab_nwr::require_lock_free_pivot()?;
-            Companions::beside(&tables)?
-        } else {
-            Companions::none()
-        };
-        let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         let stripe_rts = tables
             .iter()
             .map(|(_, index)| {
@@ -170,36 +128,13 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             })
             .collect();
         Ok(Self {
-            schema: schema.clone(),
-            tables,
-            pivots,
-            value_sizes,
+            nwr: NwrParts::new::<W, _>(&tables)?,
+            shell: Shell::new(schema, tables, config, recorder)?,
             stripe_rts,
             retire_floors,
-            retired_tags: RetiredTags::default(),
-            epochs: EpochManager::new(config.epoch),
             clocks: Clocks::new(),
-            config,
-            recorder,
-            next_worker: AtomicU32::new(0),
-            omit_stamp: AtomicU64::new(0),
             _omission: PhantomData,
         })
-    }
-
-    /// The epoch manager (tests advance epochs by hand through it).
-    pub fn epochs(&self) -> &EpochManager {
-        &self.epochs
-    }
-
-    /// The recorder.
-    pub fn recorder(&self) -> &Arc<Rec> {
-        &self.recorder
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &MvtoConfig {
-        &self.config
     }
 
     /// The garbage-collection horizon: no active or future transaction has a smaller timestamp.
@@ -212,6 +147,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     pub fn version_count(&self, table: TableId, key: u64) -> Result<(usize, usize), Error> {
         let guard = crossbeam_epoch::pin();
         Ok(self
+            .shell
             .tables
             .get(table)?
             .get(key, &guard)?
@@ -229,6 +165,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         let t = table.0 as usize;
         if let Some(rts) = self.stripe_rts.get(t).and_then(|r| r.as_deref()) {
             let Some(stripes) = self
+                .shell
                 .tables
                 .get(table)
                 .ok()
@@ -244,10 +181,10 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         }
     }
 
-    /// What `crate::retire::process` needs of `table` (`None` if its records are never
+    /// What `crate::retire::retire_one` needs of `table` (`None` if its records are never
     /// unlinked).
-    pub(crate) fn table_retire(&self, table: TableId) -> Option<TableRetire<'_>> {
-        let index = self.tables.get(table).ok()?;
+    fn table_retire(&self, table: TableId) -> Option<TableRetire<'_>> {
+        let index = self.shell.tables.get(table).ok()?;
         if !index.unlinks_deleted_records() {
             return None;
         }
@@ -260,15 +197,8 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         Some(TableRetire {
             index,
             floor,
-            pivots: &self.pivots,
+            pivots: &self.nwr.pivots,
         })
-    }
-
-    /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
-    /// it to see retired tombstones leave the index.
-    #[doc(hidden)]
-    pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
-        self.tables.is_mapped(table, key)
     }
 
     /// `(table, key)`'s pivot object as it stands (MVTO+NWR only; `None` for the other variants,
@@ -277,8 +207,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// to see which key's object an omission updated.
     #[doc(hidden)]
     pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        let guard = crossbeam_epoch::pin();
-        self.pivots.cell(table, key, &guard).map(|c| c.load())
+        self.nwr.pivot_word(table, key)
     }
 
     /// `(table, key)`'s read-and-omit marks as `(read epoch, omit epoch)`, 0 for no mark and
@@ -290,7 +219,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             return None;
         }
         let guard = crossbeam_epoch::pin();
-        let record = self.tables.get(table).ok()?.get(key, &guard).ok()??;
+        let record = self.shell.tables.get(table).ok()?.get(key, &guard).ok()??;
         let (read, omit) = record.head.load(Ordering::Acquire).marks(&guard);
         let plain = |m: crate::head::Mark| match m {
             crate::head::Mark::None => 0,
@@ -299,38 +228,49 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         };
         Some((plain(read), plain(omit)))
     }
+}
 
-    /// A table's fixed value size, or `Error::UnknownTable`.
-    #[inline]
-    pub(crate) fn value_size(&self, table: TableId) -> Result<usize, Error> {
-        self.value_sizes
-            .get(table.0 as usize)
-            .copied()
-            .ok_or(Error::UnknownTable {
-                id: table.0,
-                count: self.value_sizes.len(),
-            })
-    }
-
-    #[inline]
-    pub(crate) fn check_value(&self, table: TableId, value: &[u8]) -> Result<usize, Error> {
-        let vs = self.value_size(table)?;
-        if value.len() != vs {
-            return Err(Error::ValueSize {
-                table: table.0,
-                expected: vs,
-                got: value.len(),
-            });
+/// MVTO+NWR only, when the worker's clock used up `epoch`'s counter range: a timestamp of a later
+/// epoch than the global one would break the marks' encoding (`crate::head`), so the worker
+/// leaves the epoch, waits until the global epoch moves on (advancing it if nobody else does) and
+/// begins in the epoch it enters then, whose range has room.
+#[cold]
+#[inline(never)]
+fn begin_in_a_later_epoch<Rec: Recorder, W: WriteOmission>(
+    w: &mut MvtoWorker<'_, Rec, W>,
+    mut epoch: u64,
+    reserved: u64,
+) -> u64 {
+    let engine = w.engine;
+    loop {
+        w.epoch.exit();
+        engine.shell.epochs.wait_past(epoch);
+        epoch = w.epoch.enter();
+        let sync = engine.shell.config.protocol.clock_sync_interval;
+        if let Some(ts) = w.state.clock.begin(&engine.clocks, epoch, sync, reserved) {
+            return ts;
         }
-        Ok(vs)
     }
 }
 
-impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
-    type Worker<'e>
-        = MvtoWorker<'e, Rec, W>
-    where
-        Self: 'e;
+impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
+    type Record = MvtoRecord;
+    type Recorder = Rec;
+    /// The version read (whose `rts` was raised to the transaction's timestamp).
+    type Seen = *const Version;
+    /// The pending version the write linked at commit (null before, or if omitted).
+    type Scratch = Installed;
+    type WorkerState = MvtoState;
+    type Mutation = Mutation;
+    type Settings = MvtoSettings;
+
+    /// Worker ids fill the low bits of a timestamp (`crate::timestamp`).
+    const MAX_WORKERS: u32 = MAX_WORKERS as u32;
+
+    #[inline]
+    fn shell(&self) -> &Shell<Self> {
+        &self.shell
+    }
 
     fn name(&self) -> &'static str {
         if W::SINGLE_WRITE_OMITTERS {
@@ -340,116 +280,203 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Mvto<Rec, W> {
         }
     }
 
-    fn schema(&self) -> &Schema {
-        &self.schema
-    }
-
-    fn worker(&self) -> Result<MvtoWorker<'_, Rec, W>, Error> {
-        let id = self.next_worker.fetch_add(1, Ordering::Relaxed);
-        if u64::from(id) >= MAX_WORKERS {
-            return Err(Error::invalid(
-                "workers",
-                u64::from(id) + 1,
-                format!("at most {MAX_WORKERS} workers per engine (worker ids are 16 bits)"),
-            ));
-        }
-        Ok(MvtoWorker {
-            engine: self,
-            epoch: self.epochs.register(),
+    fn worker_state(&self, id: u32) -> MvtoState {
+        MvtoState {
             clock: self.clocks.register(id),
-            handle: crossbeam_epoch::default_collector().register(),
-            state: WorkerState::new(id),
+            ts: 0,
+            since_horizon: 0,
             nwr: NwrStats::default(),
             old_reader_aborts: 0,
-            retire: RetireQueue::default(),
-        })
-    }
-
-    fn load(&self, table: TableId, key: u64, value: &[u8]) -> Result<(), Error> {
-        self.check_value(table, value)?;
-        let guard = crossbeam_epoch::pin();
-        let entry = self.tables.get(table)?.get_or_insert(key, &guard)?;
-        entry
-            .record
-            .load_initial(value, &guard)
-            .map_err(|_| unaddressable())
-    }
-
-    fn stable_epoch(&self) -> u64 {
-        match self.config.ack {
-            AckMode::AtCommit => u64::MAX,
-            AckMode::EpochStable => self.epochs.stable(),
         }
     }
 
-    fn ack_mode(&self) -> AckMode {
-        self.config.ack
-    }
-}
-
-/// An MVTO worker: owns the read, write and node sets its transactions use, its clock, its
-/// local epoch, and its crossbeam-epoch handle (so several workers can live on one thread).
-#[derive(Debug)]
-pub struct MvtoWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
-    pub(crate) engine: &'e Mvto<Rec, W>,
-    pub(crate) epoch: EpochHandle,
-    pub(crate) clock: LocalClock,
-    pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState,
-    /// NWR counters (stay zero without NWR).
-    pub(crate) nwr: NwrStats,
-    /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).
-    pub(crate) old_reader_aborts: u64,
-    /// Committed deletes waiting to be unlinked ([`crate::retire`]).
-    pub(crate) retire: RetireQueue,
-}
-
-impl<Rec: Recorder, W: WriteOmission> MvtoWorker<'_, Rec, W> {
-    /// Committed deletes of this worker not yet unlinked ([`crate::retire`]). Tests use it to
-    /// drive and observe retirement.
-    #[doc(hidden)]
-    pub fn retire_backlog(&self) -> usize {
-        self.retire.len()
+    fn load_record(rec: &MvtoRecord, value: &[u8], guard: &Guard) -> Result<(), Error> {
+        rec.load_initial(value, guard).map_err(|_| unaddressable())
     }
 
-    /// Tombstones this worker has unlinked ([`crate::retire`]).
-    #[doc(hidden)]
-    pub fn retired_count(&self) -> u64 {
-        self.retire.retired()
+    /// Enters the epoch and fixes the transaction's timestamp in it (MVTO+NWR keeps the start of
+    /// each epoch's timestamp range for omitted writes).
+    #[inline]
+    fn begin(w: &mut MvtoWorker<'_, Rec, W>) {
+        let epoch = w.epoch.enter();
+        let reserved = if W::ENABLED {
+            crate::timestamp::NWR_RESERVED
+        } else {
+            0
+        };
+        let engine = w.engine;
+        let sync = engine.shell.config.protocol.clock_sync_interval;
+        w.state.ts = match w.state.clock.begin(&engine.clocks, epoch, sync, reserved) {
+            Some(ts) => ts,
+            None => begin_in_a_later_epoch(w, epoch, reserved),
+        };
     }
-}
 
-impl<'e, Rec: Recorder, W: WriteOmission> Worker for MvtoWorker<'e, Rec, W> {
-    type Txn<'w>
-        = MvtoTxn<'w, 'e, Rec, W>
-    where
-        Self: 'w;
-
-    fn begin(&mut self) -> MvtoTxn<'_, 'e, Rec, W> {
-        MvtoTxn::begin(self)
+    /// The newest committed version older than the timestamp (waiting, bounded, on a pending
+    /// one), whose read timestamp is raised to the transaction's; a key with no version below the
+    /// timestamp first gets its initial absent version (`MvtoRecord::materialize_initial`).
+    #[inline]
+    fn observe(
+        w: &mut MvtoWorker<'_, Rec, W>,
+        guard: &Guard,
+        rec: &MvtoRecord,
+        (table, key): (TableId, u64),
+        _vs: usize,
+    ) -> TxResult<Observation<*const Version>> {
+        let (ts, max_waits) = (w.state.ts, w.engine.shell.config.read_wait_rounds);
+        let mut backoff = txlab_core::sync::SpinWait::new();
+        let mut waits = 0u32;
+        loop {
+            match rec.visible(ts, Ordering::Acquire, guard) {
+                Visible::Committed(v) => {
+                    v.rts.fetch_max(ts, Ordering::SeqCst);
+                    w.state.clock.observe(v.wts);
+                    return Ok(Observation {
+                        seen: v,
+                        present: !v.tombstone,
+                        tag: v.wts,
+                    });
+                }
+                Visible::Pending(v) => {
+                    w.state.clock.observe(v.wts);
+                    waits += 1;
+                    if waits > max_waits {
+                        return Err(refused(ConflictCause::ReadBusy, table, key));
+                    }
+                    backoff.snooze();
+                }
+                Visible::Nothing => {
+                    if rec.materialize_initial(ts, guard).is_err() {
+                        return Err(unaddressable().into());
+                    }
+                }
+                Visible::Retired => return Err(refused(ConflictCause::RecordRetired, table, key)),
+            }
+        }
     }
 
-    fn id(&self) -> u32 {
-        self.state.id
+    /// The version's own value: versions are immutable once linked (`crate::version`).
+    #[inline]
+    fn value<'a>(_rbuf: &'a [u8], seen: &*const Version, _vs: usize) -> &'a [u8] {
+        // SAFETY: read-set versions were obtained under the transaction's guard, which stays
+        // pinned until the transaction ends; the returned borrow cannot outlive the borrow of
+        // the transaction it is reached through (`crate::gc`: versions are freed only after
+        // every guard that could reach them is dropped).
+        unsafe { &(**seen).value }
+    }
+
+    /// Phantom protection, before the traversal: raise the stripes' scan timestamps (so an older
+    /// insert into the range aborts), then record their versions (so a newer record appearing in
+    /// the range aborts us), as in `crate::commit`.
+    fn protect_scan(
+        w: &mut MvtoWorker<'_, Rec, W>,
+        index: &AnyIndex<MvtoRecord>,
+        table: TableId,
+        lo: u64,
+        hi: u64,
+    ) {
+        let Some(stripes) = index.phantom_stripes() else {
+            return;
+        };
+        let ts = w.state.ts;
+        let scan_rts = w.engine.stripe_rts[table.0 as usize].as_deref();
+        let set = &mut w.sets.stripes;
+        stripes.for_range(lo, hi, |s| {
+            if let Some(rts) = scan_rts {
+                rts[s as usize].fetch_max(ts, Ordering::SeqCst);
+            }
+            set.push(StripeEntry {
+                table,
+                stripe: s,
+                version: stripes.version(s),
+            });
+        });
+    }
+
+    fn commit(tx: &mut MvtoTxn<'_, '_, Rec, W>) -> TxResult<CommitInfo> {
+        crate::commit::commit(tx)
+    }
+
+    /// Publishes the floor of the worker's next transaction.
+    #[inline]
+    fn end(w: &mut MvtoWorker<'_, Rec, W>) {
+        w.state.clock.end();
     }
 
     /// MVTO+NWR reports the `txlab_nwr::NwrStats` counters and `nwr_old_reader_aborts` (commits
     /// aborted because they read a version an omitted write of their epoch is ordered after;
-    /// always 0 with single-write omitters, which have no such check); every MVTO engine
-    /// reports `retired_tombstones` (deleted records unlinked since the last drain,
-    /// `crate::retire`).
-    fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+    /// always 0 with single-write omitters, which have no such check).
+    fn drain_counters(w: &mut MvtoWorker<'_, Rec, W>, sink: &mut dyn FnMut(&'static str, u64)) {
         if W::ENABLED {
-            self.nwr.drain(sink);
-            sink("nwr_old_reader_aborts", self.old_reader_aborts);
-            self.old_reader_aborts = 0;
+            w.state.nwr.drain(sink);
+            sink("nwr_old_reader_aborts", w.state.old_reader_aborts);
+            w.state.old_reader_aborts = 0;
         }
-        self.retire.drain_retired(sink);
+    }
+
+    fn drop_worker(w: &mut MvtoWorker<'_, Rec, W>) {
+        w.state.clock.deregister(&w.engine.clocks);
+    }
+
+    /// An entry whose tombstone is not yet below the horizon waits (`crate::retire`, 1.).
+    fn retire(&self, e: RetireEntry, guard: &Guard, history: Option<&RetiredTags>) -> Retire {
+        #[cfg(feature = "mutation")]
+        let raise_floor = !self.shell.config.mutated(Mutation::RetireWithoutFloor);
+        #[cfg(not(feature = "mutation"))]
+        let raise_floor = true;
+        match self.table_retire(e.table) {
+            Some(t) if e.version < self.clocks.horizon() => {
+                crate::retire::retire_one(&t, e, guard, history, raise_floor)
+            }
+            Some(_) => Retire::Busy,
+            None => Retire::Revived,
+        }
     }
 }
 
-impl<Rec: Recorder, W: WriteOmission> Drop for MvtoWorker<'_, Rec, W> {
-    fn drop(&mut self) {
-        self.clock.deregister(&self.engine.clocks);
+txlab_occ::impl_engine!([Rec: Recorder, W: WriteOmission] Mvto<Rec, W>);
+
+/// The version a write linked at commit (null before, or if it was omitted).
+#[derive(Debug, Clone, Copy)]
+pub struct Installed(pub(crate) *const Version);
+
+impl Default for Installed {
+    fn default() -> Self {
+        Installed(std::ptr::null())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timestamped;
+    use crate::timestamp::epoch_of;
+    use crate::{MvtoConfig, MvtoNwr};
+    use txlab_core::{AckMode, Engine, Schema, TableSpec, Worker};
+
+    /// An MVTO+NWR worker whose clock used up the current epoch's counter range leaves the
+    /// epoch, moves the (manual) global epoch on and begins in the next one, never with a
+    /// timestamp of an epoch the global epoch has not reached (`crate::head`).
+    #[test]
+    fn an_nwr_worker_whose_clock_ran_out_begins_in_the_next_epoch() {
+        let mut s = Schema::new();
+        s.add(TableSpec::dense("t", 8, 4)).unwrap();
+        let db = MvtoNwr::new_nwr(&s, MvtoConfig::manual().with_ack(AckMode::EpochStable)).unwrap();
+        let mut w = db.worker().unwrap();
+        let e = db.epochs().global();
+        w.state.clock.exhaust(e);
+        let tx = w.begin();
+        assert_eq!(epoch_of(tx.timestamp()), e + 1);
+        assert_eq!(
+            db.epochs().global(),
+            e + 1,
+            "the epoch moved on, not the clock alone"
+        );
+        drop(tx);
+        let tx = w.begin();
+        assert_eq!(
+            epoch_of(tx.timestamp()),
+            e + 1,
+            "room left in the new epoch"
+        );
     }
 }

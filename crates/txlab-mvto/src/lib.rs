@@ -54,15 +54,12 @@ pub mod nwr;
 pub mod record;
 pub mod retire;
 pub mod timestamp;
-pub mod txn;
 pub mod version;
-mod worker_state;
 
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
-pub use config::MvtoConfig;
-pub use engine::{Mvto, MvtoNwr, MvtoNwrSingle, MvtoWorker};
+pub use config::{MvtoConfig, MvtoConfigExt, MvtoSettings};
+pub use engine::{Mvto, MvtoNwr, MvtoNwrSingle, MvtoState, MvtoTxn, MvtoWorker, Timestamped};
 pub use record::{LINE_ALIGNED_RECORDS, MvtoRecord};
 pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
-pub use txn::MvtoTxn;
 pub use version::Version;

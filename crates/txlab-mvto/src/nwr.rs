@@ -96,19 +96,16 @@
 //! worker's clock moves past `wts(p)`. The argument: `docs/protocols/mvto.md`, "Single-write
 //! omitters".
 
-use crate::record::{Visible, deref};
+use crate::engine::{Mvto, MvtoTxn};
+use crate::record::{MvtoRecord, Visible, deref};
 use crate::timestamp::{epoch_of, epoch_start};
-use crate::txn::{MvtoTxn, record, version};
-use crate::version::{ABORTED, COMMITTED};
-use crate::worker_state::{WorkerState, WriteKind};
+use crate::version::{ABORTED, COMMITTED, Version};
 use crossbeam_epoch::Guard;
-use std::cell::Cell;
-use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind};
+use txlab_core::history::Recorder;
 use txlab_core::sync::Ordering;
-use txlab_core::{CommitInfo, TableId};
-use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, SATURATED, VersionNumber};
-use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot, WriteOmission};
-use txlab_storage::Companions;
+use txlab_core::{CommitInfo, Conflict, ConflictCause, TxError};
+use txlab_nwr::pivot::{PRE_EPOCH, SATURATED, VersionNumber};
+use txlab_nwr::{Hooks, NwrMutation, SinglePivot, View, WriteOmission};
 
 /// Whether `W` keeps read-and-omit marks in the records' head words (`mvto-nwr`; not plain
 /// MVTO, not `mvto-nwr-single`).
@@ -124,81 +121,48 @@ pub(crate) fn pre_epoch(wts: u64, epoch: u32) -> bool {
     wts < epoch_start(u64::from(epoch))
 }
 
-/// MVTO's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets.
-pub(crate) struct NwrView<'a, W: WriteOmission> {
-    pub st: &'a WorkerState,
-    pub guard: &'a Guard,
-    /// The engine's pivot objects (`Mvto::pivots`), looked up under `guard`; only omitters
-    /// touch them.
-    pub pivots: &'a Companions<PivotCell>,
-    pub mutation: Option<NwrMutation>,
-    /// The committing transaction's timestamp.
-    pub ts: u64,
-    /// `mvto-nwr-single`: the `wts` of the pivot [`NwrBaseline::single_write_pivot`] chose (0
-    /// until then); [`NwrBaseline::overwriters_valid`] validates the reads there and
-    /// [`finish_omitted`] records the omitted write just before it.
-    pub pivot_wts: Cell<u64>,
-    /// A key's absent floor (`Mvto::absent_floor`: its phantom stripe's scan timestamp, or the
-    /// retire floor of a hash table): `mvto-nwr-single` consults it when the version below a
-    /// candidate pivot is absent.
-    pub absent_floor: &'a dyn Fn(TableId, u64) -> u64,
-    pub policy: std::marker::PhantomData<W>,
+#[inline]
+fn record<'a>(p: *const MvtoRecord) -> &'a MvtoRecord {
+    // SAFETY: set pointers were obtained under the committing transaction's guard, pinned for the
+    // whole commit (`txlab_occ::sets`).
+    unsafe { &*p }
 }
 
-impl<'a, W: WriteOmission> NwrView<'a, W> {
-    pub fn new(
-        st: &'a WorkerState,
-        guard: &'a Guard,
-        pivots: &'a Companions<PivotCell>,
-        mutation: Option<NwrMutation>,
-        ts: u64,
-        absent_floor: &'a dyn Fn(TableId, u64) -> u64,
-    ) -> Self {
-        Self {
-            st,
-            guard,
-            pivots,
-            mutation,
-            ts,
-            pivot_wts: Cell::new(0),
-            absent_floor,
-            policy: std::marker::PhantomData,
-        }
-    }
+#[inline]
+fn version<'a>(p: *const Version) -> &'a Version {
+    // SAFETY: as for `record`; versions are freed only after every guard that could reach them
+    // is dropped (`crate::gc`).
+    unsafe { &*p }
+}
 
+/// MVTO's hooks, for a transaction with timestamp `ts` of `engine`.
+pub(crate) struct MvtoHooks<'a, Rec: Recorder, W: WriteOmission> {
+    engine: &'a Mvto<Rec, W>,
+    ts: u64,
+}
+
+type MvtoView<'a, Rec, W> = View<'a, Mvto<Rec, W>, MvtoHooks<'a, Rec, W>>;
+
+impl<'a, Rec: Recorder, W: WriteOmission> MvtoHooks<'a, Rec, W> {
     /// `mvto-nwr-single`'s read validation at `bound = wts(p)`: each version read is still the
     /// newest non-aborted version of its item with `wts <= bound`, and committed.
-    fn reads_visible_at(&self, bound: u64) -> bool {
-        self.st.reads.iter().all(|r| {
-            matches!(record(r.rec).visible(bound + 1, Ordering::SeqCst, self.guard),
-                Visible::Committed(v) if std::ptr::eq(v, r.version))
+    fn reads_visible_at(v: &MvtoView<'_, Rec, W>, bound: u64) -> bool {
+        v.sets.reads.iter().all(|r| {
+            matches!(record(r.rec).visible(bound + 1, Ordering::SeqCst, v.guard),
+                Visible::Committed(c) if std::ptr::eq(c, r.seen))
         })
     }
 }
 
-impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
-    fn read_count(&self) -> usize {
-        self.st.reads.len()
-    }
-
-    fn read_item(&self, i: usize) -> (u16, u64) {
-        let r = &self.st.reads[i];
-        (r.table.0, r.key)
-    }
-
-    /// The read item's object. No MVTO+NWR path uses it: reads are marked in the read-and-omit
-    /// word (`merge_reads_checked`), never with `txlab_nwr::merge_reads`, which would put the
-    /// marks into mRS, where the rule does not look for them when the engine has such a word
-    /// ([`NwrBaseline::has_read_omit`]). Kept for the trait (the printed-algorithm mutant,
-    /// which MVTO does not offer).
-    fn read_pivot(&self, i: usize) -> &PivotCell {
-        let r = &self.st.reads[i];
-        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
+impl<Rec: Recorder, W: WriteOmission> Hooks<Mvto<Rec, W>> for MvtoHooks<'_, Rec, W> {
+    /// The epoch of the timestamp fixed at begin: no fence, MVTO serializes by timestamp.
+    fn serialize(&self) -> Option<u32> {
+        Some(epoch_of(self.ts) as u32)
     }
 
     /// Pre-epoch, or "some version of this epoch" (the rule only distinguishes the two).
-    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
-        if pre_epoch(version(self.st.reads[i].version).wts, epoch) {
+    fn read_version(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32) -> VersionNumber {
+        if pre_epoch(version(v.sets.reads[i].seen).wts, epoch) {
             PRE_EPOCH
         } else {
             SATURATED
@@ -206,67 +170,34 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     #[inline(always)]
-    fn read_is_pre_epoch(&self, i: usize, epoch: u32) -> bool {
-        pre_epoch(version(self.st.reads[i].version).wts, epoch)
+    fn read_is_pre_epoch(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32) -> bool {
+        pre_epoch(version(v.sets.reads[i].seen).wts, epoch)
     }
 
-    fn write_count(&self) -> usize {
-        self.st.writes.len()
+    const READ_OMIT: bool = marks_in_head::<W>();
+
+    fn write_read_marked(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32) -> bool {
+        v.write_rec(i).head.read_marked(u64::from(epoch), v.guard)
     }
 
-    fn write_item(&self, i: usize) -> (u16, u64) {
-        let w = &self.st.writes[i];
-        (w.table.0, w.key)
-    }
-
-    fn write_is_blind(&self, i: usize) -> bool {
-        let w = &self.st.writes[i];
-        w.kind == WriteKind::Put && w.blind && !self.st.reads.iter().any(|r| r.rec == w.rec)
-    }
-
-    fn write_pivot(&self, i: usize) -> &PivotCell {
-        let w = &self.st.writes[i];
-        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
-    }
-
-    #[inline(always)]
-    fn has_read_omit(&self) -> bool {
-        marks_in_head::<W>()
-    }
-
-    fn write_read_marked(&self, i: usize, epoch: u32) -> bool {
-        record(self.st.writes[i].rec)
-            .head
-            .read_marked(u64::from(epoch), self.guard)
-    }
-
-    fn claim_write(&self, i: usize, epoch: u32, ignore_reads: bool) -> bool {
-        record(self.st.writes[i].rec)
-            .head
-            .claim(u64::from(epoch), ignore_reads, self.guard)
+    fn claim_write(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32, ignore: bool) -> bool {
+        v.write_rec(i).head.claim(u64::from(epoch), ignore, v.guard)
     }
 
     /// A *committed* version whose `wts` lies in `epoch` (a pending one may still abort).
-    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
+    fn has_epoch_version(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32) -> bool {
         let start = epoch_start(u64::from(epoch));
-        let mut cur = record(self.st.writes[i].rec)
-            .head
-            .load(Ordering::SeqCst)
-            .version(self.guard);
-        while let Some(v) = deref(cur) {
-            if v.wts < start {
+        let mut cur = v.write_rec(i).head.load(Ordering::SeqCst).version(v.guard);
+        while let Some(x) = deref(cur) {
+            if x.wts < start {
                 return false;
             }
-            if epoch_of(v.wts) == u64::from(epoch) && v.status() == COMMITTED {
+            if epoch_of(x.wts) == u64::from(epoch) && x.status() == COMMITTED {
                 return true;
             }
-            cur = v.older.load(Ordering::SeqCst, self.guard);
+            cur = x.older.load(Ordering::SeqCst, v.guard);
         }
         false
-    }
-
-    fn has_scans(&self) -> bool {
-        self.st.scanned
     }
 
     /// `mvto-nwr-single` (module docs, "Single-write omitters"): walks the written item's list
@@ -277,42 +208,40 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     /// or the initial absent version), the item's absent floor must be below `wts(q)`
     /// too: `q`'s writer may have scanned the range before the item had a record (the initial
     /// absent version can be linked below `q` later, by an older reader). The lowest candidate is
-    /// the pivot; committed versions of `epoch` above `ts` but no candidate mean
-    /// [`SinglePivot::ReadByItsWriter`] (also when nothing committed lies below: the writer may
-    /// have scanned past a key with no record); none at all, [`SinglePivot::Missing`].
-    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
+    /// the pivot (its `wts` goes to `placed_at`); committed versions of `epoch` above `ts` but no
+    /// candidate mean [`SinglePivot::ReadByItsWriter`] (also when nothing committed lies below:
+    /// the writer may have scanned past a key with no record); none at all,
+    /// [`SinglePivot::Missing`].
+    fn single_write_pivot(&self, v: &MvtoView<'_, Rec, W>, i: usize, epoch: u32) -> SinglePivot {
         let epoch = u64::from(epoch);
-        let w = &self.st.writes[i];
-        let mut cur = record(w.rec)
-            .head
-            .load(Ordering::SeqCst)
-            .version(self.guard);
-        let mut above: Option<&crate::version::Version> = None;
+        let w = &v.sets.writes[i];
+        let mut cur = record(w.rec).head.load(Ordering::SeqCst).version(v.guard);
+        let mut above: Option<&Version> = None;
         let (mut lowest, mut best) = (0, 0);
-        while let Some(v) = deref(cur) {
-            if v.status() == COMMITTED {
+        while let Some(x) = deref(cur) {
+            if x.status() == COMMITTED {
                 if let Some(q) = above
                     && epoch_of(q.wts) == epoch
-                    && v.rts.load(Ordering::SeqCst) < q.wts
-                    && (!v.tombstone || (self.absent_floor)(w.table, w.key) < q.wts)
+                    && x.rts.load(Ordering::SeqCst) < q.wts
+                    && (!x.tombstone || self.engine.absent_floor(w.table, w.key) < q.wts)
                 {
                     best = q.wts;
                 }
-                if v.wts < self.ts {
+                if x.wts < self.ts {
                     break;
                 }
-                if epoch_of(v.wts) == epoch {
-                    lowest = v.wts;
+                if epoch_of(x.wts) == epoch {
+                    lowest = x.wts;
                 }
-                above = Some(v);
+                above = Some(x);
             }
-            cur = v.older.load(Ordering::SeqCst, self.guard);
+            cur = x.older.load(Ordering::SeqCst, v.guard);
         }
         if best != 0 {
-            self.pivot_wts.set(best);
+            v.placed_at.set(best);
             SinglePivot::Unread
         } else if lowest != 0 {
-            self.pivot_wts.set(lowest);
+            v.placed_at.set(lowest);
             SinglePivot::ReadByItsWriter
         } else {
             SinglePivot::Missing
@@ -320,10 +249,9 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     }
 
     /// `mvto-nwr-single` validates every read at the pivot's timestamp instead
-    /// ([`NwrBaseline::overwriters_valid`]), so a read of a version of the epoch is allowed.
-    /// (Only the single-write rule asks; `mvto-nwr`'s `try_omit` checks its reads itself.)
-    fn single_write_reads_ok(&self, _epoch: u32) -> bool {
-        true
+    /// ([`Hooks::overwriters_valid`]), so a read of a version of the epoch is allowed.
+    fn single_write_reads_ok(&self, _v: &MvtoView<'_, Rec, W>, _epoch: u32) -> Option<bool> {
+        Some(true)
     }
 
     /// `mvto-nwr`: Silo's check on MVTO's lists: each version read is still the newest
@@ -338,45 +266,41 @@ impl<W: WriteOmission> NwrBaseline for NwrView<'_, W> {
     /// `WriteTooLate`; plain MVTO's store-load argument, `crate::commit`). The test-only mutant
     /// `NwrValidateReadsBeforePivot` runs before the pivot is known (`bound = 0`) and checks the
     /// reads at the transaction's own timestamp only, which MVTO's execution already ensured.
-    fn overwriters_valid(&self) -> bool {
+    fn overwriters_valid(&self, v: &MvtoView<'_, Rec, W>) -> bool {
         if W::SINGLE_WRITE_OMITTERS {
-            let bound = self.pivot_wts.get();
+            let bound = v.placed_at.get();
             if bound == 0 {
-                return self.reads_visible_at(self.ts - 1);
+                return Self::reads_visible_at(v, self.ts - 1);
             }
-            if !self.reads_visible_at(bound) {
+            if !Self::reads_visible_at(v, bound) {
                 return false;
             }
-            for r in self.st.reads.iter() {
-                version(r.version).rts.fetch_max(bound, Ordering::SeqCst);
+            for r in v.sets.reads.iter() {
+                version(r.seen).rts.fetch_max(bound, Ordering::SeqCst);
             }
-            return self.reads_visible_at(bound);
+            return Self::reads_visible_at(v, bound);
         }
-        self.st.reads.iter().all(|r| {
+        v.sets.reads.iter().all(|r| {
             let head = record(r.rec).head.load(Ordering::SeqCst);
-            let mut cur = head.version(self.guard);
             if head.is_retired() {
                 // Being unlinked: this load is the read's half of the retirer's store-load
                 // pattern (`crate::retire`), as in plain validation.
                 return false;
             }
-            while let Some(v) = deref(cur) {
-                if v.status() != ABORTED {
-                    return std::ptr::eq(v, r.version);
+            let mut cur = head.version(v.guard);
+            while let Some(x) = deref(cur) {
+                if x.status() != ABORTED {
+                    return std::ptr::eq(x, r.seen);
                 }
-                cur = v.older.load(Ordering::SeqCst, self.guard);
+                cur = x.older.load(Ordering::SeqCst, v.guard);
             }
             false
         })
     }
-
-    fn mutation(&self) -> Option<NwrMutation> {
-        self.mutation
-    }
 }
 
 /// Whether `rec` has a committed version with `wts > ts`.
-fn has_newer_committed(rec: &crate::record::MvtoRecord, ts: u64, guard: &Guard) -> bool {
+fn has_newer_committed(rec: &MvtoRecord, ts: u64, guard: &Guard) -> bool {
     let mut cur = rec.head.load(Ordering::SeqCst).version(guard);
     while let Some(v) = deref(cur) {
         if v.wts <= ts {
@@ -395,17 +319,17 @@ fn has_newer_committed(rec: &crate::record::MvtoRecord, ts: u64, guard: &Guard) 
 /// first read that an omitted write of this epoch may be ordered after (the commit must abort),
 /// if any. With `check == false` (the test-only mutant `NwrSkipOldReaderCheck`) it marks every
 /// read and returns `None`.
-pub(crate) fn merge_reads_checked<W: WriteOmission>(
-    view: &NwrView<'_, W>,
+fn merge_reads_checked<Rec: Recorder, W: WriteOmission>(
+    view: &MvtoView<'_, Rec, W>,
     epoch: u32,
     ts: u64,
     check: bool,
 ) -> Option<usize> {
-    for (i, r) in view.st.reads.iter().enumerate() {
-        if !pre_epoch(version(r.version).wts, epoch) {
-            continue;
-        }
-        if !marks_in_head::<W>() {
+    if !marks_in_head::<W>() {
+        return None;
+    }
+    for (i, r) in view.sets.reads.iter().enumerate() {
+        if !pre_epoch(version(r.seen).wts, epoch) {
             continue;
         }
         let maybe_omitted = record(r.rec).head.mark_read(u64::from(epoch), view.guard);
@@ -416,62 +340,85 @@ pub(crate) fn merge_reads_checked<W: WriteOmission>(
     None
 }
 
+/// Phase 0 (module docs, steps 1-2, and "Single-write omitters"): `Ok(Some(_))` when the
+/// transaction committed with every write omitted, `Ok(None)` to go on with MVTO's own phases,
+/// `Err` when the old-version-reader check aborted it.
+pub(crate) fn phase0<Rec: Recorder, W: WriteOmission>(
+    tx: &mut MvtoTxn<'_, '_, Rec, W>,
+    mutation: Option<NwrMutation>,
+    check_old_readers: bool,
+) -> Result<Option<CommitInfo>, TxError> {
+    let engine = tx.w.engine;
+    let w = &mut *tx.w;
+    let ts = w.state.ts;
+    let epoch = epoch_of(ts) as u32;
+    let hooks = MvtoHooks { engine, ts };
+    let view = View::new(&w.sets, &tx.guard, &engine.nwr, mutation, hooks);
+    let stats = &mut w.state.nwr;
+    let omitted = if W::SINGLE_WRITE_OMITTERS {
+        if w.sets.writes.is_empty() {
+            // A read-only commit leaves no mark under this rule (as in `silo-nwr-single`).
+            stats.unmarked_readers += 1;
+            return Ok(None);
+        }
+        txlab_nwr::try_omit_one(&view, stats)
+    } else {
+        // A read-only transaction that read only pre-epoch versions is serialized at the start
+        // of the epoch, before its omitters: no marks, no old-reader check
+        // (`txlab_nwr::is_pre_epoch_reader`).
+        let stale = if txlab_nwr::is_pre_epoch_reader(&view, epoch) {
+            stats.unmarked_readers += 1;
+            None
+        } else {
+            merge_reads_checked(&view, epoch, ts, check_old_readers)
+        };
+        if let Some(i) = stale {
+            let r = w.sets.reads[i];
+            w.state.old_reader_aborts += 1;
+            let c = Conflict::at(ConflictCause::ReadValidation, r.table, r.key);
+            return Err(tx.abort_with(c));
+        }
+        if w.sets.writes.is_empty() {
+            return Ok(None);
+        }
+        txlab_nwr::try_omit_all(&view, epoch, true, stats)
+    };
+    let Some(epoch) = omitted else {
+        return Ok(None);
+    };
+    let pivot_wts = view.placed_at.get();
+    Ok(Some(finish_omitted(tx, epoch, pivot_wts)))
+}
+
 /// Ends a transaction committed with every write omitted: nothing is linked; the history
 /// records its writes as invisible versions at the start of epoch `epoch` (module docs), or,
 /// with single-write omitters, just before the pivot `pivot_wts` (the same `order`, invisible:
 /// `txlab_core::history::WriteEvent::position`; the transaction's own timestamp if the test-only
 /// mutant `NwrSkipEpochCheck` omitted a write without a pivot).
-pub(crate) fn finish_omitted<Rec: Recorder, W: WriteOmission>(
+fn finish_omitted<Rec: Recorder, W: WriteOmission>(
     tx: &mut MvtoTxn<'_, '_, Rec, W>,
     epoch: u32,
     pivot_wts: u64,
 ) -> CommitInfo {
     let engine = tx.w.engine;
+    let ts = tx.w.state.ts;
     if W::SINGLE_WRITE_OMITTERS {
         // The worker's next transaction must follow this one: advance the clock past the pivot
         // (its timestamp would otherwise fall below the omitter's position, `wts(p) - 1/2`).
-        tx.w.clock.observe(pivot_wts);
+        tx.w.state.clock.observe(pivot_wts);
     }
-    if Rec::ENABLED {
-        let st = &mut tx.w.state;
-        // One stamp per transaction: a single total order of omitted writes on every key.
-        let room = epoch_start(0) - 1;
-        let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % room + 1;
+    let room = epoch_start(0) - 1;
+    txlab_nwr::finish_omitted(tx, &engine.nwr, u64::from(epoch), room, |stamp| {
         let tag = (epoch_start(u64::from(epoch)) - epoch_start(0)) | stamp;
         let order = if !W::SINGLE_WRITE_OMITTERS {
             tag
         } else if pivot_wts != 0 {
             pivot_wts
         } else {
-            tx.ts
+            ts
         };
-        for w in st.writes.iter() {
-            st.h_writes.push(WriteEvent {
-                table: w.table,
-                key: w.key,
-                version: tag,
-                order,
-                kind: HWriteKind::Put,
-                visible: false,
-            });
-        }
-        let rec = TxnRecord {
-            id: txlab_core::history::txn_id(st.id, st.seq),
-            reads: std::mem::take(&mut st.h_reads),
-            writes: std::mem::take(&mut st.h_writes),
-            scans: std::mem::take(&mut st.h_scans),
-            outcome: Outcome::Committed,
-            begin_ns: tx.begin_ns,
-            end_ns: engine.recorder.now_ns(),
-        };
-        engine.recorder.record(rec);
-    }
-    tx.finish();
-    CommitInfo {
-        epoch: u64::from(epoch),
-        acknowledged: false,
-        read_only: false,
-    }
+        (tag, order)
+    })
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@
 //! ## Steps
 //!
 //! 1. **Queue.** A committed delete on a hash or ordered table pushes `(table, key, d, epoch)` onto
-//!    its worker's [`RetireQueue`]. Dense tables never unlink; user-supplied indexes may not.
+//!    its worker's queue (`txlab_core::retire_queue`). Dense tables never unlink; user-supplied indexes may not.
 //! 2. **Wait.** At each transaction begin (guard pinned) the worker handles a few entries
 //!    (`txlab_core::retire_queue`'s budget) whose delete epoch is two epochs old; an entry whose
 //!    `d` is not yet below the horizon goes to the back.
@@ -97,28 +97,14 @@ use crate::record::{MvtoRecord, deref};
 use crate::version::{ABORTED, COMMITTED, Version};
 use crossbeam_epoch::{Guard, Shared};
 use crossbeam_utils::CachePadded;
-use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
 use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
+use txlab_core::retire_queue::Retire;
 use txlab_core::storage::Index;
 use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_nwr::PivotCell;
+use txlab_occ::RetireEntry;
 use txlab_storage::{AnyIndex, Companions};
-
-/// One committed delete waiting to be unlinked (module docs, step 1).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RetireEntry {
-    pub table: TableId,
-    pub key: u64,
-    /// The tombstone's write timestamp.
-    pub wts: u64,
-    /// The delete's epoch.
-    pub epoch: u64,
-}
-
-/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
-pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
 
 /// Where a table keeps its absent floor (module docs, step 2 of "How each is kept").
 pub(crate) enum AbsentFloor<'a> {
@@ -128,36 +114,12 @@ pub(crate) enum AbsentFloor<'a> {
     Hash(&'a RetireFloors),
 }
 
-/// What [`process`] needs of the engine for one table.
+/// What [`retire_one`] needs of the engine for one table.
 pub(crate) struct TableRetire<'a> {
     pub index: &'a AnyIndex<MvtoRecord>,
     pub floor: AbsentFloor<'a>,
     /// The engine's pivot objects (MVTO+NWR; empty otherwise): a retired key's is removed.
     pub pivots: &'a Companions<PivotCell>,
-}
-
-/// Handles the ready entries at the front of `queue` (module docs, steps 2-3). `global` is the
-/// current global epoch, `horizon` the current GC horizon, `table` finds a table's parts,
-/// `guard` is pinned for the whole call; `raise_floor` is `false` only in a test mutant.
-pub(crate) fn process<'a>(
-    queue: &mut RetireQueue,
-    global: u64,
-    horizon: u64,
-    table: impl Fn(TableId) -> Option<TableRetire<'a>>,
-    guard: &Guard,
-    history: Option<&RetiredTags>,
-    raise_floor: bool,
-) {
-    queue.process(
-        global,
-        GRACE_EPOCHS,
-        |e| e.epoch,
-        |e| match table(e.table) {
-            Some(t) if e.wts < horizon => retire_one(&t, e, guard, history, raise_floor),
-            Some(_) => Retire::Busy,
-            None => Retire::Revived,
-        },
-    );
 }
 
 /// The newest version of a list that is not aborted, if any.
@@ -218,7 +180,10 @@ fn tag_head<'g>(
     Ok(())
 }
 
-fn retire_one(
+/// Step 3 for one queued entry (module docs) whose tombstone is below the horizon, of a table with
+/// parts `t`, under `guard`, which is pinned for the whole call; `history` is set when recording;
+/// `raise_floor` is `false` only in a test mutant.
+pub(crate) fn retire_one(
     t: &TableRetire<'_>,
     e: RetireEntry,
     guard: &Guard,
@@ -229,7 +194,7 @@ fn retire_one(
         return Retire::Revived;
     };
     // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
-    let (head, tomb) = match find_tombstone(rec, e.wts, guard) {
+    let (head, tomb) = match find_tombstone(rec, e.version, guard) {
         Ok(found) => found,
         Err(why) => return why,
     };
@@ -240,7 +205,7 @@ fn retire_one(
     let read_ts = tomb.rts.load(Ordering::SeqCst);
     if let Some(h) = history {
         // Before the unlink: a fresh record can only be found after it.
-        h.remember(e.table, e.key, e.wts);
+        h.remember(e.table, e.key, e.version);
     }
     if raise_floor {
         match t.floor {

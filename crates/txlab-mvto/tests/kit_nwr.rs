@@ -14,7 +14,8 @@ use std::time::Duration;
 use txlab_check::MemoryRecorder;
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
-use txlab_mvto::{Mutation, MvtoConfig, MvtoNwr};
+use txlab_mvto::{Mutation, MvtoConfig, MvtoConfigExt, MvtoNwr};
+use txlab_nwr::NwrMutation;
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
 fn config() -> MvtoConfig {
@@ -111,12 +112,12 @@ macro_rules! mutant {
 mutant!(
     NwrSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 mutant!(
     NwrSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 mutant!(
     NwrSkipOldReaderCheck,

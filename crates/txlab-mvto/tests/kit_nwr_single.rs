@@ -23,6 +23,7 @@ use txlab_core::{
     Worker,
 };
 use txlab_mvto::{Mutation, MvtoConfig, MvtoNwrSingle};
+use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::{at_acknowledgements, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
@@ -101,13 +102,13 @@ macro_rules! mutant {
 mutant!(
     NwrSingleSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 // The random schedules must find the lost update through a pivot whose writer read the item.
 mutant!(
     NwrSingleSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 
 /// The engine reports its own name, and counts read-only commits as unmarked readers.
@@ -297,7 +298,8 @@ fn an_omitters_reads_are_validated_at_the_pivots_timestamp() {
 
 #[test]
 fn validating_at_the_omitters_own_timestamp_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrValidateReadsBeforePivot));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)));
     assert_eq!(reads_at_the_pivot_schedule(&db), (true, 1));
     let h = rec.take();
     let report = check(&h, CheckOptions::serializable());

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::{Engine, Program, RetryPolicy, Schema, TableId, TableSpec, Transaction, TxOps};
 use txlab_core::{Worker, run};
-use txlab_mvto::{Mutation, Mvto, MvtoConfig};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig, Timestamped};
 use txlab_workload::{Generator, Workload, Ycsb, YcsbConfig};
 
 const T: TableId = TableId(0);

@@ -16,7 +16,8 @@ use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
-use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoRecord};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoRecord, Timestamped};
+use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::omitted_writes as omitted;
 
 const T: TableId = TableId(0);
@@ -558,14 +559,15 @@ fn the_mrs_and_epoch_schedules_are_serializable() {
 
 #[test]
 fn skipping_the_mrs_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipMergedReadCheck));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipMergedReadCheck)));
     mrs_schedule(&db);
     assert_not_serializable(&rec.take());
 }
 
 #[test]
 fn skipping_the_epoch_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipEpochCheck));
+    let (db, rec) = db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipEpochCheck)));
     epoch_schedule(&db);
     assert_not_serializable(&rec.take());
 }

@@ -14,7 +14,7 @@ use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::history::WriteKind;
 use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
-use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoConfigExt, MvtoNwr, MvtoNwrSingle};
 use txlab_testkit::retire::{
     DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_until_retired, delete, insert,
     number as num, schema, unlinked_after_two_epochs, value as v, write_versions,

@@ -11,7 +11,7 @@ use txlab_core::{
     AckMode, ConflictCause, Engine, Error, RetryPolicy, Schema, TableId, TableSpec, Transaction,
     TxError, TxOps, Worker, run,
 };
-use txlab_mvto::{Mvto, MvtoConfig};
+use txlab_mvto::{Mvto, MvtoConfig, MvtoConfigExt, Timestamped};
 
 const T: TableId = TableId(0); // dense, 16 keys, 8-byte values
 const H: TableId = TableId(1); // hash

@@ -19,7 +19,10 @@
 //!   engines are generic over;
 //! - [`printed`]: the paper's Algorithms 2 and 3 as printed, a test-only mutant
 //!   ([`NwrMutation::PrintedAlgorithm`]) that shows the cross-item cycles they miss;
-//! - [`stats`]: the counters engines report through `Worker::drain_counters`.
+//! - [`stats`]: the counters engines report through `Worker::drain_counters`;
+//! - [`commit`]: the glue to engines built on `txlab_occ` (their NWR state, the view of a
+//!   committing transaction's sets, the omission attempt of their commit's Phase 0 and the end of
+//!   an omitting commit), with per-protocol hooks only where the protocols differ.
 //!
 //! Invariants every user must keep: only blind writes are omitted; a failed validation hands
 //! control back to the baseline protocol, which alone may abort (NWR never adds an abort); every
@@ -30,6 +33,7 @@
 //!
 //! See `docs/protocols/nwr.md` for the layouts, orderings and a worked example.
 
+pub mod commit;
 pub mod omission;
 pub mod pivot;
 pub mod printed;
@@ -38,6 +42,7 @@ pub mod read_omit;
 pub mod rule;
 pub mod stats;
 
+pub use commit::{Hooks, NwrParts, View, finish_omitted, try_omit_all, try_omit_one};
 pub use omission::{NoNwr, Nwr, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
 pub use read_omit::ReadOmitWord;
@@ -46,3 +51,12 @@ pub use rule::{
     try_omit_single,
 };
 pub use stats::{NwrFailure, NwrStats};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use txlab_core::history::{NoRecorder, Recorder};
+    pub use txlab_core::sync::Arc;
+    pub use txlab_core::{Error, Schema};
+    pub use txlab_occ::Protocol;
+    pub use txlab_storage::Tables;
+}

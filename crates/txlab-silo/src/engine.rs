@@ -1,20 +1,18 @@
-//! The Silo engine (shared by all threads) and its per-thread worker.
+//! The Silo engine: the toolkit's shell, Silo+NWR's parts, and Silo's hooks into the toolkit
+//! (its record's seqlock read, the scan-miss read, retirement).
 
-use crate::config::SiloConfig;
-use crate::record::SiloRecord;
-use crate::retire::RetireQueue;
-use crate::txn::SiloTxn;
-use crate::worker_state::WorkerState;
+use crate::config::{Mutation, SiloConfig};
+use crate::record::{SiloRecord, StableRead};
+use crate::tid::{is_absent, is_retired, tag};
 use std::marker::PhantomData;
-use txlab_core::epoch::{EpochHandle, EpochManager};
-use txlab_core::history::RetiredTags;
-use txlab_core::history::{NoRecorder, Recorder};
-use txlab_core::storage::Index;
-use txlab_core::sync::{Arc, AtomicU32, AtomicU64, Ordering};
-use txlab_core::{AckMode, Engine, Error, Schema, TableId, Worker};
-use txlab_nwr::PivotCell;
-use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, NwrStats, WriteOmission};
-use txlab_storage::{Companions, Tables};
+use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::retire_queue::Retire;
+use txlab_core::storage::Guard;
+use txlab_core::sync::Arc;
+use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
+use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
+use txlab_occ::{NoSettings, Observation, Protocol, RetireEntry, Shell, refused};
+use txlab_storage::Tables;
 
 /// Silo extended with the non-visible write rule (`txlab_nwr`; engine name `silo-nwr`).
 pub type SiloNwr<Rec = NoRecorder> = Silo<Rec, Nwr>;
@@ -23,7 +21,14 @@ pub type SiloNwr<Rec = NoRecorder> = Silo<Rec, Nwr>;
 /// name `silo-nwr-single`; `docs/protocols/nwr.md`, "A rule with fewer read marks").
 pub type SiloNwrSingle<Rec = NoRecorder> = Silo<Rec, NwrSingleWrite>;
 
-/// A Silo database: tables of [`SiloRecord`]s, the epoch manager, and the configuration.
+/// A Silo worker: the toolkit's worker (`txlab_occ::Worker`) of a Silo engine.
+pub type SiloWorker<'e, Rec = NoRecorder, W = NoNwr> = txlab_occ::Worker<'e, Silo<Rec, W>>;
+
+/// An open Silo transaction (`txlab_occ::Txn`). Dropping it aborts it.
+pub type SiloTxn<'w, 'e, Rec = NoRecorder, W = NoNwr> = txlab_occ::Txn<'w, 'e, Silo<Rec, W>>;
+
+/// A Silo database: tables of [`SiloRecord`]s in the toolkit's shell (epochs, configuration,
+/// recorder), and Silo+NWR's pivot objects.
 ///
 /// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `W` is the
 /// write-omission switch: [`NoNwr`] (the default) is plain Silo, with the record layout and
@@ -31,150 +36,40 @@ pub type SiloNwrSingle<Rec = NoRecorder> = Silo<Rec, NwrSingleWrite>;
 /// [`NwrSingleWrite`] is Silo+NWR with single-write omitters ([`SiloNwrSingle`]).
 #[derive(Debug)]
 pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
-    schema: Schema,
-    pub(crate) tables: Tables<SiloRecord>,
-    /// Silo+NWR's pivot version objects, one per key, kept beside the records (cold: only a
-    /// would-be omitter reads one, `crate::commit`); empty for the other variants.
-    pub(crate) pivots: Companions<PivotCell>,
-    value_sizes: Box<[usize]>,
-    pub(crate) epochs: EpochManager,
-    pub(crate) config: SiloConfig,
-    pub(crate) recorder: Arc<Rec>,
-    next_worker: AtomicU32,
-    /// Orders omitted writes among themselves in recorded histories (used only when recording).
-    pub(crate) omit_stamp: AtomicU64,
-    /// Tags of retired tombstones, for histories (used only when recording; [`crate::retire`]).
-    pub(crate) retired_tags: RetiredTags,
+    pub(crate) shell: Shell<Self>,
+    /// Silo+NWR's pivot objects (cold: only a would-be omitter reads one, `crate::nwr`) and the
+    /// stamps ordering omitted writes in histories.
+    pub(crate) nwr: NwrParts,
     _omission: PhantomData<W>,
 }
 
-impl Silo<NoRecorder> {
-    /// A database with one built-in index per table of `schema`.
-    pub fn new(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
-        Self::with_recorder(schema, config, Arc::new(NoRecorder))
-    }
+/// What a Silo worker keeps across transactions besides the toolkit's sets.
+#[derive(Debug, Default)]
+pub struct SiloState {
+    /// The TID this worker committed last (Silo's TID rule (b), `crate::commit`).
+    pub(crate) last_tid: u64,
+    /// NWR counters (stay zero without NWR).
+    pub(crate) nwr: NwrStats,
 }
 
-impl<Rec: Recorder> Silo<Rec> {
-    /// A database whose transactions are recorded by `recorder`.
-    pub fn with_recorder(
-        schema: &Schema,
-        config: SiloConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::with_tables(schema, tables, config, recorder)
-    }
-
-    /// A database over tables built by the caller (e.g. with a custom index for some tables via
-    /// [`Tables::with_custom`]).
-    pub fn with_tables(
-        schema: &Schema,
-        tables: Tables<SiloRecord>,
-        config: SiloConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        Self::build(schema, tables, config, recorder)
-    }
-}
-
-impl SiloNwr<NoRecorder> {
-    /// A Silo+NWR database with one built-in index per table of `schema`. Fails if 128-bit
-    /// compare-and-swap is not lock-free on this target.
-    pub fn new_nwr(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
-        Self::nwr_with_recorder(schema, config, Arc::new(NoRecorder))
-    }
-}
-
-impl<Rec: Recorder> SiloNwr<Rec> {
-    /// A Silo+NWR database whose transactions are recorded by `recorder`.
-    pub fn nwr_with_recorder(
-        schema: &Schema,
-        config: SiloConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        Self::with_omission(schema, config, recorder)
-    }
-}
-
-impl<W: WriteOmission> Silo<NoRecorder, W> {
-    /// A database with write-omission policy `W` (e.g. [`SiloNwrSingle::new_with_omission`])
-    /// and one built-in index per table of `schema`.
-    pub fn new_with_omission(schema: &Schema, config: SiloConfig) -> Result<Self, Error> {
-        Self::with_omission(schema, config, Arc::new(NoRecorder))
-    }
-}
+txlab_nwr::engine_constructors!(Silo, SiloConfig);
 
 impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
-    /// A database with write-omission policy `W` ([`NoNwr`], [`Nwr`], [`NwrSingleWrite`]) whose
-    /// transactions are recorded by `recorder`, one built-in index per table of `schema`. With an
-    /// enabled policy it fails unless 128-bit compare-and-swap is lock-free on this target.
-    pub fn with_omission(
-        schema: &Schema,
-        config: SiloConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        let tables = Tables::new(schema)?;
-        Self::build(schema, tables, config, recorder)
-    }
-
-    fn build(
+    /// A database over tables built by the caller (e.g. with a custom index for some tables via
+    /// [`Tables::with_custom`]), with write-omission policy `W` ([`NoNwr`], [`Nwr`],
+    /// [`NwrSingleWrite`]). With [`Nwr`] it fails unless 128-bit compare-and-swap is lock-free
+    /// on this target.
+    pub fn with_tables_and_omission(
         schema: &Schema,
         tables: Tables<SiloRecord>,
         config: SiloConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
-        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
-            // Single-write omitters use no 128-bit atomics (their mark is a TID bit).
-            txlab_nwr::require_lock_free_pivot()?;
-            Companions::beside(&tables)?
-        } else {
-            Companions::none()
-        };
-        tables.check_schema(schema)?;
-        let value_sizes = schema.tables().iter().map(|t| t.value_size).collect();
         Ok(Self {
-            schema: schema.clone(),
-            tables,
-            pivots,
-            value_sizes,
-            epochs: EpochManager::new(config.epoch),
-            config,
-            recorder,
-            next_worker: AtomicU32::new(0),
-            omit_stamp: AtomicU64::new(0),
-            retired_tags: RetiredTags::default(),
+            nwr: NwrParts::new::<W, _>(&tables)?,
+            shell: Shell::new(schema, tables, config, recorder)?,
             _omission: PhantomData,
         })
-    }
-
-    /// The epoch manager (tests advance epochs by hand through it).
-    pub fn epochs(&self) -> &EpochManager {
-        &self.epochs
-    }
-
-    /// The recorder.
-    pub fn recorder(&self) -> &Arc<Rec> {
-        &self.recorder
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> &SiloConfig {
-        &self.config
-    }
-
-    /// Number of keys `table`'s index maps (approximate under concurrency; a dense index reports
-    /// its capacity). Tests use it to see retired tombstones leave the index.
-    #[doc(hidden)]
-    pub fn mapped_keys(&self, table: TableId) -> Result<usize, Error> {
-        Ok(self.tables.get(table)?.len())
-    }
-
-    /// Whether `table`'s index maps `key` to a record (present, absent or tombstone). Tests use
-    /// it to see retired tombstones leave the index.
-    #[doc(hidden)]
-    pub fn is_mapped(&self, table: TableId, key: u64) -> Result<bool, Error> {
-        self.tables.is_mapped(table, key)
     }
 
     /// The pivot object of `(table, key)` as it stands (Silo+NWR only; `None` for the other
@@ -182,41 +77,25 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     /// Publishes an empty object for a keyed table's key that has none yet.
     #[doc(hidden)]
     pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        let guard = crossbeam_epoch::pin();
-        self.pivots.cell(table, key, &guard).map(|c| c.load())
-    }
-
-    /// A table's fixed value size, or `Error::UnknownTable`.
-    #[inline]
-    pub(crate) fn value_size(&self, table: TableId) -> Result<usize, Error> {
-        self.value_sizes
-            .get(table.0 as usize)
-            .copied()
-            .ok_or(Error::UnknownTable {
-                id: table.0,
-                count: self.value_sizes.len(),
-            })
-    }
-
-    #[inline]
-    pub(crate) fn check_value(&self, table: TableId, value: &[u8]) -> Result<usize, Error> {
-        let vs = self.value_size(table)?;
-        if value.len() != vs {
-            return Err(Error::ValueSize {
-                table: table.0,
-                expected: vs,
-                got: value.len(),
-            });
-        }
-        Ok(vs)
+        self.nwr.pivot_word(table, key)
     }
 }
 
-impl<Rec: Recorder, W: WriteOmission> Engine for Silo<Rec, W> {
-    type Worker<'e>
-        = SiloWorker<'e, Rec, W>
-    where
-        Self: 'e;
+impl<Rec: Recorder, W: WriteOmission> Protocol for Silo<Rec, W> {
+    type Record = SiloRecord;
+    type Recorder = Rec;
+    /// The TID word read (unlocked).
+    type Seen = u64;
+    /// The TID word the write's lock replaced.
+    type Scratch = u64;
+    type WorkerState = SiloState;
+    type Mutation = Mutation;
+    type Settings = NoSettings;
+
+    #[inline]
+    fn shell(&self) -> &Shell<Self> {
+        &self.shell
+    }
 
     fn name(&self) -> &'static str {
         if W::SINGLE_WRITE_OMITTERS {
@@ -226,98 +105,69 @@ impl<Rec: Recorder, W: WriteOmission> Engine for Silo<Rec, W> {
         }
     }
 
-    fn schema(&self) -> &Schema {
-        &self.schema
+    fn worker_state(&self, _id: u32) -> SiloState {
+        SiloState::default()
     }
 
-    fn worker(&self) -> Result<SiloWorker<'_, Rec, W>, Error> {
-        let id = self.next_worker.fetch_add(1, Ordering::Relaxed);
-        if id >= (1 << 23) {
-            return Err(Error::invalid(
-                "workers",
-                id,
-                "at most 2^23 workers per engine",
-            ));
-        }
-        Ok(SiloWorker {
-            engine: self,
-            epoch: self.epochs.register(),
-            handle: crossbeam_epoch::default_collector().register(),
-            state: WorkerState::new(id),
-            retire: RetireQueue::default(),
-            nwr: NwrStats::default(),
-        })
-    }
-
-    fn load(&self, table: TableId, key: u64, value: &[u8]) -> Result<(), Error> {
-        self.check_value(table, value)?;
-        let guard = crossbeam_epoch::pin();
-        let entry = self.tables.get(table)?.get_or_insert(key, &guard)?;
-        entry.record.load_initial(value);
+    fn load_record(rec: &SiloRecord, value: &[u8], _guard: &Guard) -> Result<(), Error> {
+        rec.load_initial(value);
         Ok(())
     }
 
-    fn stable_epoch(&self) -> u64 {
-        match self.config.ack {
-            AckMode::AtCommit => u64::MAX,
-            AckMode::EpochStable => self.epochs.stable(),
+    /// The seqlock read of `crate::record` into `rbuf`; a record retired since it was located
+    /// refuses the read (a retry finds the key's fresh incarnation, `crate::retire`).
+    #[inline]
+    fn observe(
+        w: &mut SiloWorker<'_, Rec, W>,
+        _guard: &Guard,
+        rec: &SiloRecord,
+        (table, key): (TableId, u64),
+        vs: usize,
+    ) -> TxResult<Observation<u64>> {
+        let waits = w.engine.shell.config.read_wait_rounds;
+        match rec.read_stable(&mut w.sets.rbuf[..vs], waits) {
+            StableRead::Ok(word) if is_retired(word) => {
+                Err(refused(ConflictCause::RecordRetired, table, key))
+            }
+            StableRead::Ok(word) => Ok(Observation {
+                seen: word,
+                present: !is_absent(word),
+                tag: tag(word),
+            }),
+            StableRead::Busy => Err(refused(ConflictCause::ReadBusy, table, key)),
         }
     }
 
-    fn ack_mode(&self) -> AckMode {
-        self.config.ack
-    }
-}
-
-/// A Silo worker: owns the read set, write set, node set and value buffers its transactions use,
-/// its local epoch, and its crossbeam-epoch handle (so several workers can live on one thread).
-#[derive(Debug)]
-pub struct SiloWorker<'e, Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
-    pub(crate) engine: &'e Silo<Rec, W>,
-    pub(crate) epoch: EpochHandle,
-    pub(crate) handle: crossbeam_epoch::LocalHandle,
-    pub(crate) state: WorkerState,
-    /// Committed deletes waiting to be unlinked ([`crate::retire`]).
-    pub(crate) retire: RetireQueue,
-    /// NWR counters (stay zero without NWR).
-    pub(crate) nwr: NwrStats,
-}
-
-impl<Rec: Recorder, W: WriteOmission> SiloWorker<'_, Rec, W> {
-    /// Number of committed deletes this worker has queued and not yet unlinked. Tests use it to
-    /// drive and observe retirement.
-    #[doc(hidden)]
-    pub fn retire_backlog(&self) -> usize {
-        self.retire.len()
+    #[inline]
+    fn value<'a>(rbuf: &'a [u8], _seen: &u64, vs: usize) -> &'a [u8] {
+        &rbuf[..vs]
     }
 
-    /// Number of deleted records this worker has unlinked from their index.
-    #[doc(hidden)]
-    pub fn retired_count(&self) -> u64 {
-        self.retire.retired()
-    }
-}
+    /// A scan of ours that saw a key missing does not protect a blind write of the record we
+    /// link for it: another writer of that record bumps no stripe (`docs/protocols/silo.md`).
+    const READ_AFTER_SCAN_MISS: bool = true;
 
-impl<'e, Rec: Recorder, W: WriteOmission> Worker for SiloWorker<'e, Rec, W> {
-    type Txn<'w>
-        = SiloTxn<'w, 'e, Rec, W>
-    where
-        Self: 'w;
-
-    fn begin(&mut self) -> SiloTxn<'_, 'e, Rec, W> {
-        SiloTxn::begin(self)
+    fn commit(tx: &mut SiloTxn<'_, '_, Rec, W>) -> TxResult<CommitInfo> {
+        crate::commit::commit(tx)
     }
 
-    fn id(&self) -> u32 {
-        self.state.id
-    }
-
-    /// Silo+NWR reports the `txlab_nwr::NwrStats` counters; every Silo engine reports
-    /// `retired_tombstones` (deleted records unlinked since the last drain, `crate::retire`).
-    fn drain_counters(&mut self, sink: &mut dyn FnMut(&'static str, u64)) {
+    fn drain_counters(w: &mut SiloWorker<'_, Rec, W>, sink: &mut dyn FnMut(&'static str, u64)) {
         if W::ENABLED {
-            self.nwr.drain(sink);
+            w.state.nwr.drain(sink);
         }
-        self.retire.drain_retired(sink);
+    }
+
+    fn retire_grace(&self) -> u64 {
+        #[cfg(feature = "mutation")]
+        if self.shell.config.mutated(Mutation::RetireWithoutGrace) {
+            return 0;
+        }
+        txlab_core::retire_queue::GRACE_EPOCHS
+    }
+
+    fn retire(&self, e: RetireEntry, guard: &Guard, history: Option<&RetiredTags>) -> Retire {
+        crate::retire::retire_one(&self.shell.tables, &self.nwr.pivots, e, guard, history)
     }
 }
+
+txlab_occ::impl_engine!([Rec: Recorder, W: WriteOmission] Silo<Rec, W>);

@@ -45,16 +45,14 @@
 pub mod commit;
 pub mod config;
 pub mod engine;
+pub mod nwr;
 pub mod record;
 pub mod retire;
 pub mod tid;
-pub mod txn;
-mod worker_state;
 
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::SiloConfig;
-pub use engine::{Silo, SiloNwr, SiloNwrSingle, SiloWorker};
+pub use engine::{Silo, SiloNwr, SiloNwrSingle, SiloState, SiloTxn, SiloWorker};
 pub use record::{LINE_ALIGNED_RECORDS, SiloRecord};
 pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
-pub use txn::SiloTxn;

@@ -1,9 +1,10 @@
 //! A Silo record: the TID word and the value, stored as atomic words.
 
-use crate::tid::{ABSENT, LOCK, is_locked};
+use crate::tid::{ABSENT, LOCK, is_locked, is_retired};
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
+use txlab_occ::LockWord;
 
 /// Whether this build pads every record to its own 64-byte cache line (cargo feature
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
@@ -28,6 +29,41 @@ impl Record for SiloRecord {
             tid: AtomicU64::new(ABSENT),
             value: AtomicValue::zeroed(value_size),
         }
+    }
+}
+
+impl LockWord for SiloRecord {
+    #[inline]
+    fn try_lock(&self) -> Option<u64> {
+        let cur = self.tid.load(Ordering::Relaxed);
+        if is_locked(cur) {
+            return None;
+        }
+        self.tid
+            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+    }
+
+    /// Releases the lock without changing the version.
+    #[inline]
+    fn unlock(&self, version: u64) {
+        self.tid.store(version & !LOCK, Ordering::Release);
+    }
+
+    #[inline]
+    fn unlocked_word(&self) -> u64 {
+        self.tid.load(Ordering::Acquire) & !LOCK
+    }
+
+    #[inline]
+    fn retired(word: u64) -> bool {
+        is_retired(word)
+    }
+
+    /// The retirer sets `RETIRED` together with the lock (`crate::retire`).
+    #[inline]
+    fn is_retired(&self) -> bool {
+        is_retired(self.tid.load(Ordering::Acquire))
     }
 }
 
@@ -67,18 +103,6 @@ impl SiloRecord {
         }
     }
 
-    /// Tries to set the lock bit; returns the unlocked word it replaced.
-    #[inline]
-    pub(crate) fn try_lock(&self) -> Option<u64> {
-        let cur = self.tid.load(Ordering::Relaxed);
-        if is_locked(cur) {
-            return None;
-        }
-        self.tid
-            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-    }
-
     /// Installs `value` (if any) and publishes `word` (which must not have the lock bit),
     /// releasing the lock. Caller holds the lock and has issued a `Release` fence since locking.
     #[inline]
@@ -88,12 +112,6 @@ impl SiloRecord {
             self.value.store(v);
         }
         self.tid.store(word, Ordering::Release);
-    }
-
-    /// Releases the lock without changing the version.
-    #[inline]
-    pub(crate) fn unlock(&self, version: u64) {
-        self.tid.store(version & !LOCK, Ordering::Release);
     }
 
     /// Non-transactional load: present, tag 0 (see [`crate::tid`]).

@@ -71,51 +71,19 @@
 //! and retired) in between, so its read fails validation and the transaction aborts.
 
 use crate::record::SiloRecord;
-use crate::tid::{LOCK, RETIRED, epoch_of, tag};
+use crate::tid::{LOCK, RETIRED, tag};
 use crossbeam_epoch::Guard;
-use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
-pub use txlab_core::retire_queue::GRACE_EPOCHS;
 use txlab_core::retire_queue::Retire;
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_nwr::PivotCell;
+use txlab_occ::RetireEntry;
 use txlab_storage::{Companions, Tables};
 
-/// One committed delete waiting to be unlinked.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RetireEntry {
-    pub table: TableId,
-    pub key: u64,
-    /// The tombstone word the delete installed (`tid | ABSENT`, with `PIVOT_READ` if the
-    /// single-write NWR rule marked it; unlocked).
-    pub word: u64,
-}
-
-/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
-pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
-
-/// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
-/// `txlab_core::retire_queue`'s). `global` is the current global epoch; `grace` is
-/// [`GRACE_EPOCHS`] (smaller only in a test mutant); `guard` is pinned for the whole call.
-pub(crate) fn process(
-    tables: &Tables<SiloRecord>,
-    pivots: &Companions<PivotCell>,
-    queue: &mut RetireQueue,
-    global: u64,
-    grace: u64,
-    guard: &Guard,
-    history: Option<&RetiredTags>,
-) {
-    queue.process(
-        global,
-        grace,
-        |e| epoch_of(e.word),
-        |e| retire_one(tables, pivots, e, guard, history),
-    );
-}
-
-fn retire_one(
+/// Step 3 for one queued entry (module docs), under `guard`, which is pinned for the whole call;
+/// `history` is set when recording.
+pub(crate) fn retire_one(
     tables: &Tables<SiloRecord>,
     pivots: &Companions<PivotCell>,
     e: RetireEntry,
@@ -131,18 +99,18 @@ fn retire_one(
     // `rec` stays valid while `guard` is pinned (storage invariant 1). The CAS succeeds only on
     // the unlocked tombstone this entry was queued for (the word is unique per key, module docs).
     match rec.tid.compare_exchange(
-        e.word,
-        e.word | RETIRED | LOCK,
+        e.version,
+        e.version | RETIRED | LOCK,
         Ordering::Acquire,
         Ordering::Relaxed,
     ) {
         Ok(_) => {}
-        Err(cur) if cur == e.word | LOCK => return Retire::Busy,
+        Err(cur) if cur == e.version | LOCK => return Retire::Busy,
         Err(_) => return Retire::Revived,
     }
     if let Some(h) = history {
         // Before the unlink: a fresh incarnation can only be found after it.
-        h.remember(e.table, e.key, tag(e.word));
+        h.remember(e.table, e.key, tag(e.version));
     }
     // We hold the lock on a mapped record no other retirer can claim, so this unlink removes it;
     // built-in indexes cannot fail here (the guard comes from the default collector).
@@ -151,7 +119,7 @@ fn retire_one(
         unlinked.is_ok(),
         "unlinking a retired tombstone: {unlinked:?}"
     );
-    rec.tid.store(e.word | RETIRED, Ordering::Release);
+    rec.tid.store(e.version | RETIRED, Ordering::Release);
     // Silo+NWR: the key's pivot object goes too (a fresh one is published for the next record).
     // It carries nothing the rule relies on across records: an omitter uses it only after it saw
     // a version of its own epoch on the record it writes (`docs/protocols/nwr.md`, "Layouts").

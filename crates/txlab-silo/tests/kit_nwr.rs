@@ -13,6 +13,7 @@ use std::time::Duration;
 use txlab_check::MemoryRecorder;
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
+use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, SiloConfig, SiloNwr};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
@@ -109,12 +110,12 @@ macro_rules! mutant {
 mutant!(
     NwrSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 mutant!(
     NwrSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 
 /// Omissions on dense, hash and ordered tables, each landing in its own key's pivot object

@@ -13,6 +13,7 @@ use std::time::Duration;
 use txlab_check::MemoryRecorder;
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
+use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, SiloConfig, SiloNwrSingle};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
@@ -97,14 +98,14 @@ macro_rules! mutant {
 mutant!(
     NwrSingleSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 // Under this rule the mRS slot only holds the pivot writer's own read of the item (and scan
 // misses), so the random schedules must find the lost update through a read-modify-write pivot.
 mutant!(
     NwrSingleSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 
 /// The engine reports its own name, and counts read-only commits as unmarked readers.

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{AckMode, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
 use txlab_testkit::nwr::omitted_writes as omitted;
 
@@ -424,7 +425,8 @@ fn the_mrs_and_epoch_schedules_are_serializable() {
 
 #[test]
 fn skipping_the_mrs_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipMergedReadCheck));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipMergedReadCheck)));
     mrs_schedule(&db);
     let report = check(&rec.take(), CheckOptions::serializable());
     assert!(
@@ -435,7 +437,7 @@ fn skipping_the_mrs_check_is_caught_by_the_checker() {
 
 #[test]
 fn skipping_the_epoch_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipEpochCheck));
+    let (db, rec) = db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipEpochCheck)));
     epoch_schedule(&db);
     let report = check(&rec.take(), CheckOptions::serializable());
     assert!(

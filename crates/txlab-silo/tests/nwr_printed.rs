@@ -1,4 +1,4 @@
-//! Silo+NWR with the NWR paper's Algorithms 2 and 3 **as printed** (`Mutation::NwrPrintedAlgorithm`,
+//! Silo+NWR with the NWR paper's Algorithms 2 and 3 **as printed** (`Mutation::Nwr(NwrMutation::PrintedAlgorithm)`,
 //! `txlab_nwr::printed`) against the shipped rule (`txlab_nwr::rule`):
 //!
 //! - the counterexample of `docs/protocols/nwr.md` (`t_pv -> t_a -> t_j` through another key) as a
@@ -19,6 +19,7 @@ use txlab_core::history::Outcome;
 use txlab_core::{
     AckMode, Engine, Error, Program, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
+use txlab_nwr::NwrMutation;
 use txlab_nwr::pivot::slot_of;
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
 use txlab_testkit::Protocol;
@@ -40,7 +41,7 @@ impl Rule {
     fn config(self, base: SiloConfig) -> SiloConfig {
         match self {
             Rule::Shipped => base,
-            Rule::Printed => base.with_mutation(Mutation::NwrPrintedAlgorithm),
+            Rule::Printed => base.with_mutation(Mutation::Nwr(NwrMutation::PrintedAlgorithm)),
         }
     }
 

@@ -13,6 +13,7 @@
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
+use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr, SiloNwrSingle};
 use txlab_testkit::{Protocol, shuttle_check};
 
@@ -111,7 +112,7 @@ impl Protocol for SiloNwrSingleReadsBeforePivot {
         silo_nwr_single(
             schema,
             recorder,
-            Some(Mutation::NwrValidateReadsBeforePivot),
+            Some(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)),
         )
     }
 }

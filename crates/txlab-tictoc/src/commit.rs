@@ -2,10 +2,11 @@
 //! Optimistic Concurrency Control", SIGMOD 2016, §3, Algorithms 2 and 3).
 //!
 //! ```text
-//! (NWR HOOK: TicToc+NWR may take over here, see below; compiled out for NoNwr)
+//! (Phase 0: TicToc+NWR may take over here, `crate::nwr`; compiled out for NoNwr)
 //! Step 1  sort the write set by record address; lock every record (CAS on the lock bit,
 //!         spinning: the global order rules out deadlock); remember each replaced word. A record
-//!         found RETIRED (unlinked, `crate::retire`): unlock what we hold, abort (RecordRetired).
+//!         found RETIRED (unlinked, `crate::retire`): unlock what we hold, abort (RecordRetired)
+//!         (`txlab_occ::lock_writes`).
 //! Step 1b for every record this transaction writes first (locked word absent, history tag 0:
 //!         never written): commit above its key's retire floor (`crate::retire`); and for every
 //!         phantom stripe holding one, once per stripe: announce the first write (SeqCst
@@ -69,195 +70,240 @@
 //! readers never get an earlier epoch than the writers they depend on (the global epoch only
 //! grows); acknowledging at epoch stability therefore never acknowledges a dependent before its
 //! dependency.
-//!
-//! ## TicToc+NWR (`TicToc<Rec, Nwr>`, the NWR paper §6.1.1)
-//!
-//! ```text
-//! Phase 0  (only with Nwr and AckMode::EpochStable, for transactions that write)
-//!          filters with plain loads and the epoch e0 seen now (txlab_nwr::rule::
-//!          omission_shape_ok, omission_reads_ok: no scan, writes blind, reads of versions
-//!          installed before e0); most writers of YCSB-B stop here, before the fence
-//!          fence(SeqCst); e = global epoch (>= e0)
-//!          mark every read of a version installed before e (history tag < base(e)) in its
-//!          record's read-epoch word (txlab_nwr::read_mark; check (4), outside the object)
-//!          if txlab_nwr::try_omit accepts (all writes blind, no scans, every read of a pre-e
-//!          version that is still current, unlocked, and whose rts this check extends to at
-//!          least floor(e); every written record's current version installed in e; no pre-e
-//!          read of it merged in e): commit in epoch e, nothing locked or installed; done.
-//!          otherwise fall through (the baseline alone decides; NWR never aborts)
-//! Step 1   as above
-//! Step 2   commit_ts = max(TicToc's commit_ts, floor(e)); abort (retryable,
-//!          epoch_timestamps_exhausted) if commit_ts >= base(e + 1)
-//!          mark every pre-e read (every commit, read-only ones too)
-//!          except: a read-only transaction whose reads are all pre-e (by history tag) and whose
-//!          TicToc commit_ts is below floor(e) keeps that commit_ts and merges nothing
-//!          (txlab_nwr::is_pre_epoch_reader: it is serialized before every omitter of e)
-//! Step 3-4 as above; a read whose wts moved by a delta-overflow shift is recognised by its
-//!          history tag (shifted_version), so an extension into the epoch is no false abort;
-//!          installing the first version of a never-written record first marks its read-epoch
-//!          word (a scan may have read the key's absence without a read entry)
-//! ```
-//!
-//! `base(e) = e << 24`, `floor(e) = base(e) | 2^23` (`crate::word`). The serial order: every
-//! baseline commit at its `commit_ts`, which for a transaction of epoch `e` lies in
-//! `[floor(e), base(e + 1))`; every omitting transaction of epoch `e` at the start of epoch `e`
-//! (just below `floor(e)`, after everything of earlier epochs), omitters among themselves in the
-//! order of their history stamps. Its reads are valid there (the version was current and its
-//! `rts` now reaches `floor(e)`, so no version below the floor can be installed after it), and each
-//! omitted write sits after the item's last pre-`e` version and before its first `e` version.
-//!
-//! **The old-version hazard** (TicToc may commit a read of an overwritten version): a transaction
-//! `R` of epoch `e` (so `commit_ts(R) >= floor(e)`) that read `x0`, the last pre-`e` version of a
-//! record an omitter `O` of `e` wrote, would sit after `O` yet have missed `O`'s write. It cannot
-//! commit: `x0` must be valid at `commit_ts(R)`, so either `R` wrote `x` itself (then `R`
-//! installed the pivot, after marking its read of `x0`), or some transaction `T` extended `x0`'s
-//! `rts` to `>= floor(e)`. A `T` of epoch `>= e` does that only after marking `x0`'s read in `x`'s
-//! read-epoch word (`txlab_nwr::read_mark`; Phase 0 marks before its extensions, Step 2 before
-//! Step 3). The pivot is installed after that extension (its writer's lock CAS follows it on the
-//! word, and its timestamp exceeds it), and `O` loaded the pivot before its read-modify-write of
-//! the mark word, so the mark happens-before `O`'s check: `O` reads a mark `>= e` and declines.
-//! (If `T` skipped its `fetch_max` because its load already saw a mark `>= e`, that mark precedes
-//! `O`'s check in the word's modification order by read-write coherence, and the word only
-//! grows.) A `T` that extends without marking is an unmarked pre-epoch reader of an epoch above
-//! `e`; any writer that locks `x` after its extension then reads an epoch above `e` too, so its
-//! version is no pivot of `e`. No reader is ever aborted because of NWR; `R`, if it read `x0`
-//! before the extension, fails TicToc's own validation (its version was replaced).
-//! Until the eleventh session the mark was a `PRE_EPOCH` slot in the pivot object's mRS, set by
-//! CAS; the argument was the same with the object's CAS order in place of the mark word's.
-//! `docs/protocols/tictoc.md` ("NWR") has the full argument and a worked example.
-//!
-//! ## TicToc+NWR with single-write omitters (`TicToc<Rec, NwrSingleWrite>`, `tictoc-nwr-single`)
-//!
-//! ```text
-//! Phase 0  (a non-empty write set; txlab_nwr::rule::single_write_shape_ok: no scan, exactly one
-//!          write, blind)
-//!          fence(SeqCst); e = global epoch
-//!          if every read's tag is older than e and txlab_nwr::try_omit_single accepts (the
-//!          written record's word and tag, read consistently, are of epoch e: timestamp p in
-//!          [floor(e), base(e + 1)), and the tag has no TAG_PIVOT_READ; then every read still
-//!          current and unlocked, its rts extended by CAS to at least p): commit in e, nothing
-//!          installed, nothing merged.
-//! Step 1-2 as TicToc+NWR (the floor, the pre-epoch reader exemption); nothing is merged
-//! Step 3   as above; a read of a record we locked flags that write entry as read
-//! Step 4   as above; each installed tag carries TAG_PIVOT_READ (crate::record) if the replaced
-//!          version is of epoch e and carries it (sticky), or, for the epoch's first version, if
-//!          we read the record, insert or delete it, or replace an absent version (a scan may
-//!          have missed the key: the scan-miss rule)
-//! ```
-//!
-//! Serial order: baseline commits at `commit_ts`; an omitter of `y` just before `y`'s first
-//! version of `e` (timestamp `p1 <= p`), i.e. at `p1 - 1/2`, omitters of one `y` among themselves
-//! by stamp; its write recorded at `base(e) | stamp` (between `y`'s last pre-`e` version and its
-//! first `e` version, as in TicToc+NWR). Why that position holds:
-//! - every transaction that read `y`'s last pre-`e` version `y0` other than the writer of `y`'s
-//!   first `e` version sits below `p1`: its `commit_ts <= rts(y0) < p1` (that writer locked `y`
-//!   after the last extension). That writer's own read is the mark. So readers leave no marks,
-//!   and the old-version hazard of TicToc+NWR (a reader of `y0` serialized after an omitter that
-//!   sits at the epoch's start) cannot arise: the omitter sits above every such reader.
-//! - the omitter's reads are of versions older than `e` (below `p1`), and their `rts` now reach
-//!   `p >= p1`, so whoever overwrites one commits above `p`, after the omitter; an omitter of an
-//!   item it read sits before that item's first `e` version, above `p` too. Extending to the
-//!   floor only is not enough (the mutant `NwrValidateReadsBeforePivot`): `Y` reads `y0` (whose
-//!   `rts` another reader pushed to `floor(e) + 5`) and overwrites `z` at `floor(e) + 1` after the
-//!   omitter read `z`, which closes `O -rw(z)-> Y -rw(y)-> O`.
-//!
-//! `docs/protocols/tictoc.md`, "Single-write omitters", has the whole argument.
+//!//! TicToc+NWR adds a Phase 0, the epoch's floor and marks in the other steps, each one call into
+//! [`crate::nwr`] (compiled out for `NoNwr`); history recording ([`record_installed`]) and the
+//! test-only mutations ([`Checks`]) are likewise kept off the baseline's path.
 
-use crate::nwr_hook::WriteOmission;
+use crate::engine::{TicToc, TicTocTxn};
+use crate::nwr;
 use crate::record::{TAG_PIVOT_READ, TicTocRecord};
-use crate::txn::TicTocTxn;
-use crate::word::{
-    EPOCH_TS_SHIFT, MAX_WTS, epoch_base, epoch_floor, installed, is_absent, is_locked, rts,
-    with_rts, wts,
-};
-use crate::worker_state::{ReadEntry, WorkerState, WriteKind};
-use crossbeam_epoch::Guard;
-use std::cell::Cell;
-use std::marker::PhantomData;
-use txlab_core::history::{
-    Outcome, Recorder, TxnRecord, WriteEvent, WriteKind as HWriteKind, txn_id,
-};
-use txlab_core::sync::{AtomicU32, Ordering, fence};
+use crate::word::{MAX_WTS, epoch_base, installed, is_absent, is_locked, rts, with_rts, wts};
+use txlab_core::history::{Recorder, WriteEvent};
+use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
-use txlab_nwr::pivot::{PRE_EPOCH, PivotCell, VersionNumber, epoch_version_number};
-use txlab_nwr::{NwrBaseline, NwrMutation, SinglePivot};
-use txlab_storage::Companions;
+use txlab_nwr::{NwrMutation, WriteOmission};
+use txlab_occ::{RetireEntry, Sets, lock_writes, unlinks, unlock_writes, write_index};
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
 /// (TicToc+NWR only; `crate::word`).
 pub const EPOCH_TIMESTAMPS_EXHAUSTED: ConflictCause = ConflictCause::TimestampsExhausted;
 
-/// Which checks a test-only mutation disables (all `false`, and folded away, without the
-/// `mutation` feature).
-struct Skips {
-    lock: bool,
-    reads: bool,
-    extension: bool,
-    stripes: bool,
-    stripe_ts: bool,
-    nwr: Option<NwrMutation>,
-}
+/// The sets of a TicToc transaction.
+type TicTocSets<Rec, Omit> = Sets<TicToc<Rec, Omit>>;
 
-impl Skips {
-    #[inline(always)]
-    fn of(_config: &crate::config::TicTocConfig) -> Self {
-        #[cfg(feature = "mutation")]
-        {
-            use crate::config::Mutation;
-            let m = _config.mutation;
-            Skips {
-                lock: m == Some(Mutation::SkipWriteLock),
-                reads: m == Some(Mutation::SkipReadValidation),
-                extension: m == Some(Mutation::SkipRtsExtension),
-                stripes: m == Some(Mutation::SkipPhantomValidation),
-                stripe_ts: m == Some(Mutation::SkipStripeTimestamps),
-                nwr: match m {
-                    Some(Mutation::NwrSkipEpochCheck) => Some(NwrMutation::SkipEpochCheck),
-                    Some(Mutation::NwrSkipMergedReadCheck) => {
-                        Some(NwrMutation::SkipMergedReadCheck)
-                    }
-                    Some(Mutation::NwrValidateReadsBeforePivot) => {
-                        Some(NwrMutation::ValidateReadsBeforePivot)
-                    }
-                    _ => None,
-                },
+/// Runs the commit protocol on `tx` (module docs).
+pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
+    tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
+) -> TxResult<CommitInfo> {
+    let checks = Checks::of(&tx.w.engine.shell.config);
+    let nwr_on = Omit::ENABLED && tx.w.engine.shell.config.ack == AckMode::EpochStable;
+    if nwr_on && let Some(info) = nwr::try_omit(tx, checks.nwr) {
+        return Ok(info);
+    }
+    if let Err(c) = lock_writes(&mut tx.w.sets, checks.lock_writes) {
+        return Err(tx.abort_with(c));
+    }
+    announce_first_writes(tx);
+    fence(Ordering::SeqCst);
+    let epoch = tx.w.epoch.global();
+    let mut commit_ts = commit_ts(tx, &checks);
+    let mut unmarked = false;
+    if Omit::ENABLED {
+        (commit_ts, unmarked) = nwr::lift_to_epoch(tx, commit_ts, epoch, nwr_on);
+    }
+    let mut failure = timestamp_range(commit_ts, epoch, Omit::ENABLED);
+    if nwr_on && failure.is_none() {
+        nwr::mark_reads(tx, epoch, unmarked);
+    }
+    if failure.is_none() {
+        failure = validate(tx, commit_ts, &checks, nwr_on)
+            .err()
+            .map(Failure::Conflict);
+    }
+    if let Some(f) = failure {
+        unlock_writes(&tx.w.sets.writes, checks.lock_writes);
+        return Err(match f {
+            Failure::Conflict(c) => tx.abort_with(c),
+            Failure::Internal(msg) => {
+                tx.finish(txlab_core::history::Outcome::UserAborted);
+                TxError::Error(Error::Internal(msg))
             }
+        });
+    }
+    let read_only = tx.w.sets.writes.is_empty();
+    if !read_only {
+        install(tx, commit_ts, epoch, nwr_on);
+        if Rec::ENABLED {
+            record_installed(&mut tx.w.sets, commit_ts);
         }
-        #[cfg(not(feature = "mutation"))]
-        Skips {
-            lock: false,
-            reads: false,
-            extension: false,
-            stripes: false,
-            stripe_ts: false,
-            nwr: None,
+        if nwr_on {
+            tx.w.state.nwr.commits_baseline += 1;
         }
     }
+    Ok(tx.committed(epoch, read_only))
+}
+
+/// Why a commit failed after locking.
+enum Failure {
+    Conflict(Conflict),
+    Internal(String),
 }
 
 #[inline]
 fn rec<'a>(p: *const TicTocRecord) -> &'a TicTocRecord {
     // SAFETY: write-set and read-set pointers were obtained under the transaction's guard, which
-    // is pinned for the whole commit (see `worker_state`).
+    // is pinned for the whole commit (`txlab_occ::sets`).
     unsafe { &*p }
 }
 
-/// Step 3 for one read whose `rts` (as read) is below `commit_ts`: returns whether the version read
-/// is (now) valid at `commit_ts`. `own` says whether the record is in the write set (locked by us).
-/// `tag` is the read version's history tag in TicToc+NWR (`None` in plain TicToc): it recognises
-/// the version after a delta-overflow shift moved its `wts` ([`shifted_version`]).
+/// Step 1b: announces every first write (the first version of a never-written record: locked
+/// word absent, history tag 0, which only the lock holder changes) on its phantom stripe, once
+/// per stripe, before Step 2 reads the stripe's `scan_rts` (`crate::stripe_clock`). Our own scans
+/// of the stripe move along with our own announce. A first write also commits above its key's
+/// retire floor (`crate::retire`: the key's record may be a fresh one linked after a tombstone
+/// was unlinked), loaded after locking.
+fn announce_first_writes<Rec: Recorder, Omit: WriteOmission>(
+    tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
+) {
+    let engine = tx.w.engine;
+    let w = &mut *tx.w;
+    let (st, firsts) = (&mut w.sets, &mut w.state.first_writes);
+    for e in st.writes.iter() {
+        if is_absent(e.scratch) && rec(e.rec).tag.load(Ordering::Relaxed) == 0 {
+            let floor = engine.retire_floor(e.table, e.key);
+            if floor > 0 {
+                w.state.ts_floor = w.state.ts_floor.max(floor + 1);
+            }
+            if let Some((stripes, _)) = engine.stripes(e.table) {
+                firsts.push((e.table, stripes.stripe_of(e.key)));
+            }
+        }
+    }
+    firsts.sort_unstable();
+    firsts.dedup();
+    for &(table, stripe) in firsts.iter() {
+        if let Some((_, clocks)) = engine.stripes(table) {
+            let before = clocks.announce_first_write(stripe);
+            for s in st.stripes.iter_mut() {
+                if s.table == table && s.stripe == stripe && s.version == before {
+                    s.version = before + 1;
+                }
+            }
+        }
+    }
+}
+
+/// Step 2: `commit_ts` above every locked word's `rts`, at least every `wts` read, above the
+/// `scan_rts` of every stripe a first write was announced on, and at least the retire floors met.
+fn commit_ts<Rec: Recorder, Omit: WriteOmission>(
+    tx: &TicTocTxn<'_, '_, Rec, Omit>,
+    checks: &Checks,
+) -> u64 {
+    let (engine, st, state) = (tx.w.engine, &tx.w.sets, &tx.w.state);
+    let mut ts = 0u64;
+    for w in st.writes.iter() {
+        ts = ts.max(rts(w.scratch) + 1);
+    }
+    if checks.stripe_timestamps {
+        for &(table, stripe) in state.first_writes.iter() {
+            if let Some((_, clocks)) = engine.stripes(table) {
+                ts = ts.max(clocks.scan_rts(stripe) + 1);
+            }
+        }
+    }
+    for r in st.reads.iter() {
+        ts = ts.max(wts(r.seen));
+    }
+    ts.max(state.ts_floor)
+}
+
+/// Whether `commit_ts` can be installed: the 47-bit `wts` field holds it (an internal error
+/// otherwise, reported once the locks are released) and, in TicToc+NWR, it stays in its epoch's
+/// range (a retryable abort otherwise, `crate::word`).
+fn timestamp_range(commit_ts: u64, epoch: u64, epoch_ranges: bool) -> Option<Failure> {
+    if commit_ts > MAX_WTS {
+        Some(Failure::Internal(format!(
+            "tictoc: commit timestamp {commit_ts} exceeds the {MAX_WTS} the 47-bit wts field holds"
+        )))
+    } else if epoch_ranges && commit_ts >= epoch_base(epoch + 1) {
+        Some(Failure::Conflict(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED)))
+    } else {
+        None
+    }
+}
+
+/// Step 3: every read whose `rts` is below `commit_ts` is validated and extended
+/// ([`validate_read`]), then every scanned stripe must be valid at `commit_ts`: its `scan_rts` is
+/// raised to `commit_ts`, then no first write may have been announced since the scan read it.
+/// With single-write omitters, a read of a record we locked flags that write entry as read
+/// (`crate::nwr::install_marks`).
+fn validate<Rec: Recorder, Omit: WriteOmission>(
+    tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
+    commit_ts: u64,
+    checks: &Checks,
+    nwr_on: bool,
+) -> Result<(), Conflict> {
+    let engine = tx.w.engine;
+    let w = &mut *tx.w;
+    let st = &mut w.sets;
+    if checks.validate_reads {
+        for (i, r) in st.reads.iter().enumerate() {
+            if rts(r.seen) >= commit_ts {
+                // Never a read of a record we write: commit_ts exceeds the locked word's rts,
+                // which is at least the rts of any version of it we read.
+                continue;
+            }
+            let own = if st.writes.is_empty() {
+                None
+            } else {
+                write_index(&st.writes, r.rec)
+            };
+            if nwr_on
+                && Omit::SINGLE_WRITE_OMITTERS
+                && let Some(j) = own
+            {
+                st.writes[j].read = true;
+            }
+            let tag = Omit::ENABLED.then(|| w.state.read_tags[i]);
+            if !validate_read(rec(r.rec), r.seen, tag, commit_ts, own.is_some(), checks) {
+                return Err(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
+            }
+        }
+    }
+    if checks.validate_stripes {
+        for s in st.stripes.iter() {
+            if engine
+                .stripes(s.table)
+                .is_some_and(|(_, clocks)| !clocks.validate_scan(s.stripe, s.version, commit_ts))
+            {
+                return Err(Conflict {
+                    cause: ConflictCause::PhantomValidation,
+                    table: Some(s.table),
+                    key: None,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Step 3 for one read (`seen` its word) whose `rts` is below `commit_ts`: returns whether the
+/// version read is (now) valid at `commit_ts`. `own` says whether the record is in the write set
+/// (locked by us). `tag` is the read version's history tag in TicToc+NWR (`None` in plain
+/// TicToc): it recognises the version after a delta-overflow shift moved its `wts`
+/// ([`shifted_version`]).
 #[inline]
 fn validate_read(
-    r: &ReadEntry,
+    record: &TicTocRecord,
+    seen: u64,
     tag: Option<u64>,
     commit_ts: u64,
     own: bool,
-    skip_extension: bool,
+    checks: &Checks,
 ) -> bool {
-    let record = rec(r.rec);
     let mut cur = record.word.load(Ordering::Acquire);
     loop {
-        if wts(cur) != wts(r.word) {
+        if wts(cur) != wts(seen) {
             match shifted_version(record, cur, tag, own) {
                 Some(same) => cur = same,
                 None => return false,
@@ -269,7 +315,7 @@ fn validate_read(
         if is_locked(cur) {
             return own;
         }
-        if skip_extension {
+        if !checks.extend_rts {
             return true;
         }
         match record.word.compare_exchange_weak(
@@ -292,7 +338,12 @@ fn validate_read(
 /// and always in plain TicToc (`tag == None`), where a changed `wts` means a new version or a
 /// shift and both abort, as in the paper.
 #[inline]
-fn shifted_version(record: &TicTocRecord, cur: u64, tag: Option<u64>, own: bool) -> Option<u64> {
+pub(crate) fn shifted_version(
+    record: &TicTocRecord,
+    cur: u64,
+    tag: Option<u64>,
+    own: bool,
+) -> Option<u64> {
     let t = tag?;
     if is_locked(cur) {
         // Only the lock holder changes the tag; when that is us, the tag is stable.
@@ -303,579 +354,91 @@ fn shifted_version(record: &TicTocRecord, cur: u64, tag: Option<u64>, own: bool)
     (now == t).then_some(word)
 }
 
-/// Runs the commit protocol on `tx` (see the module docs).
-pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
+/// Step 4 (Algorithm 3): publishes every write at `commit_ts` and queues deletes for unlinking.
+fn install<Rec: Recorder, Omit: WriteOmission>(
     tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
-) -> TxResult<CommitInfo> {
-    let engine = tx.w.engine;
-    let skip = Skips::of(&engine.config);
-
-    let nwr_on = Omit::ENABLED && engine.config.ack == AckMode::EpochStable;
-
-    // ===== NWR HOOK ===== (TicToc+NWR only; compiled out for `NoNwr`)
-    // With the read and write sets complete and nothing locked: mark our pre-epoch reads
-    // (`txlab_nwr::read_mark`), then try to commit with every write omitted, serialized at the
-    // start of the epoch (module docs). If the rule declines, the baseline below runs unchanged
-    // ("no false aborts", NWR paper §4.1).
-    if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
-        // Single-write omitters (`tictoc-nwr-single`): no merge anywhere; the omitter sits just
-        // before the item's first version of the epoch and extends its reads to the current
-        // version's timestamp (`NwrView::overwriters_valid`; module docs).
-        let shape_ok = !tx.w.state.writes.is_empty()
-            && txlab_nwr::rule::single_write_shape_ok(
-                &NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, 0, skip.nwr),
-                &mut tx.w.nwr,
-            );
-        if shape_ok {
-            fence(Ordering::SeqCst);
-            let epoch = tx.w.epoch.global();
-            if epoch_floor(epoch) <= MAX_WTS {
-                let view =
-                    NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, epoch, skip.nwr);
-                if txlab_nwr::rule::omission_reads_ok(&view, epoch as u32, &mut tx.w.nwr)
-                    && txlab_nwr::try_omit_single(&view, epoch as u32, &mut tx.w.nwr).is_ok()
-                {
-                    return Ok(finish_omitted(tx, epoch));
-                }
-            }
-        }
-    } else if nwr_on && !tx.w.state.writes.is_empty() {
-        // The rule's cheap filters first, with the epoch as it is now: most writers fail one
-        // and skip the fence and the merge. The epoch never moves back, so reads older than
-        // `seen` are older than the epoch fixed after the fence; a filter fooled by a stale
-        // epoch only skips an omission. Shape and reads only: unlike Silo, TicToc gained nothing
-        // measurable from also checking the written records here (`omission_writes_ok`;
-        // `nwr_fail_epoch` is 1.5 % of YCSB-B's commits), and that earlier check left only 3 %
-        // of the shuttle test's schedules omitting a write instead of 14 %.
-        let seen = tx.w.epoch.global();
-        let filters_pass = {
-            // Epoch 0 in the view, as in the single-write branch: its epoch only matters to
-            // `overwriters_valid`, which no filter calls.
-            let view = NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, 0, skip.nwr);
-            txlab_nwr::rule::omission_shape_ok(&view, &mut tx.w.nwr)
-                && txlab_nwr::rule::omission_reads_ok(&view, seen as u32, &mut tx.w.nwr)
-        };
-        if filters_pass {
-            fence(Ordering::SeqCst);
-            let epoch = tx.w.epoch.global();
-            if epoch_floor(epoch) <= MAX_WTS {
-                let view =
-                    NwrView::<Omit>::new(&tx.w.state, &engine.pivots, &tx.guard, epoch, skip.nwr);
-                txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
-                if txlab_nwr::try_omit(&view, epoch as u32, &mut tx.w.nwr).is_ok() {
-                    return Ok(finish_omitted(tx, epoch));
-                }
-            }
-        }
-    }
-
-    let st = &mut tx.w.state;
-
-    // Step 1: lock the write set in address order. A record unlinked from its index since we
-    // located it (`crate::retire`) stays locked for good: unlock what we hold and abort; the
-    // retry finds the key's fresh record.
-    st.writes.sort_unstable_by_key(|w| w.rec as usize);
-    let mut retired: Option<usize> = None;
-    for (i, w) in st.writes.iter_mut().enumerate() {
-        let r = rec(w.rec);
-        if skip.lock {
-            w.locked_word = r.word.load(Ordering::Acquire) & !crate::word::LOCK;
-            continue;
-        }
-        let mut backoff = txlab_core::sync::SpinWait::new();
-        let locked = loop {
-            if let Some(word) = r.try_lock() {
-                break Some(word);
-            }
-            if r.is_retired() {
-                break None;
-            }
-            backoff.snooze();
-        };
-        match locked {
-            Some(word) => w.locked_word = word,
-            None => {
-                retired = Some(i);
-                break;
-            }
-        }
-    }
-    if let Some(i) = retired {
-        for w in &st.writes[..i] {
-            rec(w.rec).unlock(w.locked_word);
-        }
-        let w = &st.writes[i];
-        let c = Conflict::at(ConflictCause::RecordRetired, w.table, w.key);
-        st.failed = Some(c.cause);
-        tx.finish_abort(Outcome::Aborted(c.cause));
-        return Err(c.into());
-    }
-    // Step 1b: announce every first write (the first version of a never-written record: locked
-    // word absent, history tag 0, which only the lock holder changes) on its phantom stripe, once
-    // per stripe, before Step 2 reads the stripe's scan_rts (`crate::stripe_clock`). Our own scans
-    // of the stripe move along with our own announce.
-    // A first write also commits above its key's retire floor (`crate::retire`: the key's
-    // record may be a fresh one linked after a tombstone was unlinked), loaded after locking.
-    st.first_writes.clear();
-    for w in st.writes.iter() {
-        if is_absent(w.locked_word) && rec(w.rec).tag.load(Ordering::Relaxed) == 0 {
-            let floor = engine.retire_floor(w.table, w.key);
-            if floor > 0 {
-                st.ts_floor = st.ts_floor.max(floor + 1);
-            }
-            if let Some((stripes, _)) = engine.stripes(w.table) {
-                st.first_writes.push((w.table, stripes.stripe_of(w.key)));
-            }
-        }
-    }
-    st.first_writes.sort_unstable();
-    st.first_writes.dedup();
-    for i in 0..st.first_writes.len() {
-        let (table, stripe) = st.first_writes[i];
-        if let Some((_, clocks)) = engine.stripes(table) {
-            let before = clocks.announce_first_write(stripe);
-            st.own_announce(table, stripe, before);
-        }
-    }
-    fence(Ordering::SeqCst);
-    let epoch = tx.w.epoch.global();
-
-    // Step 2: the commit timestamp (TicToc+NWR: at least the epoch's floor, `crate::word`); a
-    // first writer commits above the scan_rts of every stripe it announced on.
-    let mut commit_ts = 0u64;
-    for w in st.writes.iter() {
-        commit_ts = commit_ts.max(rts(w.locked_word) + 1);
-    }
-    if !skip.stripe_ts {
-        for &(table, stripe) in st.first_writes.iter() {
-            if let Some((_, clocks)) = engine.stripes(table) {
-                commit_ts = commit_ts.max(clocks.scan_rts(stripe) + 1);
-            }
-        }
-    }
-    for r in st.reads.iter() {
-        commit_ts = commit_ts.max(wts(r.word));
-    }
-    // Retire floors of fresh records read or written first and of scanned stripes.
-    commit_ts = commit_ts.max(st.ts_floor);
-    // TicToc+NWR: a read-only transaction that read only versions installed before this epoch
-    // (by history tag) keeps plain TicToc's commit timestamp if it lies below the epoch's floor,
-    // and needs no read marks (`is_pre_epoch_reader`). Below `base(e)` it sits at its timestamp;
-    // in `[base(e), floor(e))` (a read whose wts a delta shift moved there) every overwriter of
-    // what it read has a timestamp above `base(e)`, hence belongs to epoch >= e, so it sits just
-    // below `base(e)`, after all earlier epochs. Either way it precedes every omitter of the
-    // epoch, and it never extends an `rts` to `floor(e)` without a mark (merge-before-extend).
-    // Every other commit is lifted to the epoch's floor.
-    let unmarked = nwr_on
-        && st.writes.is_empty()
-        && commit_ts < epoch_floor(epoch)
-        && txlab_nwr::is_pre_epoch_reader(
-            &NwrView::<Omit>::new(st, &engine.pivots, &tx.guard, epoch, None),
-            epoch as u32,
-        );
-    if Omit::ENABLED && !unmarked {
-        commit_ts = commit_ts.max(epoch_floor(epoch));
-    }
-
-    // Step 3: validate the read set (extending rts) and the phantom stripes.
-    let mut failure: Option<Conflict> = None;
-    let wts_overflow = commit_ts > MAX_WTS;
-    if wts_overflow {
-        // Not a conflict: reported below as an internal error once the locks are released.
-        failure = Some(Conflict::new(ConflictCause::TimestampsExhausted));
-    } else if Omit::ENABLED && commit_ts >= epoch_base(epoch + 1) {
-        failure = Some(Conflict::new(EPOCH_TIMESTAMPS_EXHAUSTED));
-    }
-    if unmarked || (nwr_on && Omit::SINGLE_WRITE_OMITTERS && st.writes.is_empty()) {
-        // Single-write omitters: no reader marks anything (`nwr_unmarked_readers` counts every
-        // read-only commit, as in `silo-nwr-single`).
-        tx.w.nwr.unmarked_readers += 1;
-    } else if nwr_on && !Omit::SINGLE_WRITE_OMITTERS && failure.is_none() {
-        // Algorithm 3 (1) for baseline commits, read-only ones included: every read of a
-        // pre-epoch version is marked (`txlab_nwr::read_mark`) *before* Step 3 may extend its rts
-        // to `commit_ts >= floor(epoch)` (the invariant that keeps old-version reads safe).
-        let view = NwrView::<Omit>::new(st, &engine.pivots, &tx.guard, epoch, None);
-        txlab_nwr::merge_reads(&view, epoch as u32, &mut tx.w.nwr);
-    }
-    if failure.is_none() && !skip.reads {
-        for (i, r) in st.reads.iter().enumerate() {
-            if rts(r.word) >= commit_ts {
-                // Never a read of a record we write: commit_ts exceeds the locked word's rts,
-                // which is at least the rts of any version of it we read.
-                continue;
-            }
-            let own = if st.writes.is_empty() {
-                None
-            } else {
-                st.write_index(r.rec)
-            };
-            if Omit::SINGLE_WRITE_OMITTERS
-                && let Some(w) = own
-            {
-                // The pivot writer's own read (`tictoc-nwr-single`'s one mark, Step 4).
-                st.writes[w].read = true;
-            }
-            let own = own.is_some();
-            let tag = Omit::ENABLED.then(|| st.read_tags[i]);
-            if !validate_read(r, tag, commit_ts, own, skip.extension) {
-                failure = Some(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
-                break;
-            }
-        }
-    }
-    if failure.is_none() && !skip.stripes {
-        // Each scanned stripe must be valid at commit_ts: raise its scan_rts to
-        // commit_ts, then check no first write was announced since the scan read it.
-        for n in st.stripes.iter() {
-            if engine
-                .stripes(n.table)
-                .is_some_and(|(_, clocks)| !clocks.validate_scan(n.stripe, n.version, commit_ts))
-            {
-                failure = Some(Conflict {
-                    cause: ConflictCause::PhantomValidation,
-                    table: Some(n.table),
-                    key: None,
-                });
-                break;
-            }
-        }
-    }
-    if let Some(c) = failure {
-        if !skip.lock {
-            for w in st.writes.iter() {
-                rec(w.rec).unlock(w.locked_word);
-            }
-        }
-        if wts_overflow {
-            tx.finish_abort(Outcome::UserAborted);
-            return Err(TxError::Error(Error::Internal(format!(
-                "tictoc: commit timestamp {commit_ts} exceeds the {MAX_WTS} the 47-bit wts field \
-                 holds"
-            ))));
-        }
-        st.failed = Some(c.cause);
-        tx.finish_abort(Outcome::Aborted(c.cause));
-        return Err(c.into());
-    }
-
-    // Step 4: install the write set at commit_ts (Algorithm 3).
-    let read_only = st.writes.is_empty();
-    if !read_only {
-        fence(Ordering::Release);
-        for w in st.writes.iter() {
-            let r = rec(w.rec);
-            let delete = w.kind == WriteKind::Delete;
-            let value = (!delete).then(|| &st.wbuf[w.off as usize..(w.off + w.len) as usize]);
-            let mut tag = commit_ts;
-            if nwr_on && Omit::SINGLE_WRITE_OMITTERS {
-                // `tictoc-nwr-single`'s mark (`TAG_PIVOT_READ`): sticky within the epoch; the
-                // epoch's first version is marked if we read the record (a read-modify-write,
-                // insert, delete, point read or scan hit) or replace an absent version (a scan
-                // may have missed the key without a read entry). The old tag is stable: only the
-                // lock holder changes it.
-                let old = r.tag.load(Ordering::Relaxed);
-                let marked = if old & !TAG_PIVOT_READ >= epoch_base(epoch) {
-                    old & TAG_PIVOT_READ != 0
-                } else {
-                    w.read || w.kind != WriteKind::Put || is_absent(w.locked_word)
-                };
-                if marked {
-                    tag |= TAG_PIVOT_READ;
-                }
-            } else if nwr_on && is_absent(w.locked_word) && r.tag.load(Ordering::Relaxed) == 0 {
-                // The first version of a key that had no record: a scan may have read "absent"
-                // from the key's absence in the index, without a read entry to merge. Merge that
-                // possible read for it before publishing, so no omitter of this epoch orders a
-                // write between the absent version and ours (docs: "Predicate reads").
-                txlab_nwr::read_mark::mark(r.value.sidecar(), epoch as u32);
-            }
-            r.install(value, tag, installed(commit_ts, delete));
-            if delete
-                && engine
-                    .tables
-                    .get(w.table)
-                    .is_ok_and(|i| i.unlinks_deleted_records())
-            {
-                tx.w.retire.push(crate::retire::RetireEntry {
-                    table: w.table,
-                    key: w.key,
-                    tag: commit_ts,
-                    epoch,
-                });
-            }
-            if Rec::ENABLED {
-                st.h_writes.push(WriteEvent {
-                    table: w.table,
-                    key: w.key,
-                    version: commit_ts,
-                    order: commit_ts,
-                    kind: if delete {
-                        HWriteKind::Delete
-                    } else {
-                        HWriteKind::Put
-                    },
-                    visible: true,
-                });
-            }
-        }
-    }
-
-    if nwr_on && !read_only {
-        tx.w.nwr.commits_baseline += 1;
-    }
-
-    if Rec::ENABLED {
-        let record = TxnRecord {
-            id: txn_id(st.id, st.seq),
-            reads: std::mem::take(&mut st.h_reads),
-            writes: std::mem::take(&mut st.h_writes),
-            scans: std::mem::take(&mut st.h_scans),
-            outcome: Outcome::Committed,
-            begin_ns: tx.begin_ns,
-            end_ns: engine.recorder.now_ns(),
-        };
-        engine.recorder.record(record);
-    }
-    tx.done = true;
-    tx.w.state.clear();
-    tx.w.epoch.exit();
-    Ok(CommitInfo {
-        epoch,
-        acknowledged: engine.config.ack == AckMode::AtCommit,
-        read_only,
-    })
-}
-
-/// Ends a transaction committed with the NWR version order: nothing is locked or installed; the
-/// history records its writes as invisible versions just before each key's epoch-`epoch` versions
-/// (`version = order = epoch << 24 | stamp`, in the range `crate::word` reserves below
-/// `floor(epoch)`; one stamp per transaction orders omitted writes among themselves).
-fn finish_omitted<Rec: Recorder, Omit: WriteOmission>(
-    tx: &mut TicTocTxn<'_, '_, Rec, Omit>,
+    commit_ts: u64,
     epoch: u64,
-) -> CommitInfo {
-    let engine = tx.w.engine;
-    let st = &mut tx.w.state;
-    if Rec::ENABLED {
-        let reserved = 1u64 << (EPOCH_TS_SHIFT - 1);
-        let stamp = engine.omit_stamp.fetch_add(1, Ordering::Relaxed) % (reserved - 1) + 1;
-        let order = epoch_base(epoch) | stamp;
-        for w in st.writes.iter() {
-            st.h_writes.push(WriteEvent {
-                table: w.table,
-                key: w.key,
-                version: order,
-                order,
-                kind: HWriteKind::Put,
-                visible: false,
+    nwr_on: bool,
+) {
+    let tables = &tx.w.engine.shell.tables;
+    let w = &mut *tx.w;
+    fence(Ordering::Release);
+    for (i, e) in w.sets.writes.iter().enumerate() {
+        let r = rec(e.rec);
+        let delete = e.kind.is_delete();
+        let mut tag = commit_ts;
+        if nwr_on {
+            tag |= nwr::install_marks::<Omit>(r, e, epoch);
+        }
+        let value = (!delete).then(|| w.sets.write_value(i));
+        r.install(value, tag, installed(commit_ts, delete));
+        if delete && unlinks(tables.get(e.table)) {
+            w.retire.push(RetireEntry {
+                table: e.table,
+                key: e.key,
+                version: commit_ts,
+                epoch,
             });
         }
-        let record = TxnRecord {
-            id: txn_id(st.id, st.seq),
-            reads: std::mem::take(&mut st.h_reads),
-            writes: std::mem::take(&mut st.h_writes),
-            scans: std::mem::take(&mut st.h_scans),
-            outcome: Outcome::Committed,
-            begin_ns: tx.begin_ns,
-            end_ns: engine.recorder.now_ns(),
-        };
-        engine.recorder.record(record);
-    }
-    tx.done = true;
-    tx.w.state.clear();
-    tx.w.epoch.exit();
-    CommitInfo {
-        epoch,
-        acknowledged: false,
-        read_only: false,
     }
 }
 
-/// TicToc's hooks for the rule (`txlab_nwr::NwrBaseline`) over a committing transaction's sets,
-/// for a transaction of `epoch`.
-struct NwrView<'a, Omit: WriteOmission> {
-    st: &'a WorkerState,
-    /// The engine's pivot objects (`TicToc::pivots`), looked up under `guard`.
-    pivots: &'a Companions<PivotCell>,
-    /// The committing transaction's guard, pinned for the whole commit.
-    guard: &'a Guard,
-    epoch: u64,
-    mutation: Option<NwrMutation>,
-    /// `tictoc-nwr-single`: the timestamp of the written record's current version, seen by
-    /// `single_write_pivot` (0 until then); `overwriters_valid` extends every read to it.
-    pivot_ts: Cell<u64>,
-    _omission: PhantomData<Omit>,
-}
-
-impl<'a, Omit: WriteOmission> NwrView<'a, Omit> {
-    fn new(
-        st: &'a WorkerState,
-        pivots: &'a Companions<PivotCell>,
-        guard: &'a Guard,
-        epoch: u64,
-        mutation: Option<NwrMutation>,
-    ) -> Self {
-        Self {
-            st,
-            pivots,
-            guard,
-            epoch,
-            mutation,
-            pivot_ts: Cell::new(0),
-            _omission: PhantomData,
-        }
+/// The installed writes' history events (only when recording): a version's tag is its `wts`.
+fn record_installed<Rec: Recorder, Omit: WriteOmission>(
+    st: &mut TicTocSets<Rec, Omit>,
+    commit_ts: u64,
+) {
+    for w in st.writes.iter() {
+        st.h_writes.push(WriteEvent {
+            table: w.table,
+            key: w.key,
+            version: commit_ts,
+            order: commit_ts,
+            kind: w.kind.history(),
+            visible: true,
+        });
     }
 }
 
-impl<Omit: WriteOmission> NwrBaseline for NwrView<'_, Omit> {
-    fn read_count(&self) -> usize {
-        self.st.reads.len()
-    }
+/// Which checks run: all of them, and the NWR rule as shipped, except under a test-only mutation
+/// (constant, and folded away, without the `mutation` feature).
+struct Checks {
+    lock_writes: bool,
+    validate_reads: bool,
+    extend_rts: bool,
+    validate_stripes: bool,
+    stripe_timestamps: bool,
+    nwr: Option<NwrMutation>,
+}
 
-    fn read_item(&self, i: usize) -> (u16, u64) {
-        let r = &self.st.reads[i];
-        (r.table.0, r.key)
-    }
-
-    fn read_pivot(&self, i: usize) -> &PivotCell {
-        let r = &self.st.reads[i];
-        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
-    }
-
-    #[inline]
-    fn read_mark(&self, i: usize) -> Option<&AtomicU32> {
-        Some(rec(self.st.reads[i].rec).value.sidecar())
-    }
-
-    /// From the version's history tag (its install timestamp), not the word's `wts`, which a
-    /// delta-overflow shift may have moved into this epoch's range (`crate::word`). Versions of
-    /// this epoch are numbered by their distance above `floor(epoch)` (monotone in the version
-    /// order, saturating; the conservative rule only compares them with `PRE_EPOCH`).
-    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
-        let tag = self.st.read_tags[i];
-        let epoch = epoch as u64;
-        if tag < epoch_base(epoch) {
-            PRE_EPOCH
-        } else {
-            epoch_version_number(tag.saturating_sub(epoch_floor(epoch)) + 1)
-        }
-    }
-
+impl Checks {
     #[inline(always)]
-    fn read_is_pre_epoch(&self, i: usize, epoch: u32) -> bool {
-        self.st.read_tags[i] < epoch_base(epoch as u64)
-    }
-
-    fn write_count(&self) -> usize {
-        self.st.writes.len()
-    }
-
-    fn write_item(&self, i: usize) -> (u16, u64) {
-        let w = &self.st.writes[i];
-        (w.table.0, w.key)
-    }
-
-    /// `TxOps::write` of a key the transaction neither read nor inserted nor deleted (an update is
-    /// a read plus a write, so its record is in the read set).
-    fn write_is_blind(&self, i: usize) -> bool {
-        let w = &self.st.writes[i];
-        w.kind == WriteKind::Put && !self.st.reads.iter().any(|r| r.rec == w.rec)
-    }
-
-    fn write_pivot(&self, i: usize) -> &PivotCell {
-        let w = &self.st.writes[i];
-        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
-    }
-
-    #[inline]
-    fn write_mark(&self, i: usize) -> Option<&AtomicU32> {
-        Some(rec(self.st.writes[i].rec).value.sidecar())
-    }
-
-    /// The current version's history tag is of `epoch` (read consistently with the word; a locked
-    /// or changing record counts as "no", which only sends the transaction to the baseline).
-    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
-        let epoch = epoch as u64;
-        rec(self.st.writes[i].rec)
-            .stable_tag()
-            .is_some_and(|(_, tag)| tag >= epoch_floor(epoch) && tag < epoch_base(epoch + 1))
-    }
-
-    /// `tictoc-nwr-single`: the written record's current version, read consistently with its
-    /// tag, is of `epoch` (its timestamp in `[floor(epoch), base(epoch + 1))`; a locked or changing
-    /// record counts as "no"), and the tag's [`TAG_PIVOT_READ`] says whether the writer of the
-    /// record's first version of `epoch` read the record. Remembers the version's timestamp for
-    /// [`Self::overwriters_valid`].
-    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
-        let epoch = epoch as u64;
-        let Some((_, tag)) = rec(self.st.writes[i].rec).stable_marked_tag() else {
-            return SinglePivot::Missing;
-        };
-        let ts = tag & !TAG_PIVOT_READ;
-        if ts < epoch_floor(epoch) || ts >= epoch_base(epoch + 1) {
-            return SinglePivot::Missing;
+    fn of(_config: &crate::TicTocConfig) -> Self {
+        #[cfg(feature = "mutation")]
+        {
+            use crate::config::Mutation;
+            let m = _config.mutation;
+            Checks {
+                lock_writes: m != Some(Mutation::SkipWriteLock),
+                validate_reads: m != Some(Mutation::SkipReadValidation),
+                extend_rts: m != Some(Mutation::SkipRtsExtension),
+                validate_stripes: m != Some(Mutation::SkipPhantomValidation),
+                stripe_timestamps: m != Some(Mutation::SkipStripeTimestamps),
+                nwr: match m {
+                    Some(Mutation::Nwr(n)) => Some(n),
+                    _ => None,
+                },
+            }
         }
-        self.pivot_ts.set(ts);
-        if tag & TAG_PIVOT_READ != 0 {
-            SinglePivot::ReadByItsWriter
-        } else {
-            SinglePivot::Unread
+        #[cfg(not(feature = "mutation"))]
+        Checks {
+            lock_writes: true,
+            validate_reads: true,
+            extend_rts: true,
+            validate_stripes: true,
+            stripe_timestamps: true,
+            nwr: None,
         }
-    }
-
-    /// Any range scan, on any table (a per-transaction flag, so recorded and unrecorded runs
-    /// apply the same rule).
-    fn has_scans(&self) -> bool {
-        self.st.scanned
-    }
-
-    /// Silo's overwriter check (each read's version is still the current one and unlocked) plus
-    /// TicToc's validity at the omitter's serialization point, the start of the epoch: each read's
-    /// `rts` is extended to at least `floor(epoch)` (a CAS, retried while the version stays current),
-    /// so no version with a timestamp below the floor can be installed after it any more. The
-    /// caller (`merge_reads`, run first) has already marked these reads (`txlab_nwr::read_mark`).
-    ///
-    /// `tictoc-nwr-single` extends to the written record's current timestamp instead (at least
-    /// the floor), seen just before by `single_write_pivot`: the omitter sits just before the
-    /// record's first version of the epoch, and whoever overwrites what it read must come after
-    /// that version too (module docs; the test-only mutant that validates before observing the
-    /// pivot extends to the floor only).
-    fn overwriters_valid(&self) -> bool {
-        let floor = epoch_floor(self.epoch).max(self.pivot_ts.get());
-        self.st
-            .reads
-            .iter()
-            .zip(&self.st.read_tags)
-            .all(|(r, &tag)| {
-                let record = rec(r.rec);
-                let mut cur = record.word.load(Ordering::Acquire);
-                loop {
-                    if wts(cur) != wts(r.word) {
-                        match shifted_version(record, cur, Some(tag), false) {
-                            Some(same) => cur = same,
-                            None => return false,
-                        }
-                    }
-                    if is_locked(cur) {
-                        return false;
-                    }
-                    if rts(cur) >= floor {
-                        return true;
-                    }
-                    match record.word.compare_exchange_weak(
-                        cur,
-                        with_rts(cur, floor),
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    ) {
-                        Ok(_) => return true,
-                        Err(now) => cur = now,
-                    }
-                }
-            })
-    }
-
-    fn mutation(&self) -> Option<NwrMutation> {
-        self.mutation
     }
 }

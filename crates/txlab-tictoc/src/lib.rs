@@ -68,18 +68,17 @@
 pub mod commit;
 pub mod config;
 pub mod engine;
-pub mod nwr_hook;
+pub mod nwr;
 pub mod record;
 pub mod retire;
 pub mod stripe_clock;
-pub mod txn;
 pub mod word;
-mod worker_state;
 
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::TicTocConfig;
-pub use engine::{MAX_WORKERS, TicToc, TicTocNwr, TicTocNwrSingle, TicTocWorker};
-pub use nwr_hook::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};
+pub use engine::{
+    MAX_WORKERS, TicToc, TicTocNwr, TicTocNwrSingle, TicTocState, TicTocTxn, TicTocWorker,
+};
 pub use record::{LINE_ALIGNED_RECORDS, TicTocRecord};
-pub use txn::TicTocTxn;
+pub use txlab_nwr::{NoNwr, Nwr, NwrSingleWrite, WriteOmission};

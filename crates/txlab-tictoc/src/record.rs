@@ -29,6 +29,7 @@ use crate::word::{ABSENT, LOCK, is_locked, is_retired};
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, fence};
 use txlab_core::value::AtomicValue;
+use txlab_occ::LockWord;
 
 /// The mark bit of the history tag (module docs): the writer of the epoch's first version of this
 /// record read it, so no write may be omitted before that version (`tictoc-nwr-single` only).
@@ -54,6 +55,42 @@ impl Record for TicTocRecord {
             tag: AtomicU64::new(0),
             value: AtomicValue::zeroed(value_size),
         }
+    }
+}
+
+impl LockWord for TicTocRecord {
+    #[inline]
+    fn try_lock(&self) -> Option<u64> {
+        let cur = self.word.load(Ordering::Relaxed);
+        if is_locked(cur) {
+            return None;
+        }
+        self.word
+            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+    }
+
+    /// Releases the lock without changing the version (`locked_word` is the word replaced when
+    /// locking; `rts` cannot have changed while locked, since extensions need an unlocked word).
+    #[inline]
+    fn unlock(&self, locked_word: u64) {
+        self.word.store(locked_word & !LOCK, Ordering::Release);
+    }
+
+    #[inline]
+    fn unlocked_word(&self) -> u64 {
+        self.word.load(Ordering::Acquire) & !LOCK
+    }
+
+    #[inline]
+    fn retired(word: u64) -> bool {
+        is_retired(word)
+    }
+
+    /// The one final, locked word of an unlinked record ([`crate::word::RETIRED`]).
+    #[inline]
+    fn is_retired(&self) -> bool {
+        is_retired(self.word.load(Ordering::Acquire))
     }
 }
 
@@ -129,24 +166,6 @@ impl TicTocRecord {
         }
     }
 
-    /// Whether the record was unlinked from its index (`crate::retire`; final).
-    #[inline]
-    pub(crate) fn is_retired(&self) -> bool {
-        is_retired(self.word.load(Ordering::Acquire))
-    }
-
-    /// Tries to set the lock bit; returns the unlocked word it replaced.
-    #[inline]
-    pub(crate) fn try_lock(&self) -> Option<u64> {
-        let cur = self.word.load(Ordering::Relaxed);
-        if is_locked(cur) {
-            return None;
-        }
-        self.word
-            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
-            .ok()
-    }
-
     /// Installs `value` (if any) with history tag `tag` (a timestamp, plus [`TAG_PIVOT_READ`] when
     /// marked) and publishes `word` (unlocked), releasing
     /// the lock. The caller holds the lock and has issued a `Release` fence since locking.
@@ -158,13 +177,6 @@ impl TicTocRecord {
         }
         self.tag.store(tag, Ordering::Relaxed);
         self.word.store(word, Ordering::Release);
-    }
-
-    /// Releases the lock without changing the version (`locked_word` is the word replaced when
-    /// locking; `rts` cannot have changed while locked, since extensions need an unlocked word).
-    #[inline]
-    pub(crate) fn unlock(&self, locked_word: u64) {
-        self.word.store(locked_word & !LOCK, Ordering::Release);
     }
 
     /// Non-transactional load: present, `wts = rts = 0`, tag 0.

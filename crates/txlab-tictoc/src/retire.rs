@@ -76,7 +76,7 @@
 //! ## Steps
 //!
 //! 1. **Queue.** A committing delete on a hash or ordered table pushes `(table, key, tag, epoch)`
-//!    onto its worker's [`RetireQueue`]: `tag` is the tombstone's install timestamp (unique among
+//!    onto its worker's queue (`txlab_core::retire_queue`): `tag` is the tombstone's install timestamp (unique among
 //!    the record's versions and above every earlier incarnation's, by the floor), `epoch` the
 //!    delete's epoch. Dense tables never unlink; user-supplied indexes may not, so neither queues.
 //! 2. **Wait two epochs.** At each transaction begin (guard pinned) the worker handles a few
@@ -100,30 +100,16 @@ use crate::record::TicTocRecord;
 use crate::stripe_clock::StripeClocks;
 use crate::word::{LOCK, RETIRED, is_absent, is_locked, is_retired, rts};
 use crossbeam_epoch::Guard;
-use txlab_core::TableId;
 use txlab_core::history::RetiredTags;
 use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
+use txlab_core::retire_queue::Retire;
 use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::sync::Ordering;
 use txlab_nwr::PivotCell;
+use txlab_occ::{LockWord, RetireEntry};
 use txlab_storage::{AnyIndex, Companions};
 
-/// One committed delete waiting to be unlinked (module docs, step 1).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct RetireEntry {
-    pub table: TableId,
-    pub key: u64,
-    /// The tombstone's install timestamp (its history tag, without marks).
-    pub tag: u64,
-    /// The delete's epoch.
-    pub epoch: u64,
-}
-
-/// A worker's queue of committed deletes (`txlab_core::retire_queue`).
-pub(crate) type RetireQueue = txlab_core::retire_queue::RetireQueue<RetireEntry>;
-
-/// What [`process`] needs of the engine for one table.
+/// What [`retire_one`] needs of the engine for one table.
 pub(crate) struct TableRetire<'a> {
     pub index: &'a AnyIndex<TicTocRecord>,
     /// TicToc+NWR's pivot objects (empty for the other variants).
@@ -132,29 +118,10 @@ pub(crate) struct TableRetire<'a> {
     pub stripes: Option<(&'a PhantomStripes, &'a StripeClocks)>,
 }
 
-/// Handles the ready entries at the front of `queue` (module docs, steps 2-3; the budget is
-/// `txlab_core::retire_queue`'s). `global` is the current global epoch, `table` finds a table's
-/// parts, `guard` is pinned for the whole call.
-pub(crate) fn process<'a>(
-    queue: &mut RetireQueue,
-    global: u64,
-    table: impl Fn(TableId) -> Option<TableRetire<'a>>,
-    guard: &Guard,
-    history: Option<&RetiredTags>,
-    raise_floor: bool,
-) {
-    queue.process(
-        global,
-        GRACE_EPOCHS,
-        |e| e.epoch,
-        |e| match table(e.table) {
-            Some(t) => retire_one(&t, e, guard, history, raise_floor),
-            None => Retire::Revived,
-        },
-    );
-}
-
-fn retire_one(
+/// Step 3 for one queued entry (module docs) of a table with parts `t`, under `guard`, which is
+/// pinned for the whole call; `history` is set when recording; `raise_floor` is `false` only in a
+/// test mutant.
+pub(crate) fn retire_one(
     t: &TableRetire<'_>,
     e: RetireEntry,
     guard: &Guard,
@@ -172,7 +139,7 @@ fn retire_one(
             Retire::Busy
         };
     };
-    if tag != e.tag || !is_absent(word) {
+    if tag != e.version || !is_absent(word) {
         return Retire::Revived;
     }
     debug_assert!(!is_locked(word));

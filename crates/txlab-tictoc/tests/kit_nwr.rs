@@ -14,6 +14,7 @@ use std::time::Duration;
 use txlab_check::MemoryRecorder;
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
+use txlab_nwr::NwrMutation;
 use txlab_testkit::{Expect, Hermitage, Protocol};
 use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwr};
 
@@ -117,12 +118,12 @@ macro_rules! mutant {
 mutant!(
     NwrSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 mutant!(
     NwrSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 
 /// Omissions on dense, hash and ordered tables, each landing in its own key's pivot object

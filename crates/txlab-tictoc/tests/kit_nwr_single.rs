@@ -12,6 +12,7 @@ use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::{blind_write_omitted as blind_write, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 use txlab_tictoc::word::epoch_floor;
@@ -100,14 +101,14 @@ macro_rules! mutant {
 mutant!(
     NwrSingleSkipEpochCheck,
     kit_catches_skipped_epoch_check,
-    Mutation::NwrSkipEpochCheck
+    Mutation::Nwr(NwrMutation::SkipEpochCheck)
 );
 // The mark only holds the pivot writer's own read of the item (and absent versions it replaced),
 // so the random schedules must find the lost update through a read-modify-write pivot.
 mutant!(
     NwrSingleSkipMergedReadCheck,
     kit_catches_skipped_mrs_check,
-    Mutation::NwrSkipMergedReadCheck
+    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
 );
 
 /// The engine reports its own name, and counts read-only commits as unmarked readers.
@@ -225,7 +226,8 @@ fn an_omitter_extends_its_reads_to_the_pivots_timestamp() {
 
 #[test]
 fn extending_to_the_floor_only_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrValidateReadsBeforePivot));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)));
     let (committed, _) = extension_target_schedule(&db);
     assert!(
         committed,

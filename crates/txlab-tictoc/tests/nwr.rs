@@ -12,6 +12,7 @@ use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
+use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::omitted_writes as omitted;
 use txlab_tictoc::word::{epoch_base, epoch_floor};
 use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr};
@@ -520,7 +521,8 @@ fn a_reader_of_an_old_version_in_the_epoch_cannot_break_serializability() {
 #[test]
 fn the_old_version_reader_schedule_is_the_hazard() {
     // With the mRS check skipped, o is omitted, r commits, and the checker finds the cycle.
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipMergedReadCheck));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipMergedReadCheck)));
     let committed = old_version_reader_schedule(&db);
     let h = rec.take();
     assert_eq!(omitted(&h), 1);
@@ -543,7 +545,8 @@ fn the_mrs_and_epoch_schedules_are_serializable() {
 
 #[test]
 fn skipping_the_mrs_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipMergedReadCheck));
+    let (db, rec) =
+        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipMergedReadCheck)));
     mrs_schedule(&db);
     let report = check(&rec.take(), CheckOptions::serializable());
     assert!(
@@ -554,7 +557,7 @@ fn skipping_the_mrs_check_is_caught_by_the_checker() {
 
 #[test]
 fn skipping_the_epoch_check_is_caught_by_the_checker() {
-    let (db, rec) = db_with(config().with_mutation(Mutation::NwrSkipEpochCheck));
+    let (db, rec) = db_with(config().with_mutation(Mutation::Nwr(NwrMutation::SkipEpochCheck)));
     epoch_schedule(&db);
     let report = check(&rec.take(), CheckOptions::serializable());
     assert!(
@@ -671,7 +674,7 @@ fn pivot_objects_follow_caller_built_indexes() {
     for tables in [custom, Tables::new(&larger).unwrap()] {
         let rec = Arc::new(MemoryRecorder::new());
         let db: Db =
-            TicToc::with_tables(&declared, tables, config(), rec.clone(), txlab_nwr::Nwr).unwrap();
+            TicTocNwr::with_tables_and_omission(&declared, tables, config(), rec.clone()).unwrap();
         db.load(T, 50, &v(500)).unwrap();
         let mut w = db.worker().unwrap();
         assert!(!blind_write(&mut w, 50, 1), "the pivot");

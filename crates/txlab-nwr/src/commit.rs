@@ -1,0 +1,464 @@
+//! The rule's glue to an engine built on the OCC toolkit (`txlab_occ`), written once: the
+//! engine-side state ([`NwrParts`]), the view of a committing transaction's sets the rule reads
+//! ([`View`], with per-protocol [`Hooks`] only where the protocols differ), the commit-time
+//! omission attempt ([`try_omit_all`] for [`crate::Nwr`], [`try_omit_one`] for
+//! [`crate::NwrSingleWrite`]) and the end of an omitting commit ([`finish_omitted`]).
+//!
+//! An engine calls one of the two attempts first thing in its commit (its *Phase 0*) when
+//! `W::ENABLED` and group commit is on; if the attempt declines, the engine's own commit runs
+//! unchanged (the rule never aborts a transaction). What differs between protocols is where a
+//! transaction's epoch is fixed ([`Hooks::serialize`]: after a `SeqCst` fence for Silo and
+//! TicToc, by the timestamp for MVTO), what a read remembers of its version, and how a written
+//! item's pivot is found; the order of the steps is the rule's:
+//!
+//! ```text
+//! try_omit_all   shape and read filters with plain loads and the epoch seen now (writes too, when
+//!                the protocol asks); fix the epoch; mark the reads (Algorithm 3 (1)); try_omit
+//! try_omit_one   single-write shape filter; fix the epoch; try_omit_single
+//! ```
+//!
+//! The filters use the epoch as it is before it is fixed: the global epoch never moves back, so
+//! a read older than that epoch is older than the fixed one too, and a filter fooled by a stale
+//! epoch only declines an omission, which is always allowed.
+
+use crate::WriteOmission;
+use crate::pivot::{PivotCell, PivotWord, VersionNumber};
+use crate::rule::{self, NwrBaseline, NwrMutation, SinglePivot};
+use crate::stats::NwrStats;
+use crossbeam_epoch::Guard;
+use std::cell::Cell;
+use txlab_core::history::{Recorder, WriteEvent, WriteKind};
+use txlab_core::storage::Record;
+use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
+use txlab_core::{CommitInfo, Error, TableId};
+use txlab_occ::{Protocol, Sets, Txn};
+use txlab_storage::{Companions, Tables};
+
+/// What an NWR engine keeps besides its protocol: the pivot objects (one per key, beside the
+/// records, cold: only a would-be omitter reads one) and the stamps that order omitted writes in
+/// recorded histories.
+#[derive(Debug)]
+pub struct NwrParts {
+    /// The pivot objects (`Nwr` only; empty for the other policies, which keep none).
+    pub pivots: Companions<PivotCell>,
+    stamps: AtomicU64,
+}
+
+impl NwrParts {
+    /// The parts of an engine over `tables` with policy `W`: pivot objects beside every table for
+    /// [`crate::Nwr`] (which needs a lock-free 128-bit compare-and-swap), none otherwise.
+    pub fn new<W: WriteOmission, R: Record>(tables: &Tables<R>) -> Result<Self, Error> {
+        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
+            crate::require_lock_free_pivot()?;
+            Companions::beside(tables)?
+        } else {
+            Companions::none()
+        };
+        Ok(Self {
+            pivots,
+            stamps: AtomicU64::new(0),
+        })
+    }
+
+    /// The pivot object of `(table, key)` as it stands (`Nwr` only; `None` for the other
+    /// policies, which keep none). Publishes an empty object for a keyed table's key that has none
+    /// yet. Tests use it to see which key's object an omission updated.
+    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<PivotWord> {
+        let guard = crossbeam_epoch::pin();
+        self.pivots.cell(table, key, &guard).map(|c| c.load())
+    }
+
+    /// The next stamp in `1..=room`, one per omitting transaction: a single total order of
+    /// omitted writes on every key (only drawn when recording).
+    #[inline]
+    pub fn stamp(&self, room: u64) -> u64 {
+        self.stamps.fetch_add(1, Ordering::Relaxed) % room + 1
+    }
+}
+
+/// What the rule needs of one protocol, where protocols differ (the rest of [`NwrBaseline`] is
+/// [`View`]'s, over the toolkit's sets). Implemented by a small per-commit value of the protocol
+/// (its epoch or timestamp, and whatever else its checks read).
+pub trait Hooks<P: Protocol>: Sized {
+    /// Fixes the committing transaction's epoch, the point it is serialized at if its writes are
+    /// omitted; `None` if it cannot be omitted in that epoch (TicToc: no timestamps left).
+    fn serialize(&self) -> Option<u32>;
+    /// Whether the epoch-`e` filters also check the written items ([`rule::omission_writes_ok`]).
+    const FILTER_WRITES: bool = false;
+    /// [`NwrBaseline::read_version`].
+    fn read_version(&self, v: &View<'_, P, Self>, i: usize, epoch: u32) -> VersionNumber;
+    /// [`NwrBaseline::read_is_pre_epoch`].
+    fn read_is_pre_epoch(&self, v: &View<'_, P, Self>, i: usize, epoch: u32) -> bool;
+    /// [`NwrBaseline::read_mark`] (also used for writes: the mark word of a record).
+    fn mark<'a>(&self, _rec: &'a P::Record) -> Option<&'a AtomicU32> {
+        None
+    }
+    /// [`NwrBaseline::has_read_omit`].
+    const READ_OMIT: bool = false;
+    /// [`NwrBaseline::write_read_marked`].
+    fn write_read_marked(&self, _v: &View<'_, P, Self>, _i: usize, _epoch: u32) -> bool {
+        false
+    }
+    /// [`NwrBaseline::claim_write`].
+    fn claim_write(&self, _v: &View<'_, P, Self>, _i: usize, _epoch: u32, _ignore: bool) -> bool {
+        true
+    }
+    /// [`NwrBaseline::has_epoch_version`].
+    fn has_epoch_version(&self, v: &View<'_, P, Self>, i: usize, epoch: u32) -> bool;
+    /// [`NwrBaseline::single_write_pivot`].
+    fn single_write_pivot(&self, _v: &View<'_, P, Self>, _i: usize, _epoch: u32) -> SinglePivot {
+        SinglePivot::Missing
+    }
+    /// [`NwrBaseline::single_write_reads_ok`]: `None` keeps the rule's default.
+    fn single_write_reads_ok(&self, _v: &View<'_, P, Self>, _epoch: u32) -> Option<bool> {
+        None
+    }
+    /// [`NwrBaseline::overwriters_valid`].
+    fn overwriters_valid(&self, v: &View<'_, P, Self>) -> bool;
+}
+
+/// A committing transaction's sets as the rule sees them ([`NwrBaseline`]).
+#[derive(Debug)]
+pub struct View<'a, P: Protocol, H> {
+    /// The transaction's sets.
+    pub sets: &'a Sets<P>,
+    /// The engine's pivot objects, looked up under `guard`.
+    pub pivots: &'a Companions<PivotCell>,
+    /// The transaction's guard, pinned for the whole commit.
+    pub guard: &'a Guard,
+    /// A test-only mutation of the rule (`None` in real engines).
+    pub mutation: Option<NwrMutation>,
+    /// The protocol's hooks.
+    pub hooks: H,
+    /// Where a single-write omitter is placed, as its protocol's hooks found it (TicToc: the
+    /// pivot's timestamp, MVTO: the pivot's write timestamp); 0 until then.
+    pub placed_at: Cell<u64>,
+}
+
+impl<'a, P: Protocol, H: Hooks<P>> View<'a, P, H> {
+    /// A view of a committing transaction's `sets`, whose pointers were obtained under `guard`.
+    #[inline]
+    pub fn new(
+        sets: &'a Sets<P>,
+        guard: &'a Guard,
+        parts: &'a NwrParts,
+        mutation: Option<NwrMutation>,
+        hooks: H,
+    ) -> Self {
+        Self {
+            sets,
+            pivots: &parts.pivots,
+            guard,
+            mutation,
+            hooks,
+            placed_at: Cell::new(0),
+        }
+    }
+
+    /// The record of read `i`.
+    #[inline]
+    pub fn read_rec(&self, i: usize) -> &'a P::Record {
+        // SAFETY: read-set pointers were obtained under `guard`, pinned for the whole commit
+        // (`txlab_occ::sets`).
+        unsafe { &*self.sets.reads[i].rec }
+    }
+
+    /// The record of write `i`.
+    #[inline]
+    pub fn write_rec(&self, i: usize) -> &'a P::Record {
+        // SAFETY: as for `read_rec`.
+        unsafe { &*self.sets.writes[i].rec }
+    }
+}
+
+impl<P: Protocol, H: Hooks<P>> NwrBaseline for View<'_, P, H> {
+    #[inline]
+    fn read_count(&self) -> usize {
+        self.sets.reads.len()
+    }
+
+    fn read_item(&self, i: usize) -> (u16, u64) {
+        let r = &self.sets.reads[i];
+        (r.table.0, r.key)
+    }
+
+    fn read_pivot(&self, i: usize) -> &PivotCell {
+        let r = &self.sets.reads[i];
+        self.pivots.cell_of_found_key(r.table, r.key, self.guard)
+    }
+
+    fn read_version(&self, i: usize, epoch: u32) -> VersionNumber {
+        self.hooks.read_version(self, i, epoch)
+    }
+
+    #[inline(always)]
+    fn read_is_pre_epoch(&self, i: usize, epoch: u32) -> bool {
+        self.hooks.read_is_pre_epoch(self, i, epoch)
+    }
+
+    #[inline]
+    fn read_mark(&self, i: usize) -> Option<&AtomicU32> {
+        self.hooks.mark(self.read_rec(i))
+    }
+
+    fn write_count(&self) -> usize {
+        self.sets.writes.len()
+    }
+
+    fn write_item(&self, i: usize) -> (u16, u64) {
+        let w = &self.sets.writes[i];
+        (w.table.0, w.key)
+    }
+
+    /// The toolkit's one rule (`txlab_occ::write_kind`).
+    fn write_is_blind(&self, i: usize) -> bool {
+        self.sets.is_blind(i)
+    }
+
+    fn write_pivot(&self, i: usize) -> &PivotCell {
+        let w = &self.sets.writes[i];
+        self.pivots.cell_of_found_key(w.table, w.key, self.guard)
+    }
+
+    #[inline]
+    fn write_mark(&self, i: usize) -> Option<&AtomicU32> {
+        self.hooks.mark(self.write_rec(i))
+    }
+
+    #[inline(always)]
+    fn has_read_omit(&self) -> bool {
+        H::READ_OMIT
+    }
+
+    fn write_read_marked(&self, i: usize, epoch: u32) -> bool {
+        self.hooks.write_read_marked(self, i, epoch)
+    }
+
+    fn claim_write(&self, i: usize, epoch: u32, ignore_reads: bool) -> bool {
+        self.hooks.claim_write(self, i, epoch, ignore_reads)
+    }
+
+    fn has_epoch_version(&self, i: usize, epoch: u32) -> bool {
+        self.hooks.has_epoch_version(self, i, epoch)
+    }
+
+    fn single_write_pivot(&self, i: usize, epoch: u32) -> SinglePivot {
+        self.hooks.single_write_pivot(self, i, epoch)
+    }
+
+    fn single_write_reads_ok(&self, epoch: u32) -> bool {
+        self.hooks
+            .single_write_reads_ok(self, epoch)
+            .unwrap_or_else(|| (0..self.read_count()).all(|i| self.read_is_pre_epoch(i, epoch)))
+    }
+
+    /// Any range scan, on any table (a per-transaction flag, so recorded and unrecorded runs
+    /// apply the same rule).
+    fn has_scans(&self) -> bool {
+        self.sets.scanned
+    }
+
+    fn overwriters_valid(&self) -> bool {
+        self.hooks.overwriters_valid(self)
+    }
+
+    fn mutation(&self) -> Option<NwrMutation> {
+        self.mutation
+    }
+}
+
+/// [`crate::Nwr`]'s Phase 0 (module docs): the filters with the epoch `seen` before it is fixed,
+/// then [`Hooks::serialize`], [`rule::merge_reads`] unless `marked` (the protocol marked its reads
+/// already, MVTO), and [`rule::try_omit`]. Returns the epoch the transaction commits in with
+/// every write omitted, or `None` to hand it to the baseline.
+pub fn try_omit_all<P: Protocol, H: Hooks<P>>(
+    view: &View<'_, P, H>,
+    seen: u32,
+    marked: bool,
+    stats: &mut NwrStats,
+) -> Option<u32> {
+    let filters = rule::omission_shape_ok(view, stats)
+        && rule::omission_reads_ok(view, seen, stats)
+        && (!H::FILTER_WRITES || rule::omission_writes_ok(view, seen, stats));
+    if !filters {
+        return None;
+    }
+    let epoch = view.hooks.serialize()?;
+    if !marked {
+        rule::merge_reads(view, epoch, stats);
+    }
+    rule::try_omit(view, epoch, stats).ok().map(|()| epoch)
+}
+
+/// [`crate::NwrSingleWrite`]'s Phase 0 (module docs): the single-write shape filter, then
+/// [`Hooks::serialize`] and [`rule::try_omit_single`]. Returns the epoch the transaction commits
+/// in with its write omitted, or `None` to hand it to the baseline.
+pub fn try_omit_one<P: Protocol, H: Hooks<P>>(
+    view: &View<'_, P, H>,
+    stats: &mut NwrStats,
+) -> Option<u32> {
+    if !rule::single_write_shape_ok(view, stats) {
+        return None;
+    }
+    let epoch = view.hooks.serialize()?;
+    rule::try_omit_single(view, epoch, stats)
+        .ok()
+        .map(|()| epoch)
+}
+
+/// Ends a transaction committed in `epoch` with every write omitted: nothing was locked or
+/// installed; when recording, its writes enter the history as invisible versions, at the
+/// `(version, order)` that `place` gives for the transaction's stamp (in `1..=room`,
+/// [`NwrParts::stamp`]). Not acknowledged before its epoch is stable.
+pub fn finish_omitted<P: Protocol>(
+    tx: &mut Txn<'_, '_, P>,
+    parts: &NwrParts,
+    epoch: u64,
+    room: u64,
+    place: impl FnOnce(u64) -> (u64, u64),
+) -> CommitInfo {
+    if <P::Recorder as Recorder>::ENABLED {
+        let (version, order) = place(parts.stamp(room));
+        let st = &mut tx.w.sets;
+        for w in st.writes.iter() {
+            st.h_writes.push(WriteEvent {
+                table: w.table,
+                key: w.key,
+                version,
+                order,
+                kind: WriteKind::Put,
+                visible: false,
+            });
+        }
+    }
+    tx.finish(txlab_core::history::Outcome::Committed);
+    CommitInfo {
+        epoch,
+        acknowledged: false,
+        read_only: false,
+    }
+}
+
+/// The constructors every NWR-extendable engine `E<Rec, W>` offers, in terms of its own
+/// `with_tables_and_omission(schema, tables, config, recorder)` (generic over the recorder `Rec`
+/// and the write-omission policy `W`): `new`, `with_recorder`, `with_tables` (plain), `new_nwr`,
+/// `nwr_with_recorder` ([`crate::Nwr`]), `new_nwr_single`, `nwr_single_with_recorder`
+/// ([`crate::NwrSingleWrite`]), `new_with_omission`, `with_omission` (any policy).
+///
+/// ```ignore
+/// txlab_nwr::engine_constructors!(Silo, SiloConfig);
+/// ```
+#[macro_export]
+macro_rules! engine_constructors {
+    ($engine:ident, $config:ty) => {
+        impl $engine<$crate::__private::NoRecorder, $crate::NoNwr> {
+            /// A database with one built-in index per table of `schema`.
+            pub fn new(
+                schema: &$crate::__private::Schema,
+                config: $config,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::new_with_omission(schema, config)
+            }
+        }
+
+        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::NoNwr> {
+            /// A database whose transactions are recorded by `recorder`.
+            pub fn with_recorder(
+                schema: &$crate::__private::Schema,
+                config: $config,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_omission(schema, config, recorder)
+            }
+
+            /// A database over tables built by the caller (e.g. with a custom index for some
+            /// tables via `txlab_storage::Tables::with_custom`).
+            pub fn with_tables(
+                schema: &$crate::__private::Schema,
+                tables: $crate::__private::Tables<<Self as $crate::__private::Protocol>::Record>,
+                config: $config,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_tables_and_omission(schema, tables, config, recorder)
+            }
+        }
+
+        impl $engine<$crate::__private::NoRecorder, $crate::Nwr> {
+            /// An NWR database ([`txlab_nwr::Nwr`]) with one built-in index per table of
+            /// `schema`. Fails if 128-bit compare-and-swap is not lock-free on this target.
+            pub fn new_nwr(
+                schema: &$crate::__private::Schema,
+                config: $config,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::new_with_omission(schema, config)
+            }
+        }
+
+        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::Nwr> {
+            /// An NWR database ([`txlab_nwr::Nwr`]) whose transactions are recorded by `recorder`.
+            pub fn nwr_with_recorder(
+                schema: &$crate::__private::Schema,
+                config: $config,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_omission(schema, config, recorder)
+            }
+        }
+
+        impl $engine<$crate::__private::NoRecorder, $crate::NwrSingleWrite> {
+            /// An NWR database with single-write omitters ([`txlab_nwr::NwrSingleWrite`]), one
+            /// built-in index per table of `schema`.
+            pub fn new_nwr_single(
+                schema: &$crate::__private::Schema,
+                config: $config,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::new_with_omission(schema, config)
+            }
+        }
+
+        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::NwrSingleWrite> {
+            /// An NWR database with single-write omitters ([`txlab_nwr::NwrSingleWrite`]) whose
+            /// transactions are recorded by `recorder`.
+            pub fn nwr_single_with_recorder(
+                schema: &$crate::__private::Schema,
+                config: $config,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_omission(schema, config, recorder)
+            }
+        }
+
+        impl<W: $crate::WriteOmission> $engine<$crate::__private::NoRecorder, W> {
+            /// A database with write-omission policy `W` and one built-in index per table of
+            /// `schema`.
+            pub fn new_with_omission(
+                schema: &$crate::__private::Schema,
+                config: $config,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_omission(
+                    schema,
+                    config,
+                    $crate::__private::Arc::new($crate::__private::NoRecorder),
+                )
+            }
+        }
+
+        impl<Rec: $crate::__private::Recorder, W: $crate::WriteOmission> $engine<Rec, W> {
+            /// A database with write-omission policy `W` whose transactions are recorded by
+            /// `recorder`, one built-in index per table of `schema`. With [`txlab_nwr::Nwr`] it
+            /// fails unless 128-bit compare-and-swap is lock-free on this target.
+            pub fn with_omission(
+                schema: &$crate::__private::Schema,
+                config: $config,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<Self, $crate::__private::Error> {
+                Self::with_tables_and_omission(
+                    schema,
+                    $crate::__private::Tables::new(schema)?,
+                    config,
+                    recorder,
+                )
+            }
+        }
+    };
+}
