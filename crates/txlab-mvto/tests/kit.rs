@@ -33,6 +33,14 @@ impl Protocol for MvtoKit {
 
 txlab_testkit::protocol_kit!(MvtoKit);
 
+/// The commit rule's read term (`txlab_testkit::tid_rule`).
+#[test]
+fn written_versions_follow_reads() {
+    txlab_testkit::tid_rule::written_versions_follow_reads::<MvtoKit>(
+        txlab_testkit::tid_rule::Order::Above,
+    );
+}
+
 struct MvtoSkipWriteTooLate;
 
 impl Protocol for MvtoSkipWriteTooLate {

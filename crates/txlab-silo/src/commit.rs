@@ -134,7 +134,8 @@ fn validate<Rec: Recorder, W: WriteOmission>(
 /// transaction read, (b) every TID its locks replaced, and (c) the worker's last TID. (a) keeps a
 /// key's versions ordered after every version the writer depended on (a reader's later write
 /// must not look older than what it read), (b) makes a record's TIDs strictly increase, (c) makes
-/// a worker's TIDs increase (`tests/tid_rule.rs`).
+/// a worker's TIDs increase. Without (a) every history stays serializable; `txlab_testkit::tid_rule`
+/// fails (`tests/kit.rs`).
 #[inline]
 fn choose_tid<Rec: Recorder, W: WriteOmission>(
     st: &SiloSets<Rec, W>,

@@ -29,6 +29,14 @@ impl Protocol for SiloKit {
 
 txlab_testkit::protocol_kit!(SiloKit);
 
+/// The commit rule's read term (`txlab_testkit::tid_rule`).
+#[test]
+fn written_versions_follow_reads() {
+    txlab_testkit::tid_rule::written_versions_follow_reads::<SiloKit>(
+        txlab_testkit::tid_rule::Order::Above,
+    );
+}
+
 macro_rules! mutant {
     ($name:ident, $test:ident, $mutation:expr) => {
         struct $name;

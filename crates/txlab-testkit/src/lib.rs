@@ -27,6 +27,8 @@
 //!   find a violation (a suite that cannot fail proves nothing).
 //! - [`retire`]: threaded churn of deletes and re-inserts for engines that unlink tombstones, with
 //!   the history checked and the retirements counted.
+//! - [`tid_rule`]: the versions a transaction writes follow every version it read (the commit
+//!   timestamp rule serializability alone does not see).
 //! - `shuttle_check` (only with `--cfg txlab_shuttle`): the real threaded commit path under
 //!   shuttle's randomized scheduler, which can preempt between any two atomic operations.
 //!
@@ -43,6 +45,7 @@ pub mod schedule;
 #[cfg(txlab_shuttle)]
 pub mod shuttle_check;
 pub mod stress;
+pub mod tid_rule;
 
 pub use hermitage::{Expect, Hermitage};
 pub use replay::{Op, Replay, Schedule, Step, TxnState};

@@ -29,6 +29,14 @@ impl Protocol for TicTocKit {
 
 txlab_testkit::protocol_kit!(TicTocKit);
 
+/// The commit rule's read term (`txlab_testkit::tid_rule`).
+#[test]
+fn written_versions_follow_reads() {
+    txlab_testkit::tid_rule::written_versions_follow_reads::<TicTocKit>(
+        txlab_testkit::tid_rule::Order::AtLeast,
+    );
+}
+
 macro_rules! mutant {
     ($name:ident, $test:ident, $mutation:expr) => {
         struct $name;
