@@ -53,9 +53,14 @@ impl<R: Record> Index<R> for AnyIndex<R> {
         dispatch!(self, i => Index::get(i.as_ref_index(), key, guard))
     }
 
-    #[inline]
+    /// Inlined into every caller, with the dense array's lookup on the fast path and the other
+    /// indexes out of line (every interactive operation locates its record through this).
+    #[inline(always)]
     fn get_or_insert<'g>(&'g self, key: u64, guard: &'g Guard) -> Result<Entry<'g, R>, Error> {
-        dispatch!(self, i => Index::get_or_insert(i.as_ref_index(), key, guard))
+        match self {
+            AnyIndex::Dense(i) => Index::get_or_insert(i, key, guard),
+            other => other.get_or_insert_keyed(key, guard),
+        }
     }
 
     #[inline]
@@ -107,6 +112,18 @@ impl<R> AnyIndex<R> {
     #[inline]
     pub fn unlinks_deleted_records(&self) -> bool {
         matches!(self, AnyIndex::Hash(_) | AnyIndex::Ordered(_))
+    }
+}
+
+impl<R: Record> AnyIndex<R> {
+    /// [`Index::get_or_insert`] of the keyed and user-supplied indexes, out of line.
+    #[inline(never)]
+    fn get_or_insert_keyed<'g>(
+        &'g self,
+        key: u64,
+        guard: &'g Guard,
+    ) -> Result<Entry<'g, R>, Error> {
+        dispatch!(self, i => Index::get_or_insert(i.as_ref_index(), key, guard))
     }
 }
 

@@ -102,7 +102,7 @@ impl<R> DenseIndex<R> {
 
     /// The record of `key`, or [`Error::KeyOutOfRange`]. No guard is needed: dense records live
     /// as long as the index.
-    #[inline]
+    #[inline(always)]
     pub fn record(&self, key: u64) -> Result<&R, Error> {
         usize::try_from(key)
             .ok()
@@ -134,7 +134,7 @@ impl<R: Record> Index<R> for DenseIndex<R> {
         self.record(key).map(Some)
     }
 
-    #[inline]
+    #[inline(always)]
     fn get_or_insert<'g>(&'g self, key: u64, _guard: &'g Guard) -> Result<Entry<'g, R>, Error> {
         let record = self.record(key)?;
         Ok(Entry {
