@@ -39,12 +39,13 @@ pub struct Txn<'w, 'e, P: Protocol> {
 
 impl<'w, 'e, P: Protocol> Txn<'w, 'e, P> {
     /// Begins a transaction on `w`: clears the sets, lets the protocol begin (enter the epoch),
-    /// pins the guard, and unlinks a few old tombstones under it.
+    /// pins the guard (on top of the worker's anchor, `crate::worker`), and unlinks a few old
+    /// tombstones under it.
     pub(crate) fn begin(w: &'w mut Worker<'e, P>) -> Self {
         w.sets.clear();
         w.sets.seq += 1;
         P::begin(w);
-        let guard = w.handle.pin();
+        let guard = w.pin();
         if !w.retire.is_empty() {
             retire_some(w, &guard);
         }

@@ -1,6 +1,24 @@
 //! A worker: one thread's handle on an engine, owning the sets its transactions reuse, its local
 //! epoch, its crossbeam-epoch handle (so several workers can live on one thread), its queue of
 //! committed deletes and the protocol's per-worker state.
+//!
+//! **The anchor guard.** Pinning a crossbeam-epoch participant that holds no guard costs a full
+//! barrier (`lock cmpxchg` on x86) and, every 128 pins, a collection attempt. A worker therefore
+//! keeps one guard, its *anchor*, pinned from its first transaction until it is dropped, and each
+//! transaction pins its own guard on top of it, which only counts. What the anchor must not do is
+//! hold the global epoch back: at every begin, with no transaction guard alive, it is re-pinned
+//! to the current global epoch (`Guard::repin`: a `Release` store when the epoch moved, nothing
+//! otherwise), and every [`FLUSH_EVERY`] begins its thread-local garbage is handed over and a
+//! collection attempted (`Guard::flush`, what a pin from zero does every 128 pins).
+//!
+//! Invariants that make this sound: a transaction's record and version pointers are obtained
+//! under its own guard and the sets are cleared before that guard is dropped (`crate::sets`), so
+//! no pointer survives into the time between transactions, when only the anchor is pinned; a
+//! re-pin happens only then. A participant that stays pinned (at an older epoch, until its
+//! `Release` store is seen) only delays reclamation, never frees early. The cost of the scheme:
+//! an idle worker keeps the epoch of its last transaction pinned, so memory unlinked meanwhile
+//! (tombstones, MVTO versions) is reclaimed once it begins again or is dropped; drop workers that
+//! stay idle long.
 
 use crate::protocol::{Protocol, RetireEntry};
 use crate::sets::Sets;
@@ -16,6 +34,10 @@ pub struct Worker<'e, P: Protocol> {
     pub engine: &'e P,
     /// The worker's local epoch.
     pub epoch: EpochHandle,
+    /// The worker's anchor guard (module docs), pinned from its first transaction on.
+    anchor: Option<crossbeam_epoch::Guard>,
+    /// Begins since the anchor last flushed.
+    since_flush: u32,
     /// The worker's crossbeam-epoch participant.
     pub handle: crossbeam_epoch::LocalHandle,
     /// The sets its transactions use.
@@ -26,7 +48,27 @@ pub struct Worker<'e, P: Protocol> {
     pub state: P::WorkerState,
 }
 
+/// Begins between two flushes of the anchor guard's garbage (module docs).
+pub const FLUSH_EVERY: u32 = 128;
+
 impl<'e, P: Protocol> Worker<'e, P> {
+    /// A guard for a new transaction, pinned on top of the anchor (module docs).
+    #[inline]
+    pub(crate) fn pin(&mut self) -> crossbeam_epoch::Guard {
+        match &mut self.anchor {
+            Some(anchor) => {
+                anchor.repin();
+                self.since_flush += 1;
+                if self.since_flush >= FLUSH_EVERY {
+                    self.since_flush = 0;
+                    anchor.flush();
+                }
+            }
+            None => self.anchor = Some(self.handle.pin()),
+        }
+        self.handle.pin()
+    }
+
     /// A new worker of `engine` (`Engine::worker`).
     pub fn new(engine: &'e P) -> Result<Self, Error> {
         let shell = engine.shell();
@@ -34,6 +76,8 @@ impl<'e, P: Protocol> Worker<'e, P> {
         Ok(Self {
             engine,
             epoch: shell.epochs.register(),
+            anchor: None,
+            since_flush: 0,
             handle: crossbeam_epoch::default_collector().register(),
             sets: Sets::new(id),
             retire: RetireQueue::default(),
