@@ -27,7 +27,11 @@
 //! validation; a writer W links its version above `v` and then loads `v.rts`. In the single
 //! total order of `SeqCst` operations either W's link precedes R's `fetch_max`, so R's
 //! validation sees W's version (pending or committed) and R aborts, or R's `fetch_max` precedes
-//! W's link, so W's load sees `rts >= ts_R > ts` and W aborts. The same argument with the stripe
+//! W's link, so W's load sees `rts >= ts_R > ts` and W aborts. R skips the `fetch_max` when its
+//! `SeqCst` load of `rts` already returns `ts_R` or more: that value was written by a `fetch_max`
+//! preceding the load in the total order, so if the load precedes W's link, W's later load reads
+//! that write or a later one (`rts` only grows) and W aborts as before; a read then writes
+//! nothing to shared memory when a younger reader got there first. The same argument with the stripe
 //! scan timestamps (raised before the scanner reads stripe versions and traverses) covers inserts
 //! into records created after the scan. Version contents are immutable once linked
 //! (`crate::version`), so no value needs a seqlock.
@@ -48,7 +52,7 @@ use crate::nwr;
 use crate::record::{LinkRefused, MvtoRecord, Visible, deref};
 use crate::timestamp::epoch_of;
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
-use crossbeam_epoch::{Guard, Owned};
+use crossbeam_epoch::Guard;
 use txlab_core::history::{Outcome, Recorder, WriteEvent};
 use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
@@ -133,12 +137,12 @@ fn install_pending<Rec: Recorder, W: WriteOmission>(
     for i in 0..w.sets.writes.len() {
         let e = w.sets.writes[i];
         let tombstone = e.kind.is_delete();
-        let value: Box<[u8]> = if tombstone {
-            Box::default()
+        let value = if tombstone {
+            &[][..]
         } else {
-            w.sets.write_value(i).into()
+            w.sets.write_value(i)
         };
-        let new = Owned::new(Version::new(ts, PENDING, tombstone, value));
+        let new = w.state.pool.version(ts, PENDING, tombstone, value);
         let linked = record(e.rec)
             .link(new, guard)
             .map_err(|why| link_refused(why, ts, e.table, e.key))?;
@@ -275,7 +279,13 @@ fn collect_garbage<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec
         engine.clocks.horizon()
     };
     for e in w.sets.writes.iter() {
-        gc::collect(record(e.rec), horizon, &tx.guard);
+        gc::collect(
+            record(e.rec),
+            horizon,
+            &tx.guard,
+            &mut w.state.pool,
+            &engine.clocks,
+        );
     }
 }
 

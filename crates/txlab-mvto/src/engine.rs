@@ -4,6 +4,7 @@
 //! retirement).
 
 use crate::config::{Mutation, MvtoConfig, MvtoSettings};
+use crate::pool::VersionPool;
 use crate::record::{MvtoRecord, Visible};
 use crate::retire::{AbsentFloor, TableRetire};
 use crate::timestamp::{Clocks, LocalClock, MAX_WORKERS};
@@ -96,6 +97,8 @@ pub struct MvtoState {
     pub(crate) nwr: NwrStats,
     /// Commits aborted by MVTO+NWR's old-version-reader check (`crate::nwr`).
     pub(crate) old_reader_aborts: u64,
+    /// Versions to reuse (`crate::pool`).
+    pub(crate) pool: VersionPool,
 }
 
 txlab_nwr::engine_constructors!(Mvto, MvtoConfig);
@@ -145,13 +148,22 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// How many versions `key` of `table` currently holds, and how many of those are aborted
     /// (diagnostics and memory tests; 0 for a key without a record).
     pub fn version_count(&self, table: TableId, key: u64) -> Result<(usize, usize), Error> {
+        self.walking(|guard| {
+            Ok(self
+                .shell
+                .tables
+                .get(table)?
+                .get(key, guard)?
+                .map_or((0, 0), |r| r.count(guard)))
+        })
+    }
+
+    /// Runs `walk` with an active clock slot and under a pinned guard, as a transaction would:
+    /// version lists may only be walked so (`crate::pool`).
+    fn walking<T>(&self, walk: impl FnOnce(&Guard) -> T) -> T {
+        let _held = self.clocks.hold();
         let guard = crossbeam_epoch::pin();
-        Ok(self
-            .shell
-            .tables
-            .get(table)?
-            .get(key, &guard)?
-            .map_or((0, 0), |r| r.count(&guard)))
+        walk(&guard)
     }
 
     /// The absent floor of `(table, key)`: the largest timestamp at which a transaction saw the
@@ -218,9 +230,10 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         if !crate::nwr::marks_in_head::<W>() {
             return None;
         }
-        let guard = crossbeam_epoch::pin();
-        let record = self.shell.tables.get(table).ok()?.get(key, &guard).ok()??;
-        let (read, omit) = record.head.load(Ordering::Acquire).marks(&guard);
+        let (read, omit) = self.walking(|guard| {
+            let record = self.shell.tables.get(table).ok()?.get(key, guard).ok()??;
+            Some(record.head.load(Ordering::Acquire).marks(guard))
+        })?;
         let plain = |m: crate::head::Mark| match m {
             crate::head::Mark::None => 0,
             crate::head::Mark::At(e) => e as u32,
@@ -287,6 +300,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
             since_horizon: 0,
             nwr: NwrStats::default(),
             old_reader_aborts: 0,
+            pool: VersionPool::default(),
         }
     }
 
@@ -327,9 +341,12 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
         let mut backoff = txlab_core::sync::SpinWait::new();
         let mut waits = 0u32;
         loop {
-            match rec.visible(ts, Ordering::Acquire, guard) {
+            match rec.visible(ts, Ordering::SeqCst, guard) {
                 Visible::Committed(v) => {
-                    v.rts.fetch_max(ts, Ordering::SeqCst);
+                    // A load that sees `ts` or more serves as the raise (`crate::commit`).
+                    if v.rts.load(Ordering::SeqCst) < ts {
+                        v.rts.fetch_max(ts, Ordering::SeqCst);
+                    }
                     w.state.clock.observe(v.wts);
                     return Ok(Observation {
                         seen: v,
@@ -362,7 +379,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
         // pinned until the transaction ends; the returned borrow cannot outlive the borrow of
         // the transaction it is reached through (`crate::gc`: versions are freed only after
         // every guard that could reach them is dropped).
-        unsafe { &(**seen).value }
+        unsafe { (**seen).value.as_slice() }
     }
 
     /// Phantom protection, before the traversal: raise the stripes' scan timestamps (so an older

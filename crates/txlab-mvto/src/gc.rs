@@ -6,8 +6,8 @@
 //! transaction with `ts >= h` sees `K` or a newer version, and every protocol walk (read,
 //! validation, write check, initial-version linking) stops at the first committed version below
 //! its timestamp, so none of them needs a version older than `K`. The cut is one atomic `swap` of
-//! `K.older` to null; the detached chain is destroyed through crossbeam-epoch after every guard
-//! pinned before the cut is dropped (a walker that was already past `K` may still read it, and an
+//! `K.older` to null; the detached chain goes to the collecting worker's pool of versions
+//! (`crate::pool`), which reuses it once every transaction that could have reached it has ended (a walker that was already past `K` may still read it, and an
 //! initial-version link that lands in it is destroyed with it: see
 //! `MvtoRecord::materialize_initial`).
 //!
@@ -17,7 +17,9 @@
 //!
 //! Aborted versions above `K` stay until a newer committed version passes below the horizon.
 
+use crate::pool::VersionPool;
 use crate::record::{MvtoRecord, deref};
+use crate::timestamp::Clocks;
 use crate::version::{COMMITTED, Version};
 use crossbeam_epoch::{Guard, Owned, Shared};
 use txlab_core::sync::Ordering;
@@ -38,23 +40,27 @@ pub(crate) fn free_chain(mut p: *const Version) {
     }
 }
 
-/// Cuts `rec`'s list below the newest committed version older than `horizon` (module docs).
-/// Returns whether something was detached.
-pub(crate) fn collect(rec: &MvtoRecord, horizon: u64, guard: &Guard) -> bool {
-    let mut cur = rec.head.load(Ordering::Acquire).version(guard);
+/// Cuts `rec`'s list below the newest committed version older than `horizon` (module docs) and
+/// gives the detached chain to `pool`, the collecting worker's, which reuses it once nobody can
+/// reach it (`crate::pool`; `clocks` tells who may). Returns whether something was detached.
+pub(crate) fn collect(
+    rec: &MvtoRecord,
+    horizon: u64,
+    guard: &Guard,
+    pool: &mut VersionPool,
+    clocks: &Clocks,
+) -> bool {
+    let mut cur = rec.head.load(Ordering::SeqCst).version(guard);
     while let Some(v) = deref(cur) {
         if v.wts < horizon && v.status() == COMMITTED {
             let tail = v.older.swap(Shared::null(), Ordering::AcqRel, guard);
             if tail.is_null() {
                 return false;
             }
-            let raw = tail.as_raw();
-            // SAFETY: `tail` is unreachable from the record now; it is freed after every guard
-            // pinned before the swap (including walkers already inside it) has been dropped.
-            unsafe { guard.defer_unchecked(move || free_chain(raw)) };
+            pool.retire_chain(tail.as_raw() as *mut Version, clocks);
             return true;
         }
-        cur = v.older.load(Ordering::Acquire, guard);
+        cur = v.older.load(Ordering::SeqCst, guard);
     }
     false
 }

@@ -52,8 +52,8 @@
 //! sequence) holds as it did for the separate word, with links in the same release sequence.
 //!
 //! **Orderings.** Links and the retired tag use `SeqCst` as before (`crate::record`,
-//! `crate::retire`); marks and claims `AcqRel` on success and `Acquire` on loads, as the separate
-//! word did.
+//! `crate::retire`); so do marks and claims and their loads: every load of a list pointer by a
+//! transaction is `SeqCst`, which the version pool's grace period needs (`crate::pool`).
 
 use crate::record::deref;
 use crate::timestamp::epoch_of;
@@ -249,7 +249,7 @@ impl HeadWord {
     /// the mark took effect.
     #[inline]
     pub(crate) fn mark_read(&self, epoch: u64, guard: &Guard) -> bool {
-        let mut cur = self.load(Ordering::Acquire);
+        let mut cur = self.load(Ordering::SeqCst);
         loop {
             let base = cur.base(guard);
             let omitted = decode(cur.omit_mark(), base).at_least(epoch);
@@ -262,7 +262,7 @@ impl HeadWord {
             let next = cur.with_marks(v, cur.omit_mark());
             match self
                 .0
-                .compare_exchange_weak(cur.0, next.0, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange_weak(cur.0, next.0, Ordering::SeqCst, Ordering::SeqCst)
             {
                 Ok(_) => return omitted,
                 Err(now) => cur = Head(now),
@@ -273,7 +273,7 @@ impl HeadWord {
     /// Whether the read mark holds `epoch` or later (one load; the rule's early exit).
     #[inline]
     pub(crate) fn read_marked(&self, epoch: u64, guard: &Guard) -> bool {
-        let cur = self.load(Ordering::Acquire);
+        let cur = self.load(Ordering::SeqCst);
         decode(cur.read_mark(), cur.base(guard)).at_least(epoch)
     }
 
@@ -283,7 +283,7 @@ impl HeadWord {
     /// `ignore_reads` is the test-only mutant of check (4).
     #[inline]
     pub(crate) fn claim(&self, epoch: u64, ignore_reads: bool, guard: &Guard) -> bool {
-        let mut cur = self.load(Ordering::Acquire);
+        let mut cur = self.load(Ordering::SeqCst);
         loop {
             let base = cur.base(guard);
             if decode(cur.read_mark(), base).at_least(epoch) && !ignore_reads {
@@ -298,7 +298,7 @@ impl HeadWord {
             let next = cur.with_marks(cur.read_mark(), v);
             match self
                 .0
-                .compare_exchange_weak(cur.0, next.0, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange_weak(cur.0, next.0, Ordering::SeqCst, Ordering::SeqCst)
             {
                 Ok(_) => return true,
                 Err(now) => cur = Head(now),
@@ -318,12 +318,7 @@ mod tests {
 
     /// Links a committed version written in `epoch` (its `n`-th timestamp there).
     fn write(rec: &MvtoRecord, epoch: u64, n: u64, guard: &Guard) {
-        let v = Version::new(
-            epoch_start(epoch) + n,
-            COMMITTED,
-            false,
-            b"v".to_vec().into(),
-        );
+        let v = Version::new(epoch_start(epoch) + n, COMMITTED, false, b"v");
         rec.link(Owned::new(v), guard).expect("linked");
     }
 

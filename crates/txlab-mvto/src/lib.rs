@@ -51,6 +51,7 @@ pub mod engine;
 pub mod gc;
 mod head;
 pub mod nwr;
+mod pool;
 pub mod record;
 pub mod retire;
 pub mod timestamp;

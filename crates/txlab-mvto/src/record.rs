@@ -9,8 +9,8 @@
 //!   timestamp first links the committed initial-absent version (`wts = 0`) at the tail, so that it
 //!   has a read timestamp to raise; this changes nothing about the key's history. Newer versions
 //!   (inserted by younger transactions) may already be in the list above it.
-//! - Links are published with `SeqCst` compare-and-swap; list pointers are read with `Acquire`
-//!   during execution and `SeqCst` during commit (see `crate::commit`).
+//! - Links are published with `SeqCst` compare-and-swap; list pointers are read with `SeqCst`
+//!   loads (`crate::commit`; the version pool's grace period relies on it, `crate::pool`).
 //! - Versions unlinked by the garbage collector stay readable until every guard pinned before the
 //!   unlink is dropped (`crate::gc`).
 //! - The head is a `HeadWord` (`crate::head`): the newest version's address, the retired tag,
@@ -293,7 +293,7 @@ impl MvtoRecord {
     /// Non-transactional load: the record becomes one committed version with `wts = 0`, and its
     /// marks are cleared.
     pub(crate) fn load_initial(&self, value: &[u8], guard: &Guard) -> Result<(), LinkRefused> {
-        let v = Owned::new(Version::new(0, COMMITTED, false, value.into()));
+        let v = Owned::new(Version::new(0, COMMITTED, false, value));
         let addr: *const Version = &*v;
         let next = Head::fresh(addr).ok_or(LinkRefused::Unaddressable)?;
         let _ = v.into_shared(guard);
@@ -310,13 +310,13 @@ impl MvtoRecord {
     /// Number of versions in the list, and how many of them are aborted (diagnostics).
     pub(crate) fn count(&self, guard: &Guard) -> (usize, usize) {
         let (mut n, mut aborted) = (0, 0);
-        let mut cur = self.head.load(Ordering::Acquire).version(guard);
+        let mut cur = self.head.load(Ordering::SeqCst).version(guard);
         while let Some(v) = deref(cur) {
             n += 1;
             if v.status() == ABORTED {
                 aborted += 1;
             }
-            cur = v.older.load(Ordering::Acquire, guard);
+            cur = v.older.load(Ordering::SeqCst, guard);
         }
         (n, aborted)
     }

@@ -242,9 +242,9 @@ mod tests {
 
     fn tombstone_under_aborted(guard: &Guard) -> MvtoRecord {
         let rec = MvtoRecord::absent(8);
-        let t = Owned::new(Version::new(10, COMMITTED, true, Box::default()));
+        let t = Owned::new(Version::new(10, COMMITTED, true, &[]));
         rec.link(t, guard).expect("tombstone linked");
-        let a = Owned::new(Version::new(30, ABORTED, false, b"aborted".to_vec().into()));
+        let a = Owned::new(Version::new(30, ABORTED, false, b"aborted"));
         rec.link(a, guard).expect("aborted version linked");
         rec
     }
@@ -273,7 +273,7 @@ mod tests {
         let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T is the newest live version");
         assert_eq!(tag_head(&rec, head, tomb, guard), Ok(()));
 
-        let new = Owned::new(Version::new(20, PENDING, false, b"late".to_vec().into()));
+        let new = Owned::new(Version::new(20, PENDING, false, b"late"));
         match rec.link_at(slot, new, guard) {
             LinkAttempt::Retired => {}
             other => panic!("a link into a tagged record must be refused, got {other:?}"),
@@ -297,7 +297,7 @@ mod tests {
         let guard = &crossbeam_epoch::pin();
         let rec = tombstone_under_aborted(guard);
         let slot = rec.link_slot(20, guard).expect("walk");
-        let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
+        let new = Owned::new(Version::new(20, PENDING, false, b"v"));
         assert!(matches!(
             rec.link_at(slot, new, guard),
             LinkAttempt::Linked(_)
@@ -316,7 +316,7 @@ mod tests {
         let rec = tombstone_under_aborted(guard);
         let (head, tomb) = find_tombstone(&rec, 10, guard).expect("T is the newest live version");
 
-        let new = Owned::new(Version::new(20, PENDING, false, b"v".to_vec().into()));
+        let new = Owned::new(Version::new(20, PENDING, false, b"v"));
         rec.link(new, guard).expect("no tag yet: the link goes in");
         assert_eq!(
             rec.head.load(Ordering::SeqCst),
@@ -331,7 +331,7 @@ mod tests {
         );
         assert_eq!(status_of(&rec, 20, guard), Some(PENDING));
         // And the record accepts versions again.
-        let next = Owned::new(Version::new(40, PENDING, false, b"w".to_vec().into()));
+        let next = Owned::new(Version::new(40, PENDING, false, b"w"));
         assert!(rec.link(next, guard).is_ok());
     }
 
@@ -342,10 +342,7 @@ mod tests {
         let guard = &crossbeam_epoch::pin();
         let rec = tombstone_under_aborted(guard);
         let p = rec
-            .link(
-                Owned::new(Version::new(50, PENDING, false, b"p".to_vec().into())),
-                guard,
-            )
+            .link(Owned::new(Version::new(50, PENDING, false, b"p")), guard)
             .expect("linked");
         assert_eq!(find_tombstone(&rec, 10, guard).err(), Some(Retire::Busy));
         deref(p)

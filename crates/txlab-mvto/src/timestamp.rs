@@ -50,7 +50,7 @@
 //! above the horizon can see.
 
 use crossbeam_utils::CachePadded;
-use txlab_core::sync::{Arc, AtomicU64, Ordering, RwLock};
+use txlab_core::sync::{Arc, AtomicU64, Ordering, RwLock, fence};
 
 /// Bits of the worker id.
 pub const WORKER_BITS: u32 = 16;
@@ -191,6 +191,31 @@ impl Clocks {
         self.horizon.load(Ordering::Acquire)
     }
 
+    /// Records, in `into`, every slot whose transaction is active now, with its word, after a
+    /// `SeqCst` fence (the version pool's grace period, `crate::pool`). `into` keeps its capacity,
+    /// so a warmed-up worker's snapshots do not allocate.
+    pub fn snapshot(&self, into: &mut Vec<(Slot, u64)>) {
+        into.clear();
+        fence(Ordering::SeqCst);
+        let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
+        for s in slots.iter() {
+            let w = s.load(Ordering::SeqCst);
+            if w & ACTIVE != 0 {
+                into.push((Arc::clone(s), w));
+            }
+        }
+    }
+
+    /// An active slot for a walk of version lists outside any transaction (diagnostics): while
+    /// the returned value lives, snapshots see it active (`crate::pool`).
+    pub fn hold(&self) -> Held<'_> {
+        let mut slots = self.slots.write().unwrap_or_else(|e| e.into_inner());
+        let floor = floor_of(self.horizon.load(Ordering::Acquire));
+        let slot = Arc::new(CachePadded::new(AtomicU64::new(floor | ACTIVE)));
+        slots.push(Arc::clone(&slot));
+        Held { clocks: self, slot }
+    }
+
     /// Every `interval`-th call of a worker: its clock catches up with another worker's floor.
     fn sync_one(&self, local: &mut LocalClock) {
         let slots = self.slots.read().unwrap_or_else(|e| e.into_inner());
@@ -200,6 +225,30 @@ impl Clocks {
         local.sync_cursor = (local.sync_cursor + 1) % slots.len();
         let other = clock_of(floor_of(slots[local.sync_cursor].load(Ordering::Acquire)));
         local.clock = local.clock.max(other.saturating_sub(1));
+    }
+}
+
+/// A worker's published slot.
+pub(crate) type Slot = Arc<CachePadded<AtomicU64>>;
+
+/// Whether every transaction recorded in `snap` ([`Clocks::snapshot`]) has ended: its slot's
+/// word has changed (a slot's word never repeats: an active word carries a clock the next
+/// transaction exceeds). The `Acquire` load of a changed word reads that transaction's end (a
+/// `SeqCst` store) or a later write, so everything it did happens-before what follows.
+pub(crate) fn passed(snap: &[(Slot, u64)]) -> bool {
+    snap.iter().all(|(s, w)| s.load(Ordering::Acquire) != *w)
+}
+
+/// An active slot held for a diagnostic walk ([`Clocks::hold`]); dropping it removes the slot.
+#[derive(Debug)]
+pub(crate) struct Held<'a> {
+    clocks: &'a Clocks,
+    slot: Slot,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.clocks.deregister(&self.slot);
     }
 }
 

@@ -35,27 +35,27 @@ pub struct Version {
     /// Whether the version makes the key absent (a delete, or the initial absent version).
     pub(crate) tombstone: bool,
     /// The value (empty for tombstones).
-    pub(crate) value: Box<[u8]>,
+    pub(crate) value: Bytes,
     /// The next older version.
     pub(crate) older: Atomic<Version>,
 }
 
 impl Version {
     /// A version in `status`, not yet linked.
-    pub(crate) fn new(wts: u64, status: usize, tombstone: bool, value: Box<[u8]>) -> Self {
+    pub(crate) fn new(wts: u64, status: usize, tombstone: bool, value: &[u8]) -> Self {
         Self {
             wts,
             rts: AtomicU64::new(wts),
             status: AtomicUsize::new(status),
             tombstone,
-            value,
+            value: Bytes::new(value),
             older: Atomic::null(),
         }
     }
 
     /// The committed initial version of a key that was never loaded: absent, timestamp 0.
     pub(crate) fn initial_absent() -> Self {
-        Self::new(0, COMMITTED, true, Box::default())
+        Self::new(0, COMMITTED, true, &[])
     }
 
     /// The status (`Acquire`: a reader that sees `COMMITTED` may use the version).
@@ -79,6 +79,43 @@ impl Version {
     /// The value (empty for a tombstone).
     #[inline]
     pub fn value(&self) -> &[u8] {
-        &self.value
+        self.value.as_slice()
+    }
+}
+
+/// Most values a version holds: bytes of a small value inside the version itself, a longer one on
+/// the heap. A write of a small value (YCSB's 8-byte payloads, TPC-C's smaller rows) then costs one
+/// allocation, the version's, instead of two.
+#[derive(Debug)]
+pub(crate) enum Bytes {
+    /// Up to [`INLINE`] bytes, in place.
+    Inline { len: u8, bytes: [u8; INLINE] },
+    /// A longer value.
+    Heap(Box<[u8]>),
+}
+
+/// The longest value a version holds in place.
+pub(crate) const INLINE: usize = 22;
+
+impl Bytes {
+    fn new(value: &[u8]) -> Self {
+        if value.len() <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..value.len()].copy_from_slice(value);
+            Bytes::Inline {
+                len: value.len() as u8,
+                bytes,
+            }
+        } else {
+            Bytes::Heap(value.into())
+        }
+    }
+
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Inline { len, bytes } => &bytes[..*len as usize],
+            Bytes::Heap(b) => b,
+        }
     }
 }
