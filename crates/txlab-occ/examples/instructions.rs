@@ -1,0 +1,120 @@
+//! A fixed number of YCSB transactions on one worker of one engine, for counting instructions per
+//! transaction with callgrind (stable on a noisy machine, where throughput is not):
+//!
+//! ```text
+//! cargo build --release -p txlab-occ --example instructions
+//! valgrind --tool=callgrind --toggle-collect=instructions::measured \
+//!     target/release/examples/instructions silo a 4 0 200000
+//! ```
+//!
+//! Arguments: protocol (`silo`, `tictoc`, `mvto`, their `-nwr` and `-nwr-single` forms), YCSB
+//! preset (`a`, `b`, `c`), operations per transaction, Zipf theta, transactions. The same number of
+//! transactions runs first as a warm-up; then `measured` runs them again, and the collected
+//! instruction count divided by the transactions is the cost of one, retries included. Engines run
+//! as the harness runs them: 100,000 records of 8 bytes, epochs every 40 ms, acknowledgement at
+//! epoch stability (not waited for), the mimalloc allocator.
+
+use std::hint::black_box;
+use txlab_core::{Engine, Program, Transaction, TxError, Worker};
+use txlab_workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbGenerator, YcsbPreset};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn one<W: Worker>(worker: &mut W, generator: &mut YcsbGenerator) {
+    let program = generator.next();
+    loop {
+        let mut tx = worker.begin();
+        let r = match program.run(&mut tx) {
+            Ok(()) => tx.commit(),
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        };
+        match r {
+            Ok(info) => {
+                black_box(info);
+                return;
+            }
+            Err(TxError::Conflict(_)) => continue,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// The transactions callgrind counts (`--toggle-collect=instructions::measured`).
+#[inline(never)]
+fn measured<W: Worker>(worker: &mut W, generator: &mut YcsbGenerator, n: u64) {
+    for _ in 0..n {
+        one(worker, generator);
+    }
+}
+
+fn run<E: Engine>(engine: E, workload: &Ycsb, n: u64) {
+    workload.load(&engine).expect("loading YCSB");
+    let mut worker = engine.worker().expect("a worker");
+    let mut generator = workload.generator(0, 42);
+    for _ in 0..n {
+        one(&mut worker, &mut generator);
+    }
+    let start = std::time::Instant::now();
+    measured(&mut worker, &mut generator, n);
+    let ns = start.elapsed().as_nanos() as f64 / n as f64;
+    println!("{} transactions measured, {ns:.0} ns each", n);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: instructions PROTOCOL PRESET(a|b|c) OPS THETA TRANSACTIONS";
+    let [_, protocol, preset, ops, theta, n] = &args[..] else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let preset = match preset.as_str() {
+        "a" => YcsbPreset::A,
+        "b" => YcsbPreset::B,
+        "c" => YcsbPreset::C,
+        other => {
+            eprintln!("preset {other:?}: one of a, b, c\n{usage}");
+            std::process::exit(2);
+        }
+    };
+    let mut config = YcsbConfig::preset(preset);
+    config.records = 100_000;
+    config.payload_bytes = 8;
+    config.ops_per_txn = ops.parse().expect("OPS is a number");
+    config.theta = theta.parse().expect("THETA is a number");
+    let n: u64 = n.parse().expect("TRANSACTIONS is a number");
+    let workload = Ycsb::new(config).expect("a valid YCSB configuration");
+    let schema = workload.schema();
+    macro_rules! engine {
+        ($ty:ty, $cfg:expr) => {
+            run(
+                <$ty>::new_with_omission(&schema, $cfg).expect("engine"),
+                &workload,
+                n,
+            )
+        };
+    }
+    use txlab_mvto::{Mvto, MvtoConfig, Nwr, NwrSingleWrite};
+    use txlab_silo::{Silo, SiloConfig};
+    use txlab_tictoc::{TicToc, TicTocConfig};
+    match protocol.as_str() {
+        "silo" => engine!(Silo, SiloConfig::default()),
+        "silo-nwr" => engine!(Silo<_, Nwr>, SiloConfig::default()),
+        "silo-nwr-single" => engine!(Silo<_, NwrSingleWrite>, SiloConfig::default()),
+        "tictoc" => engine!(TicToc, TicTocConfig::default()),
+        "tictoc-nwr" => engine!(TicToc<_, Nwr>, TicTocConfig::default()),
+        "tictoc-nwr-single" => engine!(TicToc<_, NwrSingleWrite>, TicTocConfig::default()),
+        "mvto" => engine!(Mvto, MvtoConfig::default()),
+        "mvto-nwr" => engine!(Mvto<_, Nwr>, MvtoConfig::default()),
+        "mvto-nwr-single" => engine!(Mvto<_, NwrSingleWrite>, MvtoConfig::default()),
+        other => {
+            eprintln!(
+                "protocol {other:?}: silo, tictoc, mvto or their -nwr / -nwr-single forms\n{usage}"
+            );
+            std::process::exit(2);
+        }
+    }
+}
