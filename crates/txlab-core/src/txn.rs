@@ -128,6 +128,25 @@ pub trait Worker {
     /// Reports protocol-specific counters accumulated since the last call (e.g. NWR's omitted
     /// writes) as `(name, delta)` pairs, and resets them.
     fn drain_counters(&mut self, _sink: &mut dyn FnMut(&'static str, u64)) {}
+
+    /// Runs `program` once in a new transaction: commits it when the program succeeds, aborts it
+    /// when the program fails. Retrying on a conflict is the caller's choice.
+    fn attempt<P: crate::Program + ?Sized>(
+        &mut self,
+        program: &P,
+    ) -> TxResult<(P::Output, CommitInfo)>
+    where
+        Self: Sized,
+    {
+        let mut tx = self.begin();
+        match program.run(&mut tx) {
+            Ok(out) => tx.commit().map(|info| (out, info)),
+            Err(e) => {
+                tx.abort();
+                Err(e)
+            }
+        }
+    }
 }
 
 /// An open transaction. Dropping it without [`commit`](Self::commit) aborts it.

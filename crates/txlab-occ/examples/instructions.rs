@@ -15,7 +15,7 @@
 //! epoch stability (not waited for), the mimalloc allocator.
 
 use std::hint::black_box;
-use txlab_core::{Engine, Program, Transaction, TxError, Worker};
+use txlab_core::{Engine, TxError, Worker};
 use txlab_workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbGenerator, YcsbPreset};
 
 #[global_allocator]
@@ -24,17 +24,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn one<W: Worker>(worker: &mut W, generator: &mut YcsbGenerator) {
     let program = generator.next();
     loop {
-        let mut tx = worker.begin();
-        let r = match program.run(&mut tx) {
-            Ok(()) => tx.commit(),
-            Err(e) => {
-                tx.abort();
-                Err(e)
-            }
-        };
-        match r {
-            Ok(info) => {
-                black_box(info);
+        match worker.attempt(program) {
+            Ok(done) => {
+                black_box(done);
                 return;
             }
             Err(TxError::Conflict(_)) => continue,
