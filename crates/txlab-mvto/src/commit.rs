@@ -54,10 +54,9 @@ use crate::timestamp::epoch_of;
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
 use crossbeam_epoch::Guard;
 use txlab_core::history::{Outcome, Recorder, WriteEvent};
-use txlab_core::storage::Index;
 use txlab_core::sync::Ordering;
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
-use txlab_nwr::{NwrMutation, WriteOmission};
+use txlab_nwr::WriteOmission;
 use txlab_occ::{RetireEntry, Sets, unlinks};
 
 /// The sets of an MVTO transaction.
@@ -224,18 +223,7 @@ fn validate<Rec: Recorder, W: WriteOmission>(tx: &MvtoTxn<'_, '_, Rec, W>) -> Re
         };
         return Err(Conflict::at(cause, r.table, r.key));
     }
-    let tables = &tx.w.engine.shell.tables;
-    for s in st.stripes.iter() {
-        let stripes = tables.get(s.table).ok().and_then(|i| i.phantom_stripes());
-        if stripes.is_some_and(|p| p.version(s.stripe) != s.version) {
-            return Err(Conflict {
-                cause: ConflictCause::PhantomValidation,
-                table: Some(s.table),
-                key: None,
-            });
-        }
-    }
-    Ok(())
+    st.validate_stripe_versions(&tx.w.engine.shell.tables)
 }
 
 /// Phase 3: marks every linked version `COMMITTED` (or `ABORTED`).
@@ -303,35 +291,7 @@ fn record_installed<Rec: Recorder, W: WriteOmission>(st: &mut MvtoSets<Rec, W>, 
     }
 }
 
-/// Which checks run: all of them, and the NWR rule as shipped, except under a test-only mutation
-/// (constant, and folded away, without the `mutation` feature).
-struct Checks {
-    write_too_late: bool,
-    old_readers: bool,
-    nwr: Option<NwrMutation>,
-}
-
-impl Checks {
-    #[inline(always)]
-    fn of(_config: &crate::MvtoConfig) -> Self {
-        #[cfg(feature = "mutation")]
-        {
-            use crate::config::Mutation;
-            let m = _config.mutation;
-            Checks {
-                write_too_late: m != Some(Mutation::SkipWriteTooLate),
-                old_readers: m != Some(Mutation::NwrSkipOldReaderCheck),
-                nwr: match m {
-                    Some(Mutation::Nwr(n)) => Some(n),
-                    _ => None,
-                },
-            }
-        }
-        #[cfg(not(feature = "mutation"))]
-        Checks {
-            write_too_late: true,
-            old_readers: true,
-            nwr: None,
-        }
-    }
-}
+txlab_nwr::mutation_checks!(crate::MvtoConfig {
+    write_too_late: SkipWriteTooLate,
+    old_readers: NwrSkipOldReaderCheck,
+});

@@ -286,11 +286,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
     }
 
     fn name(&self) -> &'static str {
-        if W::SINGLE_WRITE_OMITTERS {
-            "mvto-nwr-single"
-        } else {
-            W::engine_name("mvto", "mvto-nwr")
-        }
+        W::engine_name("mvto", "mvto-nwr", "mvto-nwr-single")
     }
 
     fn worker_state(&self, id: u32) -> MvtoState {

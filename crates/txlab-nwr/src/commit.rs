@@ -462,3 +462,52 @@ macro_rules! engine_constructors {
         }
     };
 }
+
+/// The switches of an engine's commit path: a struct `Checks` with one `bool` per check (true:
+/// the check runs) and `nwr: Option<NwrMutation>` (the rule's mutation, if any), built by
+/// `Checks::of(&config)` from the engine's `crate::config::Mutation`. Without the calling crate's
+/// `mutation` feature every check is a constant `true` and `nwr` a constant `None`, so the
+/// branches fold away and the baseline's path carries none of them. `crate::config::Mutation` and
+/// the `mutation` feature are the calling crate's.
+///
+/// ```ignore
+/// txlab_nwr::mutation_checks!(crate::SiloConfig {
+///     lock_writes: SkipWriteLock,
+///     validate_reads: SkipReadValidation,
+/// });
+/// ```
+#[macro_export]
+#[allow(clippy::crate_in_macro_def)] // `crate::config::Mutation` is the calling engine's.
+macro_rules! mutation_checks {
+    ($config:ty { $($check:ident: $skip:ident),* $(,)? }) => {
+        /// Which checks run: all of them, and the NWR rule as shipped, except under a test-only
+        /// mutation (`txlab_nwr::mutation_checks!`).
+        struct Checks {
+            $($check: bool,)*
+            nwr: Option<$crate::NwrMutation>,
+        }
+
+        impl Checks {
+            #[inline(always)]
+            fn of(_config: &$config) -> Self {
+                #[cfg(feature = "mutation")]
+                {
+                    use crate::config::Mutation;
+                    let m = _config.mutation;
+                    Checks {
+                        $($check: m != Some(Mutation::$skip),)*
+                        nwr: match m {
+                            Some(Mutation::Nwr(n)) => Some(n),
+                            _ => None,
+                        },
+                    }
+                }
+                #[cfg(not(feature = "mutation"))]
+                Checks {
+                    $($check: true,)*
+                    nwr: None,
+                }
+            }
+        }
+    };
+}

@@ -26,9 +26,18 @@ pub trait WriteOmission: Debug + Default + Send + Sync + 'static {
     /// Silo, TicToc and MVTO implement it (MVTO places its omitter by timestamp instead).
     const SINGLE_WRITE_OMITTERS: bool = false;
 
-    /// The engine's name: `baseline` without NWR, `extended` with it.
-    fn engine_name(baseline: &'static str, extended: &'static str) -> &'static str {
-        if Self::ENABLED { extended } else { baseline }
+    /// The engine's name: `baseline` without NWR, `extended` with it, `single` with
+    /// single-write omitters.
+    fn engine_name(
+        baseline: &'static str,
+        extended: &'static str,
+        single: &'static str,
+    ) -> &'static str {
+        match (Self::ENABLED, Self::SINGLE_WRITE_OMITTERS) {
+            (_, true) => single,
+            (true, false) => extended,
+            (false, false) => baseline,
+        }
     }
 }
 

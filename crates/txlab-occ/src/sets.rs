@@ -14,8 +14,10 @@
 use crate::Protocol;
 use crate::write_kind::WriteKind;
 use txlab_core::history::{ReadEvent, ScanEvent, WriteEvent};
+use txlab_core::storage::Index;
 use txlab_core::storage::StripeBump;
-use txlab_core::{ConflictCause, TableId};
+use txlab_core::{Conflict, ConflictCause, TableId};
+use txlab_storage::Tables;
 
 /// One read: the record, what was seen of it, and its key.
 #[derive(Debug)]
@@ -237,6 +239,33 @@ impl<P: Protocol> Sets<P> {
             }
         }
         scanned
+    }
+
+    /// Phantom validation: a [`ConflictCause::PhantomValidation`] conflict naming the table of
+    /// the first scanned stripe for which `changed` holds, if any.
+    #[inline]
+    pub fn validate_stripes(
+        &self,
+        mut changed: impl FnMut(&StripeEntry) -> bool,
+    ) -> Result<(), Conflict> {
+        match self.stripes.iter().find(|s| changed(s)) {
+            Some(s) => Err(Conflict {
+                cause: ConflictCause::PhantomValidation,
+                table: Some(s.table),
+                key: None,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// [`validate_stripes`](Self::validate_stripes) against the tables' own phantom stripes
+    /// (Silo §4.6, MVTO's scans): a stripe changed if its version moved since the scan read it.
+    #[inline]
+    pub fn validate_stripe_versions(&self, tables: &Tables<P::Record>) -> Result<(), Conflict> {
+        self.validate_stripes(|s| {
+            let stripes = tables.get(s.table).ok().and_then(|i| i.phantom_stripes());
+            stripes.is_some_and(|p| p.version(s.stripe) != s.version)
+        })
     }
 }
 

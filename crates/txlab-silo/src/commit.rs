@@ -31,10 +31,9 @@ use crate::nwr;
 use crate::record::SiloRecord;
 use crate::tid::{ABSENT, LOCK, epoch_of, is_locked, next_tid, tag};
 use txlab_core::history::{Recorder, WriteEvent};
-use txlab_core::storage::Index;
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
-use txlab_nwr::{NwrMutation, WriteOmission};
+use txlab_nwr::WriteOmission;
 use txlab_occ::{Protocol, RetireEntry, Sets, lock_writes, unlinks, unlock_writes, write_index};
 
 /// The sets of a Silo transaction.
@@ -115,17 +114,7 @@ fn validate<Rec: Recorder, W: WriteOmission>(
         }
     }
     if checks.validate_stripes {
-        let tables = &engine.shell().tables;
-        for s in st.stripes.iter() {
-            let stripes = tables.get(s.table).ok().and_then(|i| i.phantom_stripes());
-            if stripes.is_some_and(|p| p.version(s.stripe) != s.version) {
-                return Err(Conflict {
-                    cause: ConflictCause::PhantomValidation,
-                    table: Some(s.table),
-                    key: None,
-                });
-            }
-        }
+        st.validate_stripe_versions(&engine.shell().tables)?;
     }
     Ok(())
 }
@@ -196,38 +185,8 @@ fn record_installed<Rec: Recorder, W: WriteOmission>(st: &mut SiloSets<Rec, W>, 
     }
 }
 
-/// Which checks run: all of them, and the NWR rule as shipped, except under a test-only mutation
-/// (constant, and folded away, without the `mutation` feature).
-struct Checks {
-    lock_writes: bool,
-    validate_reads: bool,
-    validate_stripes: bool,
-    nwr: Option<NwrMutation>,
-}
-
-impl Checks {
-    #[inline(always)]
-    fn of(_config: &crate::SiloConfig) -> Self {
-        #[cfg(feature = "mutation")]
-        {
-            use crate::config::Mutation;
-            let m = _config.mutation;
-            Checks {
-                lock_writes: m != Some(Mutation::SkipWriteLock),
-                validate_reads: m != Some(Mutation::SkipReadValidation),
-                validate_stripes: m != Some(Mutation::SkipPhantomValidation),
-                nwr: match m {
-                    Some(Mutation::Nwr(n)) => Some(n),
-                    _ => None,
-                },
-            }
-        }
-        #[cfg(not(feature = "mutation"))]
-        Checks {
-            lock_writes: true,
-            validate_reads: true,
-            validate_stripes: true,
-            nwr: None,
-        }
-    }
-}
+txlab_nwr::mutation_checks!(crate::SiloConfig {
+    lock_writes: SkipWriteLock,
+    validate_reads: SkipReadValidation,
+    validate_stripes: SkipPhantomValidation,
+});

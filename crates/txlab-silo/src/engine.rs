@@ -98,11 +98,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Silo<Rec, W> {
     }
 
     fn name(&self) -> &'static str {
-        if W::SINGLE_WRITE_OMITTERS {
-            "silo-nwr-single"
-        } else {
-            W::engine_name("silo", "silo-nwr")
-        }
+        W::engine_name("silo", "silo-nwr", "silo-nwr-single")
     }
 
     fn worker_state(&self, _id: u32) -> SiloState {

@@ -81,7 +81,7 @@ use crate::word::{MAX_WTS, epoch_base, installed, is_absent, is_locked, rts, wit
 use txlab_core::history::{Recorder, WriteEvent};
 use txlab_core::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
-use txlab_nwr::{NwrMutation, WriteOmission};
+use txlab_nwr::WriteOmission;
 use txlab_occ::{RetireEntry, Sets, lock_writes, unlinks, unlock_writes, write_index};
 
 /// The retryable abort of a commit whose timestamp would spill into the next epoch's range
@@ -271,18 +271,11 @@ fn validate<Rec: Recorder, Omit: WriteOmission>(
         }
     }
     if checks.validate_stripes {
-        for s in st.stripes.iter() {
-            if engine
+        st.validate_stripes(|s| {
+            engine
                 .stripes(s.table)
                 .is_some_and(|(_, clocks)| !clocks.validate_scan(s.stripe, s.version, commit_ts))
-            {
-                return Err(Conflict {
-                    cause: ConflictCause::PhantomValidation,
-                    table: Some(s.table),
-                    key: None,
-                });
-            }
-        }
+        })?;
     }
     Ok(())
 }
@@ -401,44 +394,10 @@ fn record_installed<Rec: Recorder, Omit: WriteOmission>(
     }
 }
 
-/// Which checks run: all of them, and the NWR rule as shipped, except under a test-only mutation
-/// (constant, and folded away, without the `mutation` feature).
-struct Checks {
-    lock_writes: bool,
-    validate_reads: bool,
-    extend_rts: bool,
-    validate_stripes: bool,
-    stripe_timestamps: bool,
-    nwr: Option<NwrMutation>,
-}
-
-impl Checks {
-    #[inline(always)]
-    fn of(_config: &crate::TicTocConfig) -> Self {
-        #[cfg(feature = "mutation")]
-        {
-            use crate::config::Mutation;
-            let m = _config.mutation;
-            Checks {
-                lock_writes: m != Some(Mutation::SkipWriteLock),
-                validate_reads: m != Some(Mutation::SkipReadValidation),
-                extend_rts: m != Some(Mutation::SkipRtsExtension),
-                validate_stripes: m != Some(Mutation::SkipPhantomValidation),
-                stripe_timestamps: m != Some(Mutation::SkipStripeTimestamps),
-                nwr: match m {
-                    Some(Mutation::Nwr(n)) => Some(n),
-                    _ => None,
-                },
-            }
-        }
-        #[cfg(not(feature = "mutation"))]
-        Checks {
-            lock_writes: true,
-            validate_reads: true,
-            extend_rts: true,
-            validate_stripes: true,
-            stripe_timestamps: true,
-            nwr: None,
-        }
-    }
-}
+txlab_nwr::mutation_checks!(crate::TicTocConfig {
+    lock_writes: SkipWriteLock,
+    validate_reads: SkipReadValidation,
+    extend_rts: SkipRtsExtension,
+    validate_stripes: SkipPhantomValidation,
+    stripe_timestamps: SkipStripeTimestamps,
+});

@@ -182,11 +182,7 @@ impl<Rec: Recorder, Omit: WriteOmission> Protocol for TicToc<Rec, Omit> {
     }
 
     fn name(&self) -> &'static str {
-        if Omit::SINGLE_WRITE_OMITTERS {
-            "tictoc-nwr-single"
-        } else {
-            Omit::engine_name("tictoc", "tictoc-nwr")
-        }
+        Omit::engine_name("tictoc", "tictoc-nwr", "tictoc-nwr-single")
     }
 
     fn worker_state(&self, _id: u32) -> TicTocState {
