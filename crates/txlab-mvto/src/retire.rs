@@ -3,8 +3,8 @@
 //! A committed delete leaves a tombstone version at the head of its key's list, and the record
 //! stays in the index: transactions that located it earlier still hold pointers to it. Left there,
 //! tombstones pile up: TPC-C's Delivery scans NEW-ORDER from its oldest row and walks every row
-//! ever delivered (MVTO's TPC-C rate fell from 16K to 9K transactions/s between runs of 1 s and
-//! 9 s before this module; `docs/results/nwr.md`, "Twelfth session"). Silo and TicToc unlink
+//! ever delivered, and the TPC-C rate falls with run length
+//! (`docs/results/tpcc.md#throughput-against-run-length`). Silo and TicToc unlink
 //! theirs (`txlab_silo::retire`, `txlab_tictoc::retire`); this module does it for MVTO and its
 //! NWR variants.
 //!

@@ -12,9 +12,9 @@
 //! Why a separate word. The sound rule (`docs/protocols/nwr.md`, "The rule as implemented")
 //! marks every read of a pre-epoch version by a transaction that is not a pre-epoch reader. Kept
 //! in mRS, that mark costs a 128-bit load on every such read and a `lock cmpxchg16b` on the first
-//! one per item and epoch. Priced on YCSB-B θ 0.9 at 1 thread (`docs/results/nwr.md`), it was
-//! 19 % of Silo+NWR's throughput in the sixth session and about 12 points of its 19 % gap to
-//! Silo in the eleventh. Here it is a 32-bit load on every such read and a
+//! one per item and epoch; priced on YCSB-B θ 0.9 at 1 thread, that is about 12 points of a 19 %
+//! gap to Silo (`docs/results/nwr.md#where-the-overhead-goes-figure-7`). Here it is a 32-bit load
+//! on every such read and a
 //! 32-bit `fetch_max` on the first one per item and epoch. Only the rule's own mark moves: the
 //! pivot counter, mWS and the epoch stay in the 128-bit object, still read, validated and
 //! replaced by one CAS per omitted write (the printed-algorithm mutant keeps using mRS).

@@ -37,8 +37,8 @@
 //!
 //! Epochs from later transactions only make either side more cautious: a read half above `e`
 //! blocks an omitter of `e`, an omit half above `e` makes a reader of `e` check.
-//! This is what mRS and mWS of the 128-bit object did for MVTO+NWR before the sixteenth session,
-//! with no 128-bit operation on any reader's path.
+//! This is what mRS and mWS of the 128-bit pivot object would do for MVTO+NWR, with no 128-bit
+//! operation on any reader's path.
 //!
 //! **Where the marks live.** [`ReadOmitWord`] is the protocol in its plain form, with full 32-bit
 //! epochs; the loom tests below model its race. MVTO+NWR embeds the same two marks, with the same

@@ -389,7 +389,7 @@ pub fn omission_writes_ok<B: NwrBaseline + ?Sized>(
 ///
 /// How often it applies depends on skew and epoch length: on YCSB-B at theta 0.9 with 40 ms
 /// epochs, 9-13 % of commits (most read-only transactions read a hot record already rewritten in
-/// the epoch; `docs/results/nwr.md`).
+/// the epoch; `docs/results/nwr.md#table-2-writes-omitted`).
 pub fn is_pre_epoch_reader<B: NwrBaseline + ?Sized>(t: &B, epoch: u32) -> bool {
     t.write_count() == 0 && (0..t.read_count()).all(|i| t.read_is_pre_epoch(i, epoch))
 }

@@ -14,8 +14,8 @@ pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 /// variant. The NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit
 /// TID word and keeps Silo+NWR's 128-bit pivot version object beside the record, as a cold
 /// companion only omitters touch (`Silo::pivots`, `txlab_storage::Companions`); check (4)'s read
-/// mark is the value's sidecar word (`txlab_nwr::read_mark`). See `docs/results/nwr.md`,
-/// "Fifteenth session".
+/// mark is the value's sidecar word (`txlab_nwr::read_mark`). See
+/// `docs/results/nwr.md#record-layout`.
 #[cfg_attr(feature = "line-aligned-records", repr(align(64)))]
 #[derive(Debug)]
 pub struct SiloRecord {

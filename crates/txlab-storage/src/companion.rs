@@ -5,9 +5,8 @@
 //! into a companion what only a rare path touches. The record stays small, so more of the hot
 //! records share a cache line; the rare path pays one more lookup. The users are the pivot
 //! version objects of Silo+NWR, TicToc+NWR and MVTO+NWR (`txlab_nwr::PivotCell`, 16 bytes), which
-//! only a would-be omitter reads: kept in the record it made Silo's record 48 bytes instead of 32
-//! and cost every read (`docs/results/nwr.md`, "Twelfth session", "Fifteenth session" and
-//! "Sixteenth session").
+//! only a would-be omitter reads: kept in the record it would make Silo's record 48 bytes instead
+//! of 32 and cost every read (`docs/results/nwr.md#record-layout`).
 //!
 //! Where the cells live, per index of the [`Tables`] the companion is built beside:
 //!

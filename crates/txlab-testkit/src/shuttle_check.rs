@@ -219,10 +219,8 @@ where
         "{}: {with} of {iterations} {what} schedules omitted writes ({omitted} omitted writes)",
         P::NAME
     );
-    // Measured (seventeenth session): 15 % (TicToc+NWR), 63 % (MVTO+NWR) and 66 % (Silo+NWR) of
-    // the NWR scenario's schedules omit; of the single-write scenario's, all for Silo and a
-    // quarter for MVTO; a tenth is the floor. Where a protocol checks the pivot in its commit path moves these shares a lot
-    // (TicToc+NWR: 30 % earlier, 3 % with its written records checked before the fence).
+    // A tenth is the floor; the printed line above gives each protocol's share (which depends a
+    // lot on where its commit path checks the pivot).
     assert!(
         with * 10 >= iterations as u64,
         "{}: only {with} of {iterations} schedules omitted a write; the NWR path was barely exercised",

@@ -3,8 +3,8 @@
 //! A committed delete leaves its record in the index as an absent *tombstone*, because
 //! transactions that located the record earlier still hold pointers to it and validate against
 //! its word. Left there, tombstones pile up: TPC-C's Delivery scans NEW-ORDER from its oldest row
-//! and would walk every row ever delivered (until this module existed TicToc's TPC-C rate fell
-//! from 21K to 11K transactions/s between runs of 1 s and 9 s; `docs/results/nwr.md`). Silo
+//! and would walk every row ever delivered, so the TPC-C rate would fall with run length
+//! (`docs/results/tpcc.md#throughput-against-run-length`). Silo
 //! unlinks them (`txlab_silo::retire`); this module does the same for TicToc, whose serial order
 //! is its computed commit timestamps, not physical time, which changes what unlinking must
 //! preserve.
