@@ -7,8 +7,9 @@
 //! gc::collect     cut a chain (swap of an `older` link) and add it to the pending chains
 //! every BATCH     fence(SeqCst); snapshot the clock slots of the active transactions
 //! cuts            (crate::timestamp): the pending chains wait with that snapshot
-//! a write         take a free version; when there is none, take a waiting batch whose
-//!                 snapshot has passed (every recorded transaction ended); else allocate
+//! a write         take a free version; when there is none, splice every waiting batch whose
+//!                 snapshot has passed (every recorded transaction ended) into the free list;
+//!                 else allocate
 //! ```
 //!
 //! **Why a passed batch is unreachable.** Only transactions walk version lists (reads,
@@ -32,7 +33,9 @@
 //! (chains are kept by their first version, in batches of [`BATCH`]), and such a version is
 //! reused with its chain.
 //!
-//! Versions are linked through their `older` field, as in the lists they came from; a reused
+//! The free list holds at most [`MAX_FREE`] versions; a passed chain beyond that is freed. Versions
+//! are linked through their `older` field, as in the lists they came from (a passed chain is
+//! spliced in by pointing its last version at the list); a reused
 //! version is reinitialized in full before it is linked again, and linking publishes it with a
 //! `SeqCst` compare-and-swap (`crate::record`), as for a fresh allocation. Chains freed some other
 //! way (a record dropped by its index, a chain replaced by a load) go through crossbeam-epoch as
@@ -42,13 +45,15 @@
 use crate::gc::free_chain;
 use crate::timestamp::{Clocks, Slot, passed};
 use crate::version::Version;
-use crossbeam_epoch::Owned;
+use crossbeam_epoch::{Owned, Shared};
 use txlab_core::sync::Ordering;
 
 /// Cut chains per snapshot.
 const BATCH: usize = 32;
 /// Batches waiting at most; past that, cut chains wait in the pending batch.
 const WAITING: usize = 4;
+/// Free versions kept at most.
+const MAX_FREE: usize = 4096;
 
 /// Cut chains, by their first version.
 #[derive(Debug)]
@@ -74,10 +79,10 @@ struct Batch {
 /// A worker's pool (module docs).
 #[derive(Debug)]
 pub(crate) struct VersionPool {
-    /// The chain versions are taken from, linked through `older`; reusable.
+    /// Reusable versions, linked through `older`.
     free: *mut Version,
-    /// The rest of the batch `free` came from; reusable.
-    ready: Chains,
+    /// How many versions `free` holds.
+    free_len: usize,
     /// Chains cut since the last snapshot.
     pending: Chains,
     waiting: [Batch; WAITING],
@@ -87,7 +92,7 @@ impl Default for VersionPool {
     fn default() -> Self {
         Self {
             free: std::ptr::null_mut(),
-            ready: Chains::EMPTY,
+            free_len: 0,
             pending: Chains::EMPTY,
             waiting: std::array::from_fn(|_| Batch {
                 chains: Chains::EMPTY,
@@ -97,6 +102,7 @@ impl Default for VersionPool {
     }
 }
 
+/// The `older` link of `v`, a version of a reusable chain.
 #[inline]
 fn older(v: *mut Version) -> *mut Version {
     // SAFETY: `v` is a version of a reusable chain, which nobody else reaches any more, so nobody
@@ -109,8 +115,8 @@ fn older(v: *mut Version) -> *mut Version {
 
 impl VersionPool {
     /// Takes a chain garbage collection cut; every `BATCH` chains, snapshots the active
-    /// transactions (module docs). Chains are kept by their first version and never joined, so
-    /// nothing here writes to them while other transactions may still walk them.
+    /// transactions (module docs). Chains are kept by their first version and never joined
+    /// before they pass, so nothing here writes to them while other transactions may walk them.
     #[inline]
     pub(crate) fn retire_chain(&mut self, chain: *mut Version, clocks: &Clocks) {
         if self.pending.len == BATCH && !self.seal(clocks) {
@@ -123,7 +129,7 @@ impl VersionPool {
     }
 
     /// Moves the pending chains into a free batch with a snapshot taken now (module docs), making
-    /// room by reusing or freeing a passed batch if every one is waiting. Returns whether it did.
+    /// room by taking the passed batches if every one is waiting. Returns whether it did.
     #[cold]
     fn seal(&mut self, clocks: &Clocks) -> bool {
         if self.waiting.iter().all(|b| b.chains.len != 0) {
@@ -137,26 +143,42 @@ impl VersionPool {
         true
     }
 
-    /// Takes the chains of one passed batch as the ready ones if those are used up, or gives them
-    /// back to the allocator otherwise (more versions came back than the worker wrote since:
-    /// chains of aborted versions).
+    /// Splices the chains of every passed batch into the free list, freeing those beyond
+    /// [`MAX_FREE`] versions.
     fn take_passed(&mut self) {
-        let Some(b) = self
-            .waiting
-            .iter_mut()
-            .find(|b| b.chains.len != 0 && passed(&b.snapshot))
-        else {
-            return;
-        };
-        let chains = std::mem::replace(&mut b.chains, Chains::EMPTY);
-        b.snapshot.clear();
-        if self.ready.len == 0 {
-            self.ready = chains;
-        } else {
+        for i in 0..WAITING {
+            let b = &mut self.waiting[i];
+            if b.chains.len == 0 || !passed(&b.snapshot) {
+                continue;
+            }
+            let chains = std::mem::replace(&mut b.chains, Chains::EMPTY);
+            b.snapshot.clear();
             for &head in &chains.heads[..chains.len] {
-                free_chain(head);
+                self.splice(head);
             }
         }
+    }
+
+    /// Puts the reusable chain `head` in front of the free list, or frees it when the list is full.
+    fn splice(&mut self, head: *mut Version) {
+        if self.free_len >= MAX_FREE {
+            free_chain(head);
+            return;
+        }
+        let (mut tail, mut n) = (head, 1);
+        loop {
+            let next = older(tail);
+            if next.is_null() {
+                break;
+            }
+            (tail, n) = (next, n + 1);
+        }
+        // SAFETY: the chain is reusable, so this worker alone reaches it (module docs).
+        unsafe { &*tail }
+            .older
+            .store(Shared::from(self.free as *const Version), Ordering::Relaxed);
+        self.free = head;
+        self.free_len += n;
     }
 
     /// A version with these fields, reused from the pool when it has one nobody can reach any
@@ -170,31 +192,19 @@ impl VersionPool {
         value: &[u8],
     ) -> Owned<Version> {
         if self.free.is_null() {
-            self.next_chain();
+            self.take_passed();
         }
         let v = self.free;
         if v.is_null() {
             return Owned::new(Version::new(wts, status, tombstone, value));
         }
         self.free = older(v);
+        self.free_len -= 1;
         // SAFETY: reusable versions are owned by this worker alone (module docs) and were
-        // allocated by `Owned::new`; the assignment drops the old fields (a heap value) and
-        // initializes all.
+        // allocated by `Owned::new`; `reinit` sets every field.
         unsafe {
-            *v = Version::new(wts, status, tombstone, value);
+            (*v).reinit(wts, status, tombstone, value);
             Owned::from_raw(v)
-        }
-    }
-
-    /// Makes the next reusable chain the one versions are taken from, if there is one.
-    #[cold]
-    fn next_chain(&mut self) {
-        if self.ready.len == 0 {
-            self.take_passed();
-        }
-        if self.ready.len != 0 {
-            self.ready.len -= 1;
-            self.free = self.ready.heads[self.ready.len];
         }
     }
 }
@@ -214,9 +224,6 @@ impl Drop for VersionPool {
     /// so they are freed once every guard pinned now is dropped.
     fn drop(&mut self) {
         free_chain(self.free);
-        for &head in &self.ready.heads[..self.ready.len] {
-            free_chain(head);
-        }
         let waiting = self.waiting.iter().map(|b| &b.chains);
         for chains in std::iter::once(&self.pending).chain(waiting) {
             for &head in &chains.heads[..chains.len] {

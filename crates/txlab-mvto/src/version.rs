@@ -53,6 +53,21 @@ impl Version {
         }
     }
 
+    /// Makes this (unlinked, unshared) version a fresh one with these fields, keeping its heap
+    /// buffer when the new value has the old one's length (a pooled version rewritten by the
+    /// next write of a fixed-size table allocates nothing; `crate::pool`).
+    pub(crate) fn reinit(&mut self, wts: u64, status: usize, tombstone: bool, value: &[u8]) {
+        self.wts = wts;
+        self.rts = AtomicU64::new(wts);
+        self.status = AtomicUsize::new(status);
+        self.tombstone = tombstone;
+        self.older = Atomic::null();
+        match &mut self.value {
+            Bytes::Heap(b) if b.len() == value.len() => b.copy_from_slice(value),
+            other => *other = Bytes::new(value),
+        }
+    }
+
     /// The committed initial version of a key that was never loaded: absent, timestamp 0.
     pub(crate) fn initial_absent() -> Self {
         Self::new(0, COMMITTED, true, &[])
