@@ -27,6 +27,7 @@
 //!   find a violation (a suite that cannot fail proves nothing).
 //! - [`retire`]: threaded churn of deletes and re-inserts for engines that unlink tombstones, with
 //!   the history checked and the retirements counted.
+//! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
 //! - [`tid_rule`]: the versions a transaction writes follow every version it read (the commit
 //!   timestamp rule serializability alone does not see).
 //! - `shuttle_check` (only with `--cfg txlab_shuttle`): the real threaded commit path under
@@ -37,6 +38,7 @@
 
 pub mod hermitage;
 pub mod mutation;
+pub mod no_alloc;
 pub mod nwr;
 pub mod phantom;
 pub mod replay;
