@@ -120,6 +120,11 @@ impl AtomicValue {
     #[inline]
     pub fn load_into(&self, out: &mut [u8]) {
         debug_assert_eq!(out.len(), self.len());
+        if let Ok(word) = <&mut [u8; 8]>::try_from(&mut *out) {
+            // The common 8-byte value: one load and one store, no `memcpy` call.
+            *word = self.first.load(Ordering::Relaxed).to_le_bytes();
+            return;
+        }
         let head = out.len().min(8);
         let (first, tail) = out.split_at_mut(head);
         first.copy_from_slice(&self.first.load(Ordering::Relaxed).to_le_bytes()[..head]);
@@ -148,6 +153,11 @@ impl AtomicValue {
     #[inline]
     pub fn store(&self, bytes: &[u8]) {
         debug_assert_eq!(bytes.len(), self.len());
+        if let Ok(word) = <[u8; 8]>::try_from(bytes) {
+            self.first
+                .store(u64::from_le_bytes(word), Ordering::Relaxed);
+            return;
+        }
         let head = bytes.len().min(8);
         self.first.store(word_of(&bytes[..head]), Ordering::Relaxed);
         if bytes.len() <= 8 {
