@@ -132,29 +132,55 @@ impl TicTocRecord {
     /// unlocked). Waits with backoff while the record is locked, up to `max_waits` rounds. The tag
     /// is read inside the same window when `with_tag` is set or the version is absent (otherwise
     /// the returned tag is 0).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn read_stable(&self, out: &mut [u8], max_waits: u32, with_tag: bool) -> StableRead {
+        match self.try_read(out, with_tag) {
+            Ok(read) => read,
+            Err(w1) => self.read_stable_waiting(w1, out, max_waits, with_tag),
+        }
+    }
+
+    /// One attempt of [`read_stable`](Self::read_stable): the read if the word was unlocked and
+    /// unchanged across the copy, otherwise `Err` with the word first loaded.
+    #[inline(always)]
+    fn try_read(&self, out: &mut [u8], with_tag: bool) -> Result<StableRead, u64> {
+        let w1 = self.word.load(Ordering::Acquire);
+        if is_locked(w1) {
+            return Err(w1);
+        }
+        if w1 & ABSENT == 0 {
+            self.value.load_into(out);
+        }
+        // An absent version's tag is always read (inside the window, so consistent with the
+        // word): tag 0 there means never written, which `crate::retire`'s floor needs.
+        let tag = if with_tag || w1 & ABSENT != 0 {
+            self.tag.load(Ordering::Relaxed) & !TAG_PIVOT_READ
+        } else {
+            0
+        };
+        fence(Ordering::Acquire);
+        let w2 = self.word.load(Ordering::Relaxed);
+        if w1 == w2 {
+            Ok(StableRead::Ok { word: w1, tag })
+        } else {
+            Err(w1)
+        }
+    }
+
+    /// [`read_stable`](Self::read_stable) after a first attempt that loaded `w1` failed: waits
+    /// with backoff while the record is locked, up to `max_waits` rounds, out of the reading path.
+    #[cold]
+    #[inline(never)]
+    fn read_stable_waiting(
+        &self,
+        mut w1: u64,
+        out: &mut [u8],
+        max_waits: u32,
+        with_tag: bool,
+    ) -> StableRead {
         let mut waits = 0u32;
         let mut backoff = txlab_core::sync::SpinWait::new();
         loop {
-            let w1 = self.word.load(Ordering::Acquire);
-            if !is_locked(w1) {
-                if w1 & ABSENT == 0 {
-                    self.value.load_into(out);
-                }
-                // An absent version's tag is always read (inside the window, so consistent with
-                // the word): tag 0 there means never written, which `crate::retire`'s floor needs.
-                let tag = if with_tag || w1 & ABSENT != 0 {
-                    self.tag.load(Ordering::Relaxed) & !TAG_PIVOT_READ
-                } else {
-                    0
-                };
-                fence(Ordering::Acquire);
-                let w2 = self.word.load(Ordering::Relaxed);
-                if w1 == w2 {
-                    return StableRead::Ok { word: w1, tag };
-                }
-            }
             if is_retired(w1) {
                 return StableRead::Retired;
             }
@@ -163,6 +189,10 @@ impl TicTocRecord {
                 return StableRead::Busy;
             }
             backoff.snooze();
+            match self.try_read(out, with_tag) {
+                Ok(read) => return read,
+                Err(w) => w1 = w,
+            }
         }
     }
 
