@@ -30,7 +30,7 @@
 //! W's link, so W's load sees `rts >= ts_R > ts` and W aborts. R skips the `fetch_max` when its
 //! `SeqCst` load of `rts` already returns `ts_R` or more: that value was written by a `fetch_max`
 //! preceding the load in the total order, so if the load precedes W's link, W's later load reads
-//! that write or a later one (`rts` only grows) and W aborts as before; a read then writes
+//! that write or a later one (`rts` only grows) and W aborts as in the first case; a read then writes
 //! nothing to shared memory when a younger reader got there first. The same argument with the stripe
 //! scan timestamps (raised before the scanner reads stripe versions and traverses) covers inserts
 //! into records created after the scan. Version contents are immutable once linked

@@ -49,9 +49,9 @@
 //! read-modify-write: marks, claims, links at the head, the retired tag. The race argument of
 //! `txlab_nwr::read_omit` (a reader's mark and an omitter's claim are two RMWs of one location;
 //! whichever comes second sees the first, and a reader acquires from the claim's release
-//! sequence) holds as it did for the separate word, with links in the same release sequence.
+//! sequence) holds in the head word as in a separate word, with links in the same release sequence.
 //!
-//! **Orderings.** Links and the retired tag use `SeqCst` as before (`crate::record`,
+//! **Orderings.** Links and the retired tag use `SeqCst` (`crate::record`,
 //! `crate::retire`); so do marks and claims and their loads: every load of a list pointer by a
 //! transaction is `SeqCst`, which the version pool's grace period needs (`crate::pool`).
 
