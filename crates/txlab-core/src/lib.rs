@@ -14,6 +14,8 @@
 //! - [`partition`]: which partition owns each row of a partitioned (distributed) database;
 //! - [`pieces`]: transactions as immediate/deferrable pieces with profiles, conflict keys and
 //!   column groups (the distributed-pieces model: ROCOCO, 2PL/OCC with 2PC);
+//! - [`fixed_value`]: [`FixedValue`], a type's encoding as a fixed-size value, and [`TypedOps`]
+//!   (`read_as`, `write_as`, ...) on every [`TxOps`];
 //! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
 //! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
 //! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
@@ -29,6 +31,7 @@
 pub mod deterministic;
 pub mod epoch;
 pub mod error;
+pub mod fixed_value;
 pub mod history;
 pub mod meter;
 pub mod partition;
@@ -44,7 +47,11 @@ pub mod table;
 pub mod txn;
 pub mod value;
 
+#[cfg(test)]
+mod test_support;
+
 pub use error::{Conflict, ConflictCause, Error, TxError, TxResult};
+pub use fixed_value::{FixedValue, TypedOps};
 pub use program::{Access, AccessSet, Program};
 pub use retry::{RetryPolicy, run};
 pub use run_limit::RunLimit;

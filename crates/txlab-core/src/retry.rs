@@ -5,7 +5,7 @@
 //! [`TxError::Conflict`](crate::error::TxError::Conflict) is retried; a user abort or a real error
 //! ends the loop at once and is returned.
 //!
-//! To abort from inside the closure, return `Err(TxError::UserAbort(reason))`.
+//! To abort from inside the closure, return `Err(TxError::user_abort(reason))`.
 //!
 //! The closure receives `&mut dyn TxOps`: a closure bound over the worker's generic transaction
 //! type (`for<'t> FnMut(&mut W::Txn<'t>)`) would force `W: 'static` (a current limitation of

@@ -13,7 +13,10 @@
 //! to start with an error that says so, and the other six run the bank.
 
 use std::process::ExitCode;
-use txlab_core::{Engine, Error, RetryPolicy, Schema, TableId, TableSpec, TxError, TxOps, run};
+use txlab_core::{
+    Engine, Error, FixedValue, RetryPolicy, Schema, TableId, TableSpec, TxError, TxOps, TypedOps,
+    run,
+};
 use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
 use txlab_silo::{Silo, SiloConfig, SiloNwr, SiloNwrSingle};
 use txlab_tictoc::{TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
@@ -30,20 +33,15 @@ const THREADS: u64 = 2;
 const TRANSFERS: u64 = 5_000;
 
 fn balance(tx: &mut dyn TxOps, table: TableId, account: u64) -> Result<i64, TxError> {
-    let bytes = tx
-        .read(table, account)?
-        .ok_or(TxError::UserAbort("no such account"))?;
-    let bytes: [u8; 8] = bytes
-        .try_into()
-        .map_err(|_| Error::Invariant(format!("account {account} holds {} bytes", bytes.len())))?;
-    Ok(i64::from_le_bytes(bytes))
+    tx.read_as(table, account)?
+        .ok_or(TxError::user_abort("no such account"))
 }
 
 /// Moves money between accounts on `THREADS` threads and checks that the total is unchanged.
 fn bank<E: Engine>(engine: E, accounts: TableId) -> Result<String, String> {
     for a in 0..ACCOUNTS {
         engine
-            .load(accounts, a, &INITIAL.to_le_bytes())
+            .load_as(accounts, a, &INITIAL)
             .map_err(|e| e.to_string())?;
     }
     let committed = std::thread::scope(|s| {
@@ -92,11 +90,11 @@ fn transfers<E: Engine>(engine: &E, accounts: TableId, thread: u64) -> Result<u6
         let result = run(&mut worker, RetryPolicy::default(), |tx| {
             let a = balance(tx, accounts, from)?;
             if a < amount {
-                return Err(TxError::UserAbort("insufficient funds"));
+                return Err(TxError::user_abort("insufficient funds"));
             }
             let b = balance(tx, accounts, to)?;
-            tx.write(accounts, from, &(a - amount).to_le_bytes())?;
-            tx.write(accounts, to, &(b + amount).to_le_bytes())?;
+            tx.write_as(accounts, from, &(a - amount))?;
+            tx.write_as(accounts, to, &(b + amount))?;
             Ok(())
         });
         match result {
@@ -148,7 +146,7 @@ fn main() -> ExitCode {
     }
 
     let mut schema = Schema::new();
-    let accounts = match schema.add(TableSpec::hash("accounts", 8)) {
+    let accounts = match schema.add(TableSpec::hash("accounts", i64::SIZE)) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("schema: {e}");
