@@ -1,9 +1,8 @@
 //! [`run`]: execute a transaction closure, retrying conflicts with bounded exponential backoff.
 //!
 //! **The closure may run more than once.** It must not have side effects outside the transaction
-//! that would be wrong to repeat (or must undo them itself). Only
-//! [`TxError::Conflict`](crate::error::TxError::Conflict) is retried; a user abort or a real error
-//! ends the loop at once and is returned.
+//! that would be wrong to repeat (or must undo them itself). Only [`TxError::Conflict`] is
+//! retried; a user abort or a real error ends the loop at once and is returned.
 //!
 //! To abort from inside the closure, return `Err(TxError::user_abort(reason))`.
 //!
