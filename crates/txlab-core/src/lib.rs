@@ -8,7 +8,7 @@
 //! real [`Error`].
 //!
 //! ```
-//! use txlab_core::{Engine, Error, FixedValue, Schema, TableSpec, TxOps, TypedOps};
+//! use txlab_core::{Error, FixedValue, Schema, TableSpec, TxOps, TypedOps};
 //!
 //! fn deposit(tx: &mut dyn TxOps, accounts: txlab_core::TableId, key: u64) -> txlab_core::TxResult<()> {
 //!     let balance: i64 = tx.read_as(accounts, key)?.unwrap_or(0);
