@@ -3,26 +3,25 @@
 //!
 //! Threads move money between accounts with `run`, which retries conflicts (so the closure may
 //! run more than once: it only touches the transaction). A transfer that would overdraw is a user
-//! abort. At the end, one read-only transaction sums the balances: money is neither created nor
-//! destroyed.
+//! abort. Balances are `i64`s read and written as typed values (`TypedOps::read_as`/`write_as`,
+//! 8 little-endian bytes in storage). At the end, one read-only transaction sums the balances:
+//! money is neither created nor destroyed.
 //!
 //! ```text
 //! cargo run --release --example bank_transfer -- [threads] [transfers-per-thread]
 //! ```
 
-use txlab::core::{Engine, RetryPolicy, Schema, TableSpec, TxError, TxOps, run};
+use txlab::core::{
+    Engine, FixedValue, RetryPolicy, Schema, TableSpec, TxError, TxOps, TypedOps, run,
+};
 use txlab::silo::{Silo, SiloConfig};
 
 const ACCOUNTS: u64 = 1_000;
 const INITIAL: i64 = 1_000;
 
 fn balance(tx: &mut dyn TxOps, table: txlab::core::TableId, account: u64) -> Result<i64, TxError> {
-    let bytes = tx
-        .read(table, account)?
-        .ok_or(TxError::UserAbort("no such account"))?;
-    Ok(i64::from_le_bytes(
-        bytes.try_into().expect("8-byte balances"),
-    ))
+    tx.read_as(table, account)?
+        .ok_or(TxError::user_abort("no such account"))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,10 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     let mut schema = Schema::new();
-    let accounts = schema.add(TableSpec::hash("accounts", 8))?;
+    let accounts = schema.add(TableSpec::hash("accounts", i64::SIZE))?;
     let bank = Silo::new(&schema, SiloConfig::default())?;
     for a in 0..ACCOUNTS {
-        bank.load(accounts, a, &INITIAL.to_le_bytes())?;
+        bank.load_as(accounts, a, &INITIAL)?;
     }
 
     let start = std::time::Instant::now();
@@ -65,11 +64,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let result = run(&mut worker, RetryPolicy::default(), |tx| {
                             let a = balance(tx, accounts, from)?;
                             if a < amount {
-                                return Err(TxError::UserAbort("insufficient funds"));
+                                return Err(TxError::user_abort("insufficient funds"));
                             }
                             let b = balance(tx, accounts, to)?;
-                            tx.write(accounts, from, &(a - amount).to_le_bytes())?;
-                            tx.write(accounts, to, &(b + amount).to_le_bytes())?;
+                            tx.write_as(accounts, from, &(a - amount))?;
+                            tx.write_as(accounts, to, &(b + amount))?;
                             Ok(())
                         });
                         match result {

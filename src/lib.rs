@@ -6,6 +6,8 @@
 //! `default-features = false` only `txlab-core` is built and each feature adds one crate. The
 //! `txlab` command line is the `txlab-cli` crate.
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "batch")]
 pub use txlab_batch as batch;
 #[cfg(feature = "check")]

@@ -76,6 +76,8 @@
 //! history of a million transactions (2M reads, 1.8M writes) is checked in a few seconds in
 //! release mode on a shared 2-core machine (the `#[ignore]`d test in `tests/scale.rs`).
 
+#![warn(missing_docs)]
+
 mod anomaly;
 mod checker;
 mod cycle;

@@ -97,6 +97,8 @@ impl Default for MemoryRecorder {
     }
 }
 
+impl txlab_core::__private::RecorderSeal for MemoryRecorder {}
+
 impl Recorder for MemoryRecorder {
     const ENABLED: bool = true;
 

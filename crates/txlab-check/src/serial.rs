@@ -428,7 +428,7 @@ mod tests {
                 .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()));
             tx.write(TableId(0), 0, &v(before.wrapping_add(self.0 as u64)))?;
             if self.0 < 0 {
-                return Err(TxError::UserAbort("negative"));
+                return Err(TxError::user_abort("negative"));
             }
             Ok(before)
         }
@@ -448,7 +448,7 @@ mod tests {
         let log = [Add(1), Add(-5), Add(2), Add(3)];
         let out = e.execute_log(&log, 4).unwrap();
         assert_eq!(out[0], Ok(0));
-        assert_eq!(out[1], Err(TxError::UserAbort("negative")));
+        assert_eq!(out[1], Err(TxError::user_abort("negative")));
         assert_eq!(out[2], Ok(1), "the aborted program wrote nothing");
         assert_eq!(out[3], Ok(3));
         assert_eq!(e.peek(d, 0), Some(v(6).to_vec()));

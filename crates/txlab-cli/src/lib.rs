@@ -12,6 +12,8 @@
 //! protocol or workload, an unparsable duration). Bad-input messages name the flag, the value and
 //! what is accepted.
 
+#![warn(missing_docs)]
+
 pub mod builds;
 pub mod output;
 pub mod plot;

@@ -12,6 +12,7 @@
 //!   Not retried; retrying would fail the same way.
 
 use crate::table::TableId;
+use std::borrow::Cow;
 use std::fmt;
 
 /// Which concurrency-control check made a transaction abort.
@@ -149,6 +150,20 @@ pub enum Error {
         /// The index kind.
         kind: &'static str,
     },
+    /// A stored value read as a type of a different size ([`FixedValue`](crate::FixedValue)).
+    #[error(
+        "table {table} holds {value_size}-byte values, but type {type_name} is {type_size} bytes"
+    )]
+    TypeSize {
+        /// The table.
+        table: u16,
+        /// The type asked for (`std::any::type_name`).
+        type_name: &'static str,
+        /// The type's encoded size.
+        type_size: usize,
+        /// The stored value's size.
+        value_size: usize,
+    },
     /// An invalid configuration value (a workload, engine or index parameter).
     #[error("invalid {name} = {value}: {expected}")]
     InvalidConfig {
@@ -192,15 +207,22 @@ pub enum TxError {
     /// Retryable: the protocol aborted the transaction.
     #[error("{0}")]
     Conflict(Conflict),
-    /// The program asked to roll back. Not retried.
+    /// The program asked to roll back, saying why. Not retried. A static reason
+    /// (`"insufficient funds".into()`, or [`TxError::user_abort`]) allocates nothing; a
+    /// formatted one is owned.
     #[error("aborted by the transaction program: {0}")]
-    UserAbort(&'static str),
+    UserAbort(Cow<'static, str>),
     /// A real error. Not retried.
     #[error(transparent)]
     Error(#[from] Error),
 }
 
 impl TxError {
+    /// A [`TxError::UserAbort`] with `reason` (a `&'static str` or a `String`).
+    pub fn user_abort(reason: impl Into<Cow<'static, str>>) -> Self {
+        TxError::UserAbort(reason.into())
+    }
+
     /// Whether running the transaction again may succeed.
     pub fn is_retryable(&self) -> bool {
         matches!(self, TxError::Conflict(_))

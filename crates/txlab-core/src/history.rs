@@ -181,7 +181,26 @@ pub struct TxnRecord {
 }
 
 /// Receives finished transactions. `ENABLED = false` compiles recording out.
-pub trait Recorder: Send + Sync {
+///
+/// Sealed: the implementations are [`NoRecorder`] and `txlab_check::MemoryRecorder`, whose
+/// histories the checker knows how to read. What an engine reports, and when, is defined by the
+/// engines and the checker together (version tags, orders, omitted writes: module docs), so a
+/// recorder from outside could not rely on it; to look at a history, record with
+/// `MemoryRecorder` and read its `History`.
+///
+/// ```compile_fail,E0277
+/// use txlab_core::protocol::history::{Recorder, TxnRecord};
+///
+/// struct Mine;
+/// impl Recorder for Mine {
+///     const ENABLED: bool = true;
+///     fn now_ns(&self) -> u64 {
+///         0
+///     }
+///     fn record(&self, _txn: TxnRecord) {}
+/// }
+/// ```
+pub trait Recorder: Send + Sync + crate::__private::RecorderSeal {
     /// Whether engines should record at all.
     const ENABLED: bool;
 
@@ -195,6 +214,8 @@ pub trait Recorder: Send + Sync {
 /// The recorder that records nothing (the default).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoRecorder;
+
+impl crate::__private::RecorderSeal for NoRecorder {}
 
 impl Recorder for NoRecorder {
     const ENABLED: bool = false;

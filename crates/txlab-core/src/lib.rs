@@ -1,52 +1,85 @@
 //! # txlab-core
 //!
-//! The vocabulary every txlab crate shares:
+//! The vocabulary every txlab crate shares. The crate root is what an application needs: build a
+//! [`Schema`] of [`TableSpec`]s, open an [`Engine`] (a protocol crate's), take a [`Worker`] per
+//! thread, and run transactions with [`run`] (or [`Worker::begin`] and [`Transaction::commit`])
+//! through [`TxOps`], reading and writing values as bytes or, with [`TypedOps`], as any
+//! [`FixedValue`]. Errors keep a retryable [`Conflict`] apart from a [`TxError::UserAbort`] and a
+//! real [`Error`].
 //!
-//! - [`table`]: table ids, fixed value sizes, index kinds, the [`Schema`](table::Schema);
-//! - [`storage`]: the [`Index`](storage::Index) trait generic over a protocol's record type, with
-//!   stable references, insert-if-absent, logical delete, epoch-based reclamation and phantom
-//!   stripes;
-//! - [`txn`]: the interactive model (engine → worker → transaction) and [`TxOps`](txn::TxOps),
-//!   the operations programs are written against;
+//! ```
+//! use txlab_core::{Error, FixedValue, Schema, TableSpec, TxOps, TypedOps};
+//!
+//! fn deposit(tx: &mut dyn TxOps, accounts: txlab_core::TableId, key: u64) -> txlab_core::TxResult<()> {
+//!     let balance: i64 = tx.read_as(accounts, key)?.unwrap_or(0);
+//!     tx.write_as(accounts, key, &(balance + 100))
+//! }
+//!
+//! let mut schema = Schema::new();
+//! let accounts = schema.add(TableSpec::hash("accounts", i64::SIZE))?;
+//! # let _ = (deposit, accounts);
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! Application modules (their main items are also at the root):
+//!
+//! - [`table`]: table ids, fixed value sizes, index kinds, the [`Schema`];
+//! - [`txn`]: the interactive model (engine → worker → transaction) and [`TxOps`], the operations
+//!   programs are written against;
+//! - [`fixed_value`]: [`FixedValue`], a type's encoding as a fixed-size value, and [`TypedOps`]
+//!   (`read_as`, `write_as`, ...) on every [`TxOps`];
+//! - [`error`]: retryable [`Conflict`]s kept apart from real [`Error`]s;
+//! - [`retry`]: the [`run`] helper (the closure may run several times);
 //! - [`program`]: transaction programs written once for all four execution models;
-//! - [`deterministic`]: [`Deterministic`](deterministic::Deterministic), executing a log of
-//!   programs with the effect of their serial execution in log order;
-//! - [`partition`]: which partition owns each row of a partitioned (distributed) database;
+//! - [`deterministic`]: [`Deterministic`], executing a log of programs with the effect of their
+//!   serial execution in log order;
 //! - [`pieces`]: transactions as immediate/deferrable pieces with profiles, conflict keys and
 //!   column groups (the distributed-pieces model: ROCOCO, 2PL/OCC with 2PC);
-//! - [`error`]: retryable [`Conflict`](error::Conflict)s kept apart from real [`Error`](error::Error)s;
-//! - [`retry`]: the [`run`](retry::run) helper (the closure may run several times);
-//! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops;
-//! - [`meter`]: [`Meter`](meter::Meter) and [`Probe`](meter::Probe), how such a driver reports
-//!   each transaction's life to whoever measures it (the harness, or a stand-alone meter);
-//! - [`epoch`]: the global/local/stable epoch manager used by Silo, NWR and group commit;
-//! - [`value`]: race-free word-wise value copies for seqlock-style readers;
-//! - [`history`]: compile-time-switched history recording for the checker;
-//! - [`sync`]: the single import point of atomics and locks (std, loom or shuttle by cfg).
+//! - [`partition`]: which partition owns each row of a partitioned (distributed) database;
+//! - [`run_limit`]: [`RunLimit`], when a driver that runs a workload itself stops.
+//!
+//! What a protocol (or index) author needs, and an application does not, is under [`protocol`]:
+//! storage and records, epochs, history recording, reclamation, the `sync` facade.
 //!
 //! See `docs/architecture.md` in the repository for how the pieces fit.
 
+#![warn(missing_docs)]
+
 pub mod deterministic;
-pub mod epoch;
 pub mod error;
-pub mod history;
-pub mod meter;
+pub mod fixed_value;
 pub mod partition;
 pub mod pieces;
 pub mod program;
-pub mod retire_floor;
-pub mod retire_queue;
 pub mod retry;
 pub mod run_limit;
-pub mod storage;
-pub mod sync;
 pub mod table;
 pub mod txn;
-pub mod value;
 
+pub mod protocol;
+
+// The protocol crates name these modules at the root (`txlab_core::epoch`, ...); the paths keep
+// working, documented under `protocol`.
+#[doc(hidden)]
+pub use protocol::{epoch, history, meter, retire_floor, retire_queue, storage, sync, value};
+
+/// Not public API: the seals of traits whose implementations must come from txlab's own crates.
+#[doc(hidden)]
+pub mod __private {
+    /// Seals [`Recorder`](crate::history::Recorder): implemented by `NoRecorder` and
+    /// `txlab_check::MemoryRecorder` only.
+    pub trait RecorderSeal {}
+}
+
+#[cfg(test)]
+mod test_support;
+
+pub use deterministic::Deterministic;
+pub use epoch::EpochConfig;
 pub use error::{Conflict, ConflictCause, Error, TxError, TxResult};
+pub use fixed_value::{FixedValue, TypedOps};
 pub use program::{Access, AccessSet, Program};
-pub use retry::{RetryPolicy, run};
+pub use retry::{Committed, RetryPolicy, run};
 pub use run_limit::RunLimit;
 pub use table::{IndexKind, Schema, TableId, TableSpec};
 pub use txn::{AckMode, CommitInfo, Engine, Transaction, TxOps, Worker};

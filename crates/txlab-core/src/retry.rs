@@ -1,11 +1,10 @@
 //! [`run`]: execute a transaction closure, retrying conflicts with bounded exponential backoff.
 //!
 //! **The closure may run more than once.** It must not have side effects outside the transaction
-//! that would be wrong to repeat (or must undo them itself). Only
-//! [`TxError::Conflict`](crate::error::TxError::Conflict) is retried; a user abort or a real error
-//! ends the loop at once and is returned.
+//! that would be wrong to repeat (or must undo them itself). Only [`TxError::Conflict`] is
+//! retried; a user abort or a real error ends the loop at once and is returned.
 //!
-//! To abort from inside the closure, return `Err(TxError::UserAbort(reason))`.
+//! To abort from inside the closure, return `Err(TxError::user_abort(reason))`.
 //!
 //! The closure receives `&mut dyn TxOps`: a closure bound over the worker's generic transaction
 //! type (`for<'t> FnMut(&mut W::Txn<'t>)`) would force `W: 'static` (a current limitation of

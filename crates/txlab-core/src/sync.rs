@@ -140,23 +140,31 @@ impl SpinWait {
     }
 }
 
-/// Returns whether 128-bit atomics are lock-free in this build (a native `cmpxchg16b`).
+/// Returns whether 128-bit atomics are lock-free on this machine (a native `cmpxchg16b`).
 ///
-/// The workspace's `.cargo/config.toml` builds for `x86-64-v2`, which has `cmpxchg16b`; protocols
-/// that rely on a lock-free 128-bit CAS (the NWR pivot object) assert this at start-up.
+/// [`AtomicU128`] builds on every target. On x86_64 where `cmpxchg16b` is not enabled at compile
+/// time (a dependent project's default build), portable-atomic detects it at run time (`cpuid`,
+/// once) and falls back to a lock only on a CPU without it; this returns that answer. Building
+/// with `-C target-cpu=x86-64-v2` or later (the workspace's `.cargo/config.toml`) makes the
+/// answer a compile-time `true` and lets the compiler inline the CAS: an optional speed-up, not
+/// a requirement. Protocols that rely on a lock-free 128-bit CAS (the NWR pivot object) check
+/// this at start-up and refuse to start where it is `false`.
 pub fn atomic_u128_is_lock_free() -> bool {
     AtomicU128::is_lock_free()
 }
 
 #[cfg(test)]
 mod tests {
-    #[cfg(not(any(txlab_loom, txlab_shuttle)))]
+    #[cfg(all(target_arch = "x86_64", not(any(txlab_loom, txlab_shuttle))))]
     #[test]
-    fn atomic_u128_is_lock_free_with_the_workspace_target_cpu() {
-        // The workspace pins x86-64-v2 (which has cmpxchg16b) in .cargo/config.toml. If this fails,
-        // that configuration was lost and every 128-bit CAS silently became a spin lock.
-        if cfg!(target_arch = "x86_64") {
-            assert!(super::atomic_u128_is_lock_free());
-        }
+    fn atomic_u128_is_lock_free_exactly_where_the_cpu_has_cmpxchg16b() {
+        // With or without a target-cpu flag, the CAS is lock-free on a CPU with cmpxchg16b
+        // (compile-time or run-time detection; only portable-atomic's
+        // `portable_atomic_no_outline_atomics` cfg turns the latter off). If this fails, 128-bit
+        // CASes silently became a spin lock.
+        assert_eq!(
+            super::atomic_u128_is_lock_free(),
+            std::arch::is_x86_feature_detected!("cmpxchg16b")
+        );
     }
 }

@@ -19,6 +19,7 @@
 //! [`TxError::Conflict`]: crate::error::TxError::Conflict
 
 use crate::error::{Error, TxResult};
+use crate::fixed_value::FixedValue;
 use crate::table::{Schema, TableId};
 
 /// Operations a transaction program may perform. Workloads are written once against this trait.
@@ -100,6 +101,11 @@ pub trait Engine: Send + Sync {
 
     /// Non-transactional bulk load, before any transaction runs: sets `key` present with `value`.
     fn load(&self, table: TableId, key: u64, value: &[u8]) -> Result<(), Error>;
+
+    /// [`load`](Self::load) of a typed value ([`FixedValue`]).
+    fn load_as<T: FixedValue>(&self, table: TableId, key: u64, value: &T) -> Result<(), Error> {
+        self.load(table, key, value.to_bytes().as_ref())
+    }
 
     /// The largest epoch whose transactions are all acknowledged (`u64::MAX` without epochs).
     fn stable_epoch(&self) -> u64 {

@@ -24,6 +24,8 @@
 //!
 //! See `docs/benchmarking.md` in the repository for how to run and read the numbers.
 
+#![warn(missing_docs)]
+
 pub mod driver;
 pub mod machine;
 pub mod noop;

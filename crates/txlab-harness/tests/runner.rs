@@ -205,7 +205,7 @@ impl Program for ScriptedProgram {
     fn run<T: TxOps + ?Sized>(&self, tx: &mut T) -> TxResult<()> {
         tx.read(TableId(0), 1)?;
         if self.user_abort {
-            Err(TxError::UserAbort("scripted"))
+            Err(TxError::user_abort("scripted"))
         } else {
             Ok(())
         }

@@ -50,6 +50,8 @@
 //! - [`step`], [`inproc`], `tcp`, `sim`: the drivers; `cluster`: cluster files and the local
 //!   launcher (feature `tcp`).
 
+#![warn(missing_docs)]
+
 #[cfg(feature = "tcp")]
 pub mod cluster;
 pub mod counter;

@@ -2,7 +2,7 @@
 //!
 //! The driver keeps a pool of messages in flight. Each step applies one [`Choice`]: deliver,
 //! drop, duplicate or delay a pooled message, or crash or restart a node. Choices come from an
-//! explicit list (a proptest strategy generates it: [`strategy::choices`] with feature
+//! explicit list (a proptest strategy generates it: `strategy::choices` with feature
 //! `proptest`, so a failing interleaving shrinks to a minimal one) or from a seeded RNG
 //! ([`Source::Random`]); either way the choices executed are recorded and print as a
 //! [`Schedule`] (`d0 x1 u0 w2 c1 r1`) that replays the run exactly, through

@@ -87,7 +87,7 @@ pub fn require_lock_free_pivot() -> Result<(), txlab_core::Error> {
         Err(txlab_core::Error::invalid(
             "target cpu",
             "without a lock-free 128-bit compare-and-swap",
-            "a target with cmpxchg16b (the workspace builds for x86-64-v2); NWR's pivot objects need it",
+            "a CPU with cmpxchg16b (detected at run time, or compiled in with -C target-cpu=x86-64-v2); NWR's pivot objects need it",
         ))
     }
 }

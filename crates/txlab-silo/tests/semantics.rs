@@ -319,9 +319,9 @@ fn run_retries_conflicts_and_stops_on_user_abort() {
 
     let r: Result<_, _> = run(&mut w, RetryPolicy::default(), |tx| {
         tx.write(T, 11, &v(0))?;
-        Err::<(), _>(TxError::UserAbort("changed my mind"))
+        Err::<(), _>(TxError::user_abort("changed my mind"))
     });
-    assert_eq!(r.unwrap_err(), TxError::UserAbort("changed my mind"));
+    assert_eq!(r.unwrap_err(), TxError::user_abort("changed my mind"));
     let mut tx = w.begin();
     assert_eq!(tx.read(T, 11).unwrap().map(num), Some(110));
     tx.commit().unwrap();

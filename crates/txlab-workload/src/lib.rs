@@ -31,6 +31,8 @@
 //! - Values are fixed-size byte strings per table (dense tables, loaded with
 //!   [`Engine::load`]).
 
+#![warn(missing_docs)]
+
 pub mod distinct;
 pub mod micro;
 pub mod rng;

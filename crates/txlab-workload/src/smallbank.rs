@@ -61,8 +61,8 @@ use crate::zipf::{MAX_ITEMS, Zipf, validate_theta};
 use crate::{Generator, Workload};
 use rand::RngExt;
 use txlab_core::{
-    Access, AccessSet, Engine, Error, Program, RetryPolicy, Schema, TableId, TableSpec, TxError,
-    TxOps, TxResult, run,
+    Access, AccessSet, Engine, Error, FixedValue, Program, RetryPolicy, Schema, TableId, TableSpec,
+    TxError, TxOps, TxResult, TypedOps, run,
 };
 
 /// Rows of the `ledger` table; worker `t` writes row `t % LEDGER_SLOTS`.
@@ -207,10 +207,10 @@ impl SmallBank {
     pub fn new(cfg: SmallBankConfig) -> Result<SmallBank, Error> {
         cfg.validate()?;
         let mut schema = Schema::new();
-        let savings = schema.add(TableSpec::dense("savings", 8, cfg.customers))?;
-        let checking = schema.add(TableSpec::dense("checking", 8, cfg.customers))?;
+        let savings = schema.add(TableSpec::dense("savings", i64::SIZE, cfg.customers))?;
+        let checking = schema.add(TableSpec::dense("checking", i64::SIZE, cfg.customers))?;
         let ledger = if cfg.audit {
-            Some(schema.add(TableSpec::dense("ledger", 8, LEDGER_SLOTS))?)
+            Some(schema.add(TableSpec::dense("ledger", i64::SIZE, LEDGER_SLOTS))?)
         } else {
             None
         };
@@ -258,41 +258,25 @@ impl SmallBank {
     }
 }
 
-/// Reads an 8-byte balance; an absent or malformed row is an [`Error::Invariant`].
+/// Reads a balance; an absent row is an [`Error::Invariant`] (and a row that is not 8 bytes an
+/// [`Error::TypeSize`](txlab_core::Error::TypeSize)).
 fn read_balance<T: TxOps + ?Sized>(
     tx: &mut T,
     table: TableId,
     key: u64,
     for_update: bool,
 ) -> TxResult<i64> {
-    let value = if for_update {
-        tx.read_for_update(table, key)?
+    let balance = if for_update {
+        tx.read_for_update_as::<i64>(table, key)?
     } else {
-        tx.read(table, key)?
+        tx.read_as::<i64>(table, key)?
     };
-    let Some(value) = value else {
-        return Err(TxError::Error(Error::Invariant(format!(
+    balance.ok_or_else(|| {
+        TxError::Error(Error::Invariant(format!(
             "smallbank: table {} key {key} is absent (was the workload loaded?)",
             table.0
-        ))));
-    };
-    let bytes: [u8; 8] = value.try_into().map_err(|_| {
-        Error::Invariant(format!(
-            "smallbank: table {} key {key} holds {} bytes, not 8",
-            table.0,
-            value.len()
-        ))
-    })?;
-    Ok(i64::from_le_bytes(bytes))
-}
-
-fn write_balance<T: TxOps + ?Sized>(
-    tx: &mut T,
-    table: TableId,
-    key: u64,
-    balance: i64,
-) -> TxResult<()> {
-    tx.write(table, key, &balance.to_le_bytes())
+        )))
+    })
 }
 
 fn checked_add(a: i64, b: i64) -> TxResult<i64> {
@@ -324,14 +308,14 @@ impl Workload for SmallBank {
     }
 
     fn load<E: Engine>(&self, engine: &E) -> Result<(), Error> {
-        let balance = self.cfg.initial_balance.to_le_bytes();
+        let balance = self.cfg.initial_balance;
         for key in 0..self.cfg.customers {
-            engine.load(self.tables.savings, key, &balance)?;
-            engine.load(self.tables.checking, key, &balance)?;
+            engine.load_as(self.tables.savings, key, &balance)?;
+            engine.load_as(self.tables.checking, key, &balance)?;
         }
         if let Some(ledger) = self.tables.ledger {
             for slot in 0..LEDGER_SLOTS {
-                engine.load(ledger, slot, &0i64.to_le_bytes())?;
+                engine.load_as(ledger, slot, &0i64)?;
             }
         }
         Ok(())
@@ -441,7 +425,7 @@ impl SmallBankTxn {
     fn record<T: TxOps + ?Sized>(&self, tx: &mut T, delta: i64) -> TxResult<()> {
         if let Some(ledger) = self.tables.ledger {
             let current = read_balance(tx, ledger, self.ledger_slot, true)?;
-            write_balance(tx, ledger, self.ledger_slot, checked_add(current, delta)?)?;
+            tx.write_as(ledger, self.ledger_slot, &checked_add(current, delta)?)?;
         }
         Ok(())
     }
@@ -467,10 +451,10 @@ impl Program for SmallBankTxn {
                     read_balance(tx, savings, a, true)?,
                     read_balance(tx, checking, a, true)?,
                 )?;
-                write_balance(tx, savings, a, 0)?;
-                write_balance(tx, checking, a, 0)?;
+                tx.write_as(savings, a, &0i64)?;
+                tx.write_as(checking, a, &0i64)?;
                 let to = read_balance(tx, checking, b, true)?;
-                write_balance(tx, checking, b, checked_add(to, total)?)
+                tx.write_as(checking, b, &checked_add(to, total)?)
             }
             SmallBankKind::Balance => {
                 let s = read_balance(tx, savings, a, false)?;
@@ -479,28 +463,28 @@ impl Program for SmallBankTxn {
             }
             SmallBankKind::DepositChecking => {
                 let c = read_balance(tx, checking, a, true)?;
-                write_balance(tx, checking, a, checked_add(c, self.amount)?)?;
+                tx.write_as(checking, a, &checked_add(c, self.amount)?)?;
                 self.record(tx, self.amount)
             }
             SmallBankKind::SendPayment => {
                 let from = read_balance(tx, checking, a, true)?;
                 if from < self.amount {
-                    return Err(TxError::UserAbort(
+                    return Err(TxError::user_abort(
                         "send_payment: insufficient checking balance",
                     ));
                 }
                 let to = read_balance(tx, checking, b, true)?;
-                write_balance(tx, checking, a, from - self.amount)?;
-                write_balance(tx, checking, b, checked_add(to, self.amount)?)
+                tx.write_as(checking, a, &(from - self.amount))?;
+                tx.write_as(checking, b, &checked_add(to, self.amount)?)
             }
             SmallBankKind::TransactSavings => {
                 let s = checked_add(read_balance(tx, savings, a, true)?, self.amount)?;
                 if s < 0 {
-                    return Err(TxError::UserAbort(
+                    return Err(TxError::user_abort(
                         "transact_savings: savings balance would become negative",
                     ));
                 }
-                write_balance(tx, savings, a, s)?;
+                tx.write_as(savings, a, &s)?;
                 self.record(tx, self.amount)
             }
             SmallBankKind::WriteCheck => {
@@ -511,7 +495,7 @@ impl Program for SmallBankTxn {
                 } else {
                     self.amount
                 };
-                write_balance(tx, checking, a, checked_add(c, -debit)?)?;
+                tx.write_as(checking, a, &checked_add(c, -debit)?)?;
                 self.record(tx, -debit)
             }
         }

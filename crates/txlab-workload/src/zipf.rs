@@ -202,6 +202,7 @@ impl Zipf {
         matches!(self.sampler, Sampler::Alias(_))
     }
 
+    /// The number of items (draws are in `0..n`).
     pub fn n(&self) -> u64 {
         self.n
     }

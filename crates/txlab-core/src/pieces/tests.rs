@@ -1,6 +1,6 @@
 use super::*;
 use crate::error::TxError;
-use std::collections::BTreeMap;
+use crate::test_support::Map;
 
 #[test]
 fn piece_values_put_get_replace_and_compare_by_content() {
@@ -131,43 +131,6 @@ fn layouts_must_cover_the_row_with_disjoint_groups() {
     );
     assert_eq!(KeyUnit::Shift(32).of(3 << 32 | 9), 3);
     assert_eq!(KeyUnit::Div(100).of(250), 2);
-}
-
-/// A map-backed `TxOps` for the guard's tests.
-#[derive(Default)]
-struct Map(BTreeMap<(u16, u64), Vec<u8>>);
-
-impl TxOps for Map {
-    fn read(&mut self, table: TableId, key: u64) -> TxResult<Option<&[u8]>> {
-        Ok(self.0.get(&(table.0, key)).map(Vec::as_slice))
-    }
-    fn write(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<()> {
-        self.0.insert((table.0, key), value.to_vec());
-        Ok(())
-    }
-    fn update(&mut self, table: TableId, key: u64, f: &mut dyn FnMut(&mut [u8])) -> TxResult<bool> {
-        Ok(self.0.get_mut(&(table.0, key)).map(|v| f(v)).is_some())
-    }
-    fn insert(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<bool> {
-        Ok(self.0.insert((table.0, key), value.to_vec()).is_none())
-    }
-    fn delete(&mut self, table: TableId, key: u64) -> TxResult<bool> {
-        Ok(self.0.remove(&(table.0, key)).is_some())
-    }
-    fn scan(
-        &mut self,
-        table: TableId,
-        lo: u64,
-        hi: u64,
-        visit: &mut dyn FnMut(u64, &[u8]) -> bool,
-    ) -> TxResult<()> {
-        for ((_, k), v) in self.0.range((table.0, lo)..=(table.0, hi)) {
-            if !visit(*k, v) {
-                break;
-            }
-        }
-        Ok(())
-    }
 }
 
 fn invariant(r: TxResult<impl std::fmt::Debug>) -> String {

@@ -1,6 +1,6 @@
 //! The `node` and `cluster` subcommands shared by every binary that runs a distributed protocol
 //! (`txlab node`, `txlab cluster`, and `txlab-net-counter`): argument handling over
-//! [`run_node`](super::run_node) and [`launch_local`](super::launch_local), with each protocol
+//! [`run_node`](super::run_node) and [`launch_local`], with each protocol
 //! plugged in as a [`ClusterProtocol`].
 //!
 //! ```text

@@ -1,62 +1,23 @@
 //! The fixed-size row codec: every TPC-C row is a struct of fixed-size fields packed back to back,
 //! little-endian, with no padding and no per-row serde.
 //!
-//! [`tpcc_row!`](crate::tpcc::codec) declares a row struct and generates, from its field list,
+//! Each field is a [`FixedValue`](txlab_core::FixedValue) (integers little-endian, CHAR columns
+//! `[u8; n]`). [`tpcc_row!`](crate::tpcc::codec) declares a row struct and generates, from its
+//! field list,
 //!
 //! - `SIZE`: the row's byte length (the sum of its fields' sizes; the table's value size);
 //! - `FIELDS`: each field's name and size in encoding order (ROCOCO's column groups map byte
 //!   spans of a row to groups with it, [`spans`]);
 //! - `encode(&self, out)`: writes the row into a `SIZE`-byte slice;
 //! - `decode(bytes)`: reads it back, rejecting a slice of the wrong length with an
-//!   [`Error::Invariant`] naming the row type and both lengths.
+//!   [`Error::Invariant`] naming the row type and both lengths;
+//! - a [`FixedValue`](txlab_core::FixedValue) implementation, so a program may read a row with
+//!   `tx.read_as::<DistrictRow>(table, key)`.
 //!
 //! Invariant: `decode(encode(r)) == r` for every row `r` (tested per table in `schema`).
 //! CHAR(n)/VARCHAR(n) columns are `[u8; n]` arrays, NUL-padded on the right (see [`text`]).
 
 use txlab_core::Error;
-
-/// A column type with a fixed encoded size.
-pub trait Field: Sized {
-    /// Encoded size in bytes.
-    const SIZE: usize;
-    /// Writes the value into exactly `SIZE` bytes.
-    fn put(&self, out: &mut [u8]);
-    /// Reads the value from exactly `SIZE` bytes.
-    fn get(bytes: &[u8]) -> Self;
-}
-
-macro_rules! int_field {
-    ($($t:ty),*) => {$(
-        impl Field for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            #[inline]
-            fn put(&self, out: &mut [u8]) {
-                out.copy_from_slice(&self.to_le_bytes());
-            }
-            #[inline]
-            fn get(bytes: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(bytes);
-                <$t>::from_le_bytes(a)
-            }
-        }
-    )*};
-}
-int_field!(u8, u16, u32, u64, i32, i64);
-
-impl<const N: usize> Field for [u8; N] {
-    const SIZE: usize = N;
-    #[inline]
-    fn put(&self, out: &mut [u8]) {
-        out.copy_from_slice(self);
-    }
-    #[inline]
-    fn get(bytes: &[u8]) -> Self {
-        let mut a = [0u8; N];
-        a.copy_from_slice(bytes);
-        a
-    }
-}
 
 /// A CHAR(N) value from `s`, truncated to `N` bytes and NUL-padded.
 pub fn text<const N: usize>(s: &[u8]) -> [u8; N] {
@@ -104,25 +65,31 @@ macro_rules! tpcc_row {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, Eq)]
         pub struct $name {
-            $( $(#[$fmeta])* pub $field: $ty ),*
+            $(
+                #[doc = concat!("Column `", stringify!($field), "`.")]
+                $(#[$fmeta])*
+                pub $field: $ty
+            ),*
         }
 
         impl $name {
             /// Encoded size in bytes (the table's value size).
-            pub const SIZE: usize = 0 $( + <$ty as $crate::tpcc::codec::Field>::SIZE )*;
+            pub const SIZE: usize = 0 $( + <$ty as txlab_core::FixedValue>::SIZE )*;
 
             /// `(name, encoded size)` of every field, in encoding order (column groups are
             /// laid out from it).
             pub const FIELDS: &'static [(&'static str, usize)] =
-                &[$( (stringify!($field), <$ty as $crate::tpcc::codec::Field>::SIZE) ),*];
+                &[$( (stringify!($field), <$ty as txlab_core::FixedValue>::SIZE) ),*];
 
             /// Writes the row into `out`, which must be exactly [`Self::SIZE`] bytes.
             pub fn encode(&self, out: &mut [u8]) {
                 debug_assert_eq!(out.len(), Self::SIZE);
                 let mut pos = 0usize;
                 $(
-                    let end = pos + <$ty as $crate::tpcc::codec::Field>::SIZE;
-                    $crate::tpcc::codec::Field::put(&self.$field, &mut out[pos..end]);
+                    let end = pos + <$ty as txlab_core::FixedValue>::SIZE;
+                    out[pos..end].copy_from_slice(
+                        txlab_core::FixedValue::to_bytes(&self.$field).as_ref(),
+                    );
                     pos = end;
                 )*
                 let _ = pos;
@@ -139,12 +106,28 @@ macro_rules! tpcc_row {
                 }
                 let mut pos = 0usize;
                 $(
-                    let end = pos + <$ty as $crate::tpcc::codec::Field>::SIZE;
-                    let $field = <$ty as $crate::tpcc::codec::Field>::get(&bytes[pos..end]);
+                    let end = pos + <$ty as txlab_core::FixedValue>::SIZE;
+                    let $field = <$ty as txlab_core::FixedValue>::from_bytes(&bytes[pos..end])
+                        .expect("the slice is the field's size");
                     pos = end;
                 )*
                 let _ = pos;
                 Ok(Self { $($field),* })
+            }
+        }
+
+        impl txlab_core::FixedValue for $name {
+            const SIZE: usize = <$name>::SIZE;
+            type Bytes = [u8; <$name>::SIZE];
+
+            fn to_bytes(&self) -> Self::Bytes {
+                let mut out = [0u8; <$name>::SIZE];
+                self.encode(&mut out);
+                out
+            }
+
+            fn from_bytes(bytes: &[u8]) -> Option<Self> {
+                <$name>::decode(bytes).ok()
             }
         }
     };
@@ -184,14 +167,9 @@ mod tests {
             "the span is where d_ytd is encoded"
         );
         assert_eq!(buf.iter().filter(|&&b| b != 0).count(), 8);
-    }
-
-    #[test]
-    fn integers_round_trip_little_endian() {
-        let mut buf = [0u8; 8];
-        (-5i64).put(&mut buf);
-        assert_eq!(i64::get(&buf), -5);
-        0x0102_0304u32.put(&mut buf[..4]);
-        assert_eq!(&buf[..4], &[4, 3, 2, 1]);
+        use txlab_core::FixedValue;
+        assert_eq!(row.to_bytes(), buf, "the FixedValue encoding is the row's");
+        assert_eq!(DistrictRow::from_bytes(&buf), Some(row));
+        assert_eq!(DistrictRow::from_bytes(&buf[1..]), None);
     }
 }

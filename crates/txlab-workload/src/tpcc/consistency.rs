@@ -5,7 +5,7 @@
 //!
 //! 1. `W_YTD = sum(D_YTD)` over the warehouse's districts (3.3.2.1). In the scaled variant there
 //!    is no `W_YTD` column (ROCOCO, OSDI 2014, §5 "Scaled TPC-C": the warehouse total *is* the
-//!    read-only sum, [`warehouse_ytd`](super::warehouse_ytd)), so 3.3.2.1 as written would hold
+//!    read-only sum, [`warehouse_ytd`]), so 3.3.2.1 as written would hold
 //!    by definition. It is replaced by the check that gives it meaning: the read-only sum equals
 //!    what the warehouse was paid, i.e. clause 3.3.2.8's `W_YTD = sum(H_AMOUNT)` over the HISTORY
 //!    rows with `H_W_ID = w`, with `W_YTD := sum(D_YTD)`. Every Payment adds `H_AMOUNT` to one

@@ -24,7 +24,7 @@
 //! and order-lines are sorted by `o_id` (then `ol_number`), a customer's orders by `o_id`, and the
 //! name index by `(name, c_id)`; the oldest new-order of a district is the first key of its range.
 //!
-//! Invariant: every `pack` function is injective on valid ids and [`unpack`] inverts it
+//! Invariant: every `pack` function is injective on valid ids and its `unpack_*` function inverts it
 //! (property-tested below together with the order preservation).
 
 /// Largest number of districts over all warehouses (`dx` has 20 bits).

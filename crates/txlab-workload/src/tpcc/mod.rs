@@ -64,7 +64,7 @@
 //!
 //! - After load and after any serializable run, consistency conditions 1–4 hold
 //!   ([`Workload::check`] verifies them through read-only transactions).
-//! - NewOrder's 1 % rollbacks are [`TxError::UserAbort`](txlab_core::TxError::UserAbort), never a
+//! - NewOrder's 1 % rollbacks are [`TxError::UserAbort`], never a
 //!   conflict; a missing row that must exist is [`Error::Invariant`], never a panic.
 //! - Generators are deterministic given `(seed, thread)` and allocate nothing per transaction
 //!   (Payment/OrderStatus by last name allocate a small vector for the name scan).

@@ -200,7 +200,7 @@ pub fn read_item<T: TxOps + ?Sized>(
 ) -> TxResult<ItemRow> {
     match tx.read(ctx.tables.item, ctx.keys.item(line.item))? {
         Some(bytes) => Ok(ItemRow::decode(bytes)?),
-        None => Err(TxError::UserAbort(ROLLBACK)),
+        None => Err(TxError::user_abort(ROLLBACK)),
     }
 }
 

@@ -5,7 +5,7 @@
 //! 1. WAREHOUSE `w`: read `W_NAME` and the address (`W_STREET_1` .. `W_ZIP`), read for update
 //!    and add `H_AMOUNT` to `W_YTD`. In the scaled variant (ROCOCO, OSDI 2014, §5 "Scaled
 //!    TPC-C") the WAREHOUSE row has no `W_YTD` column
-//!    ([`ScaledWarehouseRow`](super::schema::ScaledWarehouseRow)): Payment only reads what the
+//!    ([`ScaledWarehouseRow`]): Payment only reads what the
 //!    specification retrieves (name and address, for `H_DATA` and the terminal output) and never
 //!    writes the row, so Payments of different districts do not conflict on it. The
 //!    warehouse's year-to-date total is then [`warehouse_ytd`](super::warehouse_ytd), the
