@@ -26,7 +26,9 @@
 //! to fail validation (the argument of §3.1 for applying writes before reads, applied to the
 //! processor's queue).
 //!
-//! Only commit decisions reach the client; aborted attempts are restarted here. A program whose
+//! Only commit decisions reach the client; aborted attempts are restarted here, except once the
+//! run's `abandon` flag is up (the drain bound has passed, module docs of `driver`): then an
+//! abort decision ends the transaction as abandoned. A program whose
 //! accesses depend on what it reads ([`txlab_core::AccessSet::dependent`]) reads the undeclared
 //! keys from the storage directly during execution. A program that returns a user abort or an
 //! error finishes without validation and the client is told so.
@@ -38,9 +40,9 @@ use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest
 use std::collections::VecDeque;
 use txlab_core::history::{Outcome, Recorder, txn_id};
 use txlab_core::meter::Ticket;
-use txlab_core::sync::Arc;
 use txlab_core::sync::mpsc::{Receiver, Sender};
-use txlab_core::{AccessSet, Error, Program, TxError};
+use txlab_core::sync::{Arc, AtomicBool, Ordering};
+use txlab_core::{AccessSet, ConflictCause, Error, Program, TxError};
 
 /// What a processor's queue carries.
 pub(crate) enum ProcessorEvent<P> {
@@ -63,6 +65,8 @@ pub(crate) enum ProcessorEvent<P> {
 pub(crate) enum Finished {
     Committed,
     UserAborted,
+    /// Its last attempt aborted with this cause after the drain bound: not restarted.
+    Abandoned(ConflictCause),
     Failed(Error),
 }
 
@@ -104,6 +108,49 @@ struct Live<P> {
     seq: u64,
     begin_ns: u64,
     buffer: TxnBuffer,
+}
+
+/// A processor's live transactions by slot, with the free slots and spare write buffers.
+struct Slots<P> {
+    live: Vec<Option<Live<P>>>,
+    free: Vec<u32>,
+    spare: Vec<TxnBuffer>,
+    in_flight: usize,
+}
+
+impl<P: Program> Slots<P> {
+    fn new() -> Self {
+        Self {
+            live: Vec::new(),
+            free: Vec::new(),
+            spare: Vec::new(),
+            in_flight: 0,
+        }
+    }
+
+    /// A free slot (filled by the caller) and a buffer for its transaction.
+    fn reserve(&mut self) -> (u32, TxnBuffer) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.live.push(None);
+            (self.live.len() - 1) as u32
+        });
+        self.in_flight += 1;
+        (slot, self.spare.pop().unwrap_or_default())
+    }
+
+    /// Ends the transaction in `slot` and tells its client.
+    fn finish(&mut self, slot: u32, finished: Finished, clients: &[Sender<Completion>]) {
+        let txn = self.live[slot as usize].take().expect("slot is live");
+        let _ = clients[txn.client].send(Completion {
+            ticket: txn.ticket,
+            restarts: txn.restarts,
+            kind: txn.program.kind(),
+            finished,
+        });
+        self.spare.push(txn.buffer);
+        self.free.push(slot);
+        self.in_flight -= 1;
+    }
 }
 
 /// Counters of one processor over a run.
@@ -182,6 +229,7 @@ pub(crate) fn processor<P, Rec>(
     queue: Receiver<ProcessorEvent<P>>,
     own: Sender<ProcessorEvent<P>>,
     clients: &[Sender<Completion>],
+    abandon: &AtomicBool,
 ) -> Result<ProcessorCounters, Error>
 where
     P: Program<Output = ()> + Send + 'static,
@@ -191,15 +239,12 @@ where
     let sink = Arc::new(ProcessorSink(own));
     let read_reply: ReplyTo<ReadReply> = sink.clone();
     let decision_reply: ReplyTo<Decision> = sink;
-    let mut live: Vec<Option<Live<P>>> = Vec::new();
-    let mut free: Vec<u32> = Vec::new();
-    let mut spare: Vec<TxnBuffer> = Vec::new();
+    let mut slots = Slots::new();
     let mut access = AccessSet::default();
     let mut keys: Vec<Key> = Vec::new();
     let mut parts: Vec<Vec<Key>> = Vec::new();
     let mut seq = 0u64;
     let mut counters = ProcessorCounters::default();
-    let mut in_flight = 0usize;
 
     // Starts (or restarts) the attempt in `slot`: fetch the declared reads.
     let start = |slot: u32,
@@ -248,13 +293,7 @@ where
                 program,
                 ticket,
             } => {
-                let slot = match free.pop() {
-                    Some(s) => s,
-                    None => {
-                        live.push(None);
-                        (live.len() - 1) as u32
-                    }
-                };
+                let (slot, buffer) = slots.reserve();
                 let mut txn = Live {
                     client,
                     program,
@@ -264,20 +303,19 @@ where
                     snapshot_ts: 0,
                     seq: 0,
                     begin_ns: 0,
-                    buffer: spare.pop().unwrap_or_default(),
+                    buffer,
                 };
-                in_flight += 1;
-                counters.peak_live = counters.peak_live.max(in_flight);
+                counters.peak_live = counters.peak_live.max(slots.in_flight);
                 let execute_now =
                     start(slot, &mut txn, &mut seq, &mut access, &mut keys, &mut parts)?;
-                live[slot as usize] = Some(txn);
+                slots.live[slot as usize] = Some(txn);
                 if !execute_now {
                     continue;
                 }
                 slot
             }
             ProcessorEvent::Reads(reply) => {
-                let Some(Some(txn)) = live.get_mut(reply.slot as usize) else {
+                let Some(Some(txn)) = slots.live.get_mut(reply.slot as usize) else {
                     return Err(Error::Internal(format!(
                         "storage replied for unknown slot {}",
                         reply.slot
@@ -295,7 +333,7 @@ where
             }
             ProcessorEvent::Decided(decision) => {
                 let slot = decision.slot;
-                let Some(Some(txn)) = live.get_mut(slot as usize) else {
+                let Some(Some(txn)) = slots.live.get_mut(slot as usize) else {
                     return Err(Error::Internal(format!(
                         "validator replied for unknown slot {slot}"
                     )));
@@ -317,16 +355,7 @@ where
                         if !writes.is_empty() {
                             engine.write_to_storage(ts, writes)?;
                         }
-                        let txn = live[slot as usize].take().expect("checked above");
-                        let _ = clients[txn.client].send(Completion {
-                            ticket: txn.ticket,
-                            restarts: txn.restarts,
-                            kind: txn.program.kind(),
-                            finished: Finished::Committed,
-                        });
-                        spare.push(txn.buffer);
-                        free.push(slot);
-                        in_flight -= 1;
+                        slots.finish(slot, Finished::Committed, clients);
                         continue;
                     }
                     Err(cause) => {
@@ -341,6 +370,10 @@ where
                                 txn.begin_ns,
                             );
                         }
+                        if abandon.load(Ordering::Relaxed) {
+                            slots.finish(slot, Finished::Abandoned(cause), clients);
+                            continue;
+                        }
                         counters.restarts += 1;
                         txn.restarts += 1;
                         if !start(slot, txn, &mut seq, &mut access, &mut keys, &mut parts)? {
@@ -352,7 +385,7 @@ where
             }
         };
         // Execute the transaction in `ready` and send it to the validator.
-        let txn = live[ready as usize].as_mut().expect("slot is live");
+        let txn = slots.live[ready as usize].as_mut().expect("slot is live");
         let result = txn.program.run(&mut Execution {
             storage: &engine.shared.storage,
             shapes: &engine.shapes,
@@ -387,16 +420,7 @@ where
                 txn.begin_ns,
             );
         }
-        let txn = live[ready as usize].take().expect("slot is live");
-        let _ = clients[txn.client].send(Completion {
-            ticket: txn.ticket,
-            restarts: txn.restarts,
-            kind: txn.program.kind(),
-            finished,
-        });
-        spare.push(txn.buffer);
-        free.push(ready);
-        in_flight -= 1;
+        slots.finish(ready, finished, clients);
     }
     Ok(counters)
 }
@@ -405,7 +429,6 @@ where
 mod tests {
     use super::*;
     use std::sync::mpsc::channel;
-    use txlab_core::ConflictCause;
 
     fn label(event: &ProcessorEvent<()>) -> String {
         match event {

@@ -16,7 +16,9 @@
 //! - **aborts**: the restarts of counted transactions (`conflicts`, `retries`); their causes by
 //!   validator stage are the counters `prevalidation_aborts`, `reordering_aborts`,
 //!   `validation_aborts`, `stale_when_read_aborts` (over the measured interval, every
-//!   transaction's). `abandoned` is 0: the pipeline restarts until commit.
+//!   transaction's). The pipeline restarts until commit while the run lasts; a transaction
+//!   still aborting one second after the run stopped issuing is `abandoned` (the bounded drain
+//!   of `txlab_batch::pipeline::driver`), so every run ends whatever its concurrency and table.
 //! - **counters**: also `batches`, `reordered_txns`, `reorder_ns`, `reorder_failures`, and
 //!   `peak_live` (most live transactions in one processor over the whole run).
 //!
