@@ -21,8 +21,15 @@
 //! the run ends one pass through them after the flag, however many transactions are live and
 //! however often they would abort (a thousand-fold concurrency on ten keys otherwise restarts
 //! forever).
+//!
+//! Stage times ([`StageTimes`]): each processor stamps an attempt when it asks the storage for
+//! its reads and when it sends it to the validator, and adds the time to the answer when it
+//! handles it; it also counts how many events it finds waiting each time it takes its queue.
+//! By Little's law the time summed over attempts divided by the run's length is the mean number
+//! of attempts in that stage.
 
 use super::engine::Pipeline;
+pub use super::processor::StageTimes;
 use super::processor::{Completion, Finished, ProcessorCounters, ProcessorEvent, processor};
 use super::validator::ValidatorSnapshot;
 use crate::meter::LimitMeter;
@@ -54,6 +61,8 @@ pub struct RunStats {
     pub abandoned: u64,
     /// Most transactions live in one processor at once.
     pub peak_live: usize,
+    /// Where the transactions spent their time, all processors together.
+    pub stages: StageTimes,
     /// The validator's counters over the run.
     pub validator: ValidatorSnapshot,
     /// Latency (microseconds) from submission to the commit decision, committed transactions.
@@ -98,6 +107,8 @@ impl RunStats {
 pub struct MeteredRun {
     /// Most transactions live in one processor at once.
     pub peak_live: usize,
+    /// Where the transactions spent their time, all processors together, over the whole run.
+    pub stages: StageTimes,
 }
 
 impl<Rec: Recorder> Pipeline<Rec> {
@@ -121,6 +132,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
             restarts: totals.conflicts,
             abandoned: totals.abandoned,
             peak_live: run.peak_live,
+            stages: run.stages,
             validator: self.shared.counters.snapshot().since(&before),
             latency_us: totals.latency_us,
         })
@@ -243,9 +255,14 @@ impl<Rec: Recorder> Pipeline<Rec> {
                 .collect();
             (client_results, processor_results)
         });
-        let mut run = MeteredRun { peak_live: 0 };
+        let mut run = MeteredRun {
+            peak_live: 0,
+            stages: StageTimes::default(),
+        };
         for p in processor_results {
-            run.peak_live = run.peak_live.max(p?.peak_live);
+            let p = p?;
+            run.peak_live = run.peak_live.max(p.peak_live);
+            run.stages.add(&p.stages);
         }
         for c in client_results {
             c?;

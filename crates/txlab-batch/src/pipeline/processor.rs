@@ -38,6 +38,7 @@ use super::engine::{Pipeline, record_attempt};
 use super::execution::{Execution, TxnBuffer};
 use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
 use std::collections::VecDeque;
+use std::time::Instant;
 use txlab_core::history::{Outcome, Recorder, txn_id};
 use txlab_core::meter::Ticket;
 use txlab_core::sync::mpsc::{Receiver, Sender};
@@ -107,6 +108,8 @@ struct Live<P> {
     snapshot_ts: u64,
     seq: u64,
     begin_ns: u64,
+    /// When the current stage (reads or validation) was asked for.
+    asked: Instant,
     buffer: TxnBuffer,
 }
 
@@ -160,6 +163,54 @@ pub(crate) struct ProcessorCounters {
     pub(crate) restarts: u64,
     /// Most transactions live at once.
     pub(crate) peak_live: usize,
+    /// The stage times and queue samples of [`StageTimes`].
+    pub(crate) stages: StageTimes,
+}
+
+/// Where a processor's transactions spend their time, over a run (module docs of `driver`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// Attempts whose reads were fetched, and the nanoseconds from asking the storage to having
+    /// every value back at the processor (storage queue and work, the reply's wait in the
+    /// processor's queue).
+    pub reads: u64,
+    /// See [`StageTimes::reads`].
+    pub read_ns: u64,
+    /// Attempts sent to the validator, and the nanoseconds from sending to handling the decision
+    /// (every validator stage's queue and work, the decision's wait in the processor's queue).
+    pub validations: u64,
+    /// See [`StageTimes::validations`].
+    pub validation_ns: u64,
+    /// Times the processor took the events waiting in its queue, and the events it took in all
+    /// (their ratio is the mean queue length it found; `WritePhaseFirst` only).
+    pub drains: u64,
+    /// See [`StageTimes::drains`].
+    pub drained: u64,
+}
+
+impl StageTimes {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &StageTimes) {
+        self.reads += other.reads;
+        self.read_ns += other.read_ns;
+        self.validations += other.validations;
+        self.validation_ns += other.validation_ns;
+        self.drains += other.drains;
+        self.drained += other.drained;
+    }
+
+    /// `(name, value)` pairs for engine counters.
+    pub fn counters(&self) -> [(&'static str, u64); 6] {
+        [
+            ("stage_reads", self.reads),
+            ("stage_read_ns", self.read_ns),
+            ("stage_validations", self.validations),
+            ("stage_validation_ns", self.validation_ns),
+            ("processor_drains", self.drains),
+            ("processor_drained", self.drained),
+        ]
+    }
 }
 
 /// Most events taken from the queue at once under [`ProcessorScheduling::WritePhaseFirst`].
@@ -168,6 +219,9 @@ const DRAIN_LIMIT: usize = 4096;
 /// The processor's view of its queue: the events already taken from it, by priority.
 struct Inbox<P> {
     scheduling: ProcessorScheduling,
+    /// Drains and events drained ([`StageTimes::drains`]).
+    drains: u64,
+    drained: u64,
     commits: VecDeque<Decision>,
     aborts: VecDeque<Decision>,
     others: VecDeque<ProcessorEvent<P>>,
@@ -177,6 +231,8 @@ impl<P> Inbox<P> {
     fn new(scheduling: ProcessorScheduling) -> Self {
         Self {
             scheduling,
+            drains: 0,
+            drained: 0,
             commits: VecDeque::new(),
             aborts: VecDeque::new(),
             others: VecDeque::new(),
@@ -198,11 +254,14 @@ impl<P> Inbox<P> {
         if self.commits.is_empty() && self.aborts.is_empty() && self.others.is_empty() {
             let first = queue.recv().ok()?;
             self.sort(first);
+            self.drains += 1;
+            self.drained += 1;
             for _ in 1..DRAIN_LIMIT {
                 match queue.try_recv() {
                     Ok(event) => self.sort(event),
                     Err(_) => break,
                 }
+                self.drained += 1;
             }
         }
         if let Some(d) = self.commits.pop_front() {
@@ -262,6 +321,7 @@ where
             0
         };
         txn.buffer.clear();
+        txn.asked = Instant::now();
         txn.snapshot_ts = u64::MAX;
         txn.pending_reads = 0;
         access.clear();
@@ -303,6 +363,7 @@ where
                     snapshot_ts: 0,
                     seq: 0,
                     begin_ns: 0,
+                    asked: Instant::now(),
                     buffer,
                 };
                 counters.peak_live = counters.peak_live.max(slots.in_flight);
@@ -329,6 +390,8 @@ where
                 if txn.pending_reads > 0 {
                     continue;
                 }
+                counters.stages.reads += 1;
+                counters.stages.read_ns += txn.asked.elapsed().as_nanos() as u64;
                 reply.slot
             }
             ProcessorEvent::Decided(decision) => {
@@ -338,6 +401,8 @@ where
                         "validator replied for unknown slot {slot}"
                     )));
                 };
+                counters.stages.validations += 1;
+                counters.stages.validation_ns += txn.asked.elapsed().as_nanos() as u64;
                 match decision.outcome {
                     Ok(ts) => {
                         let writes = txn.buffer.take_writes();
@@ -393,6 +458,7 @@ where
         });
         let finished = match result {
             Ok(()) => {
+                txn.asked = Instant::now();
                 engine.submit(ValidationRequest {
                     slot: ready,
                     reads: txn.buffer.reads().map(|(k, v, _)| (k, v)).collect(),
@@ -422,6 +488,8 @@ where
         }
         slots.finish(ready, finished, clients);
     }
+    counters.stages.drains = inbox.drains;
+    counters.stages.drained = inbox.drained;
     Ok(counters)
 }
 
