@@ -188,8 +188,18 @@ pub fn execute(args: &BatchFiguresArgs) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| output::default_dir("batch-figures"));
     output::prepare(&out, args.overwrite).map_err(Failure::Usage)?;
+    let machine = MachineInfo::detect();
+    let host = format!(
+        "host: {} physical cores, {} logical, {}; build {}\n",
+        machine.physical_cores, machine.logical_cpus, machine.cpu_model, machine.git_revision
+    );
+    let write = |name: &str, text: String| {
+        let path = out.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| Failure::Run(format!("writing {}: {e}", path.display())))
+    };
     let mut all: Vec<RunRecord> = Vec::new();
-    let mut tables = String::new();
+    let mut tables = host;
     for f in &figures {
         let mut progress = Progress::new();
         let records = run_sweep(&f.spec, &mut |step| progress.step(step));
@@ -202,23 +212,17 @@ pub fn execute(args: &BatchFiguresArgs) -> Result<(), Failure> {
         tables.push_str(&format!("== {}\n", f.name));
         tables.push_str(&summary_table(&summarize(&records, baseline), baseline));
         all.extend(records);
+        // Written after every figure, so a run cut short keeps what it measured.
+        write(CSV, to_csv(&all))?;
+        write("summary.txt", tables.clone())?;
     }
-    let machine = MachineInfo::detect();
-    let csv = out.join("batch_figures.csv");
-    let write = |path: PathBuf, text: String| {
-        std::fs::write(&path, text)
-            .map_err(|e| Failure::Run(format!("writing {}: {e}", path.display())))
-    };
-    write(csv.clone(), to_csv(&all))?;
-    let host = format!(
-        "host: {} physical cores, {} logical, {}; build {}\n",
-        machine.physical_cores, machine.logical_cpus, machine.cpu_model, machine.git_revision
-    );
-    write(out.join("summary.txt"), format!("{host}{tables}"))?;
-    print!("{host}{tables}");
-    println!("results written to {}", csv.display());
+    print!("{tables}");
+    println!("results written to {}", out.join(CSV).display());
     Ok(())
 }
+
+/// The file every record goes to.
+pub const CSV: &str = "batch_figures.csv";
 
 #[cfg(test)]
 mod tests {
@@ -287,7 +291,7 @@ mod tests {
             out.to_str().unwrap(),
         ]);
         execute(&a).unwrap();
-        let csv = std::fs::read_to_string(out.join("batch_figures.csv")).unwrap();
+        let csv = std::fs::read_to_string(out.join(CSV)).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         let col = header.iter().position(|h| *h == "param_figure").unwrap();
         let figures: std::collections::BTreeSet<&str> = csv
