@@ -26,7 +26,9 @@
 //! batch of `n` transactions with `a` accesses, `m_k` of them on key `k` (keys are numbered
 //! through a reused open-addressing table); each pick is `O(n)` plus its conflicts and the keys
 //! it adds. The weight is one `u128` (levels in its high bits, the tie-break in the low ones),
-//! so a pick is one maximum over a slice.
+//! so a pick is one maximum over a slice. A batch of at most 64 transactions (up to 16 threads
+//! at the paper's 4 per thread) keeps, per key, its accessors and writers as one word each
+//! instead of member lists, so a row is an `OR` over the transaction's keys.
 //!
 //! A transaction is never moved across batch boundaries: it runs on the thread its batch's
 //! assignment gave it, or on a thread that took that thread's whole share (below).
@@ -121,6 +123,10 @@ pub struct ThreadAssigner {
     members: Vec<(u32, bool, u32)>,
     /// Scratch: one key's members and writers as bit sets.
     scratch: Vec<u64>,
+    /// Batches of at most 64 transactions: per key id, the transactions accessing it and those
+    /// writing it, as one word each (the member lists are not built).
+    small_all: Vec<u64>,
+    small_writers: Vec<u64>,
     /// The ids of every transaction's keys that other transactions of the batch also access.
     keys: Vec<Vec<u32>>,
     /// Per key id: the number (from 1) of the last thread of this batch one of whose
@@ -233,6 +239,14 @@ impl ThreadAssigner {
             if std::mem::replace(&mut self.in_thread[key as usize], mark) == mark {
                 continue;
             }
+            if words == 1 {
+                let mut bits = self.small_all[key as usize] & self.unassigned[0];
+                while bits != 0 {
+                    self.weight[bits.trailing_zeros() as usize] += SHARED;
+                    bits &= bits - 1;
+                }
+                continue;
+            }
             let mut m = self.heads[key as usize];
             while m != NONE {
                 let (y, _, previous) = self.members[m as usize];
@@ -242,6 +256,26 @@ impl ThreadAssigner {
                 }
                 m = previous;
             }
+        }
+    }
+
+    /// The conflict rows of a batch of at most 64 transactions from the per-key words: a
+    /// transaction conflicts with every other accessor of a key it writes and with every other
+    /// writer of a key it reads. Keeps only the keys another transaction also accesses.
+    fn small_rows(&mut self, n: usize) {
+        let (all, writers) = (&self.small_all, &self.small_writers);
+        for (i, keys) in self.keys[..n].iter_mut().enumerate() {
+            let bit = 1u64 << i;
+            keys.retain(|&id| all[id as usize] != bit);
+            let row = keys.iter().fold(0, |row, &id| {
+                let id = id as usize;
+                row | if writers[id] & bit != 0 {
+                    all[id]
+                } else {
+                    writers[id]
+                }
+            });
+            self.conflict[i] = row & !bit;
         }
     }
 
@@ -266,6 +300,9 @@ impl ThreadAssigner {
         let mask = self.slots.len() - 1;
         self.heads.clear();
         self.members.clear();
+        self.small_all.clear();
+        self.small_writers.clear();
+        let small = words == 1;
         for (i, set) in sets.iter().enumerate() {
             let i = i as u32;
             for &(table, key, access) in &set.accesses {
@@ -277,6 +314,10 @@ impl ThreadAssigner {
                     if slot.0 != self.stamp {
                         *slot = (self.stamp, k, self.heads.len() as u32);
                         self.heads.push(NONE);
+                        if small {
+                            self.small_all.push(0);
+                            self.small_writers.push(0);
+                        }
                         break slot.2;
                     }
                     if slot.1 == k {
@@ -284,6 +325,17 @@ impl ThreadAssigner {
                     }
                     h = (h + 1) & mask;
                 };
+                if small {
+                    let bit = 1u64 << i;
+                    if self.small_all[id as usize] & bit == 0 {
+                        self.small_all[id as usize] |= bit;
+                        self.keys[i as usize].push(id);
+                    }
+                    if access.writes() {
+                        self.small_writers[id as usize] |= bit;
+                    }
+                    continue;
+                }
                 let head = self.heads[id as usize];
                 // A transaction's accesses are added together, so a repeat of the same key by
                 // the same transaction finds it at the head: merge (writes if any does).
@@ -295,6 +347,10 @@ impl ThreadAssigner {
                     self.keys[i as usize].push(id);
                 }
             }
+        }
+        if small {
+            self.small_rows(n);
+            return;
         }
         // Only keys of two or more transactions make conflicts or shared accesses: a key's
         // members conflict with its writers, and its writers with all its members (bit rows, so
@@ -1053,7 +1109,12 @@ mod tests {
         };
         let mut assigner = ThreadAssigner::new();
         for round in 0..60 {
-            let n = 2 + next(14) as usize;
+            // Every tenth batch has more than 64 transactions (more than one word per row).
+            let n = if round % 10 == 9 {
+                65 + next(40) as usize
+            } else {
+                2 + next(14) as usize
+            };
             let sets: Vec<AccessSet> = (0..n)
                 .map(|_| {
                     let ops: Vec<(u64, Access)> = (0..1 + next(5))
