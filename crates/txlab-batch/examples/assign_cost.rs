@@ -23,7 +23,7 @@ fn main() -> Result<(), Error> {
     let mut generator = ycsb.generator(0, 42);
     println!("| threads | batch | policy | generate + declare µs/batch | assign µs/batch |");
     println!("|---|---|---|---|---|");
-    for threads in [1, 2, 4, 8] {
+    for threads in [1, 2, 4, 8, 16, 28] {
         let n = 4 * threads;
         let batches = 20_000 / threads;
         let t0 = Instant::now();

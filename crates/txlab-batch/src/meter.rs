@@ -22,6 +22,7 @@ pub(crate) struct Totals {
     pub(crate) committed: u64,
     pub(crate) user_aborts: u64,
     pub(crate) conflicts: u64,
+    pub(crate) abandoned: u64,
     pub(crate) counters: Vec<(&'static str, u64)>,
     pub(crate) latency_us: Histogram<u64>,
 }
@@ -32,6 +33,7 @@ impl Totals {
             committed: 0,
             user_aborts: 0,
             conflicts: 0,
+            abandoned: 0,
             counters: Vec::new(),
             latency_us: Histogram::new_with_bounds(1, MAX_LATENCY_US, 3)
                 .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?,
@@ -57,6 +59,7 @@ impl Totals {
         self.committed += other.committed;
         self.user_aborts += other.user_aborts;
         self.conflicts += other.conflicts;
+        self.abandoned += other.abandoned;
         for &(name, n) in &other.counters {
             self.add_counter(name, n);
         }
@@ -113,6 +116,7 @@ impl Meter for LimitMeter {
             committed: 0,
             user_aborts: 0,
             conflicts: 0,
+            abandoned: 0,
         };
         LimitProbe { meter: self, local }
     }
@@ -143,6 +147,11 @@ impl Probe for LimitProbe<'_> {
 
     fn retried(&mut self, _ticket: &Ticket, attempts: u64) {
         self.local.conflicts += attempts;
+    }
+
+    fn abandoned(&mut self, _ticket: &Ticket, _cause: &ConflictCause) {
+        self.local.conflicts += 1;
+        self.local.abandoned += 1;
     }
 
     fn count(&mut self, name: &'static str, n: u64) {

@@ -22,26 +22,45 @@
 //! incrementally, and so on until the thread has its share; then the next thread starts with an
 //! empty `T` (so its first pick is the transaction with the most conflicts among the remaining
 //! ones, as in the paper). Shares differ by at most one when the batch does not divide evenly.
-//! Building the conflict matrix costs `O(n² + a)` for a batch of `n` transactions with `a`
-//! accesses (keys are numbered through a reused open-addressing table); each pick is
-//! `O(n)` plus the keys it adds.
+//! The conflict matrix is kept as bit rows: building it costs `O(a + Σ_k m_k · n / 64)` for a
+//! batch of `n` transactions with `a` accesses, `m_k` of them on key `k` (keys are numbered
+//! through a reused open-addressing table); each pick is `O(n)` plus its conflicts and the keys
+//! it adds. The weight is one `u128` (levels in its high bits, the tie-break in the low ones),
+//! so a pick is one maximum over a slice. A batch of at most 64 transactions (up to 16 threads
+//! at the paper's 4 per thread) keeps, per key, its accessors and writers as one word each
+//! instead of member lists, so a row is an `OR` over the transaction's keys.
 //!
-//! A transaction is never moved across batch boundaries: a thread runs its share of batch `b`
-//! before its share of batch `b + 1`, though threads do not wait for each other between batches.
+//! A transaction is never moved across batch boundaries: it runs on the thread its batch's
+//! assignment gave it, or on a thread that took that thread's whole share (below).
 //!
 //! # The wrapper ([`ThreadAware`])
 //!
 //! [`ThreadAware::run`] drives a workload on any [`Engine`] with `threads` worker threads and no
-//! other thread: a worker whose queue is empty takes the shared batch former (a mutex), generates
-//! and declares the next batch, assigns it and queues every thread's share, then goes back to
-//! running its own shares with [`txlab_core::run`] (retrying conflicts). So batch formation costs
-//! worker time, as a preprocessing step would, instead of a third thread competing for the CPUs;
-//! workers do not form a batch while some thread still has two shares waiting (a slow thread
-//! bounds how far the others run ahead). Shares are queued in batch order under the former's
-//! lock, so every thread runs its shares in batch order. [`Assignment::RoundRobin`] keeps the
-//! arrival order instead (the baseline the paper compares against), through the same code.
-//! Correctness is the wrapped engine's: the wrapper only decides which thread runs which
-//! transaction.
+//! other thread; the harness pins them as it pins the interactive workers. Formation and
+//! assignment are the paper's preprocessing step, kept off the other workers' critical path:
+//!
+//! - every worker owns a former (its generator and its assigner's buffers), so no lock is held
+//!   while a batch is generated, declared and assigned;
+//! - a worker whose queue is empty first takes a whole share from the longest other queue
+//!   holding at least two (work stealing), and otherwise forms, declares and assigns the next
+//!   batch itself and queues share `t` to worker `(me + t) mod threads` (its own share is the
+//!   first the assignment filled). While one worker forms, the others run the shares already
+//!   queued, and workers that run dry at the same time form disjoint batches in parallel;
+//! - queues are short mutex-guarded deques touched once per share (a share is `per_thread`
+//!   transactions), with their lengths readable without the lock for stealing.
+//!
+//! Each transaction runs to its end on the worker that popped its share: conflicts are retried
+//! with the interactive runner's backoff and reported with their causes, and a transaction past
+//! the retry policy's `max_attempts` is abandoned. The counters [`FORM_NS`], [`ASSIGN_NS`] and
+//! [`WAIT_NS`] give the time spent generating and declaring, assigning, and queued, per
+//! transaction once divided by the commits. [`Assignment::RoundRobin`] keeps the arrival order
+//! instead (the baseline the paper compares against), through the same code. Correctness is the
+//! wrapped engine's: the wrapper only decides which thread runs which transaction.
+//!
+//! End of run (`Board`): once the meter stops issuing, workers finish their queues, take the
+//! shares left in others', and exit when no former is still queueing; one that must wait for a
+//! former sleeps on a condition variable rather than spinning, so oversubscribed runs end within
+//! the duration plus the queued shares' work.
 
 use crate::meter::LimitMeter;
 use crate::pipeline::RunLimit;
@@ -49,14 +68,18 @@ use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use txlab_core::meter::{Meter, Probe, Ticket};
-use txlab_core::sync::{Condvar, IgnorePoison, Mutex};
-use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, TxError, run};
+use txlab_core::retry::Backoff;
+use txlab_core::sync::{AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
+use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
 use txlab_workload::{Generator, Workload};
 
 /// Largest accepted number of threads.
 pub const MAX_THREADS: usize = 1024;
 /// Largest accepted number of transactions per thread and batch.
 pub const MAX_PER_THREAD: usize = 1024;
+/// Largest accepted batch (`threads × per_thread`): the conflict matrix has a bit per pair, so
+/// this bounds it at 32 MiB (the paper's batches are `4 × 28`).
+pub const MAX_BATCH: usize = 16_384;
 
 /// How a batch is split among threads.
 #[non_exhaustive]
@@ -71,13 +94,26 @@ pub enum Assignment {
 /// No member (end of a key's member list).
 const NONE: u32 = u32::MAX;
 
+/// A transaction's weight while a thread is filled: the three levels and the tie-break packed
+/// into one `u128`, compared as a number (module docs). Bits 96..128: conflicts with the
+/// thread's transactions; 64..96: shared keys; 32..64: conflicts with the unassigned ones;
+/// 0..32: `u32::MAX - index` (earliest first on ties, and never 0). An assigned transaction's
+/// weight is 0.
+type Weight = u128;
+const WITH_THREAD: Weight = 1 << 96;
+const SHARED: Weight = 1 << 64;
+const WITH_REST: Weight = 1 << 32;
+/// The bits that survive from one thread to the next: conflicts with the unassigned ones and the
+/// tie-break.
+const KEPT: Weight = (1 << 64) - 1;
+
 /// Computes thread assignments, reusing its buffers across batches: after the first batches of
 /// a run it allocates nothing. Keys are numbered through an open-addressing table whose slots
 /// carry the number of the batch that filled them, so starting a batch clears nothing.
 #[derive(Debug, Default, Clone)]
 pub struct ThreadAssigner {
-    /// `conflict[i * n + j]`.
-    conflict: Vec<bool>,
+    /// Conflict bit rows: transaction `i`'s row is `conflict[i * words..(i + 1) * words]`.
+    conflict: Vec<u64>,
     /// `(batch stamp, key, key id)`; a slot whose stamp is not the current one is empty.
     slots: Vec<(u32, (u16, u64), u32)>,
     stamp: u32,
@@ -85,16 +121,20 @@ pub struct ThreadAssigner {
     heads: Vec<u32>,
     /// `(transaction, writes, previous member of the same key)`: one per (key, transaction).
     members: Vec<(u32, bool, u32)>,
-    /// Scratch: one key's members.
-    run: Vec<(u32, bool)>,
-    /// The key ids of every transaction.
+    /// Scratch: one key's members and writers as bit sets.
+    scratch: Vec<u64>,
+    /// Batches of at most 64 transactions: per key id, the transactions accessing it and those
+    /// writing it, as one word each (the member lists are not built).
+    small_all: Vec<u64>,
+    small_writers: Vec<u64>,
+    /// The ids of every transaction's keys that other transactions of the batch also access.
     keys: Vec<Vec<u32>>,
-    /// Per key id: whether a transaction already given to the thread being filled accesses it.
-    in_thread: Vec<bool>,
-    assigned: Vec<bool>,
-    with_thread: Vec<u32>,
-    shared: Vec<u32>,
-    with_rest: Vec<u32>,
+    /// Per key id: the number (from 1) of the last thread of this batch one of whose
+    /// transactions accesses it.
+    in_thread: Vec<u32>,
+    /// Bit set of the unassigned transactions.
+    unassigned: Vec<u64>,
+    weight: Vec<Weight>,
     result: Vec<Vec<usize>>,
 }
 
@@ -120,6 +160,13 @@ impl ThreadAssigner {
             ));
         }
         let n = sets.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::invalid(
+                "batch",
+                n,
+                format!("fewer than {} transactions", u32::MAX),
+            ));
+        }
         self.result.iter_mut().for_each(Vec::clear);
         self.result.resize_with(threads, Vec::new);
         self.result.truncate(threads);
@@ -131,64 +178,111 @@ impl ThreadAssigner {
             }
             return Ok(&self.result);
         }
-        self.build_conflicts(sets);
-        self.assigned.clear();
-        self.assigned.resize(n, false);
-        self.with_rest.clear();
-        self.with_rest.extend((0..n).map(|i| {
-            self.conflict[i * n..(i + 1) * n]
-                .iter()
-                .filter(|&&c| c)
-                .count() as u32
+        let words = n.div_ceil(64);
+        self.build_conflicts(sets, words);
+        self.unassigned.clear();
+        self.unassigned.resize(words, !0);
+        if !n.is_multiple_of(64) {
+            self.unassigned[words - 1] = (1u64 << (n % 64)) - 1;
+        }
+        self.weight.clear();
+        self.weight.extend((0..n).map(|i| {
+            let row = &self.conflict[i * words..(i + 1) * words];
+            let with_rest: u32 = row.iter().map(|w| w.count_ones()).sum();
+            Weight::from(with_rest) * WITH_REST + Weight::from(u32::MAX - i as u32)
         }));
+        self.in_thread.clear();
+        self.in_thread.resize(self.heads.len(), 0);
         for t in 0..threads {
-            self.with_thread.clear();
-            self.with_thread.resize(n, 0);
-            self.shared.clear();
-            self.shared.resize(n, 0);
-            self.in_thread.clear();
-            self.in_thread.resize(self.heads.len(), false);
+            let mark = t as u32 + 1;
+            self.weight.iter_mut().for_each(|w| *w &= KEPT);
             for _ in 0..quota(t) {
-                let pick = (0..n)
-                    .filter(|&x| !self.assigned[x])
-                    .max_by_key(|&x| {
-                        (
-                            self.with_thread[x],
-                            self.shared[x],
-                            self.with_rest[x],
-                            std::cmp::Reverse(x),
-                        )
-                    })
-                    .ok_or_else(|| {
-                        Error::Internal("thread assignment ran out of transactions".into())
-                    })?;
-                self.assigned[pick] = true;
+                let pick = self.pick()?;
                 self.result[t].push(pick);
-                for y in 0..n {
-                    if self.conflict[pick * n + y] {
-                        self.with_rest[y] -= 1;
-                        self.with_thread[y] += 1;
-                    }
-                }
-                for &key in &self.keys[pick] {
-                    if !std::mem::replace(&mut self.in_thread[key as usize], true) {
-                        let mut m = self.heads[key as usize];
-                        while m != NONE {
-                            let (y, _, previous) = self.members[m as usize];
-                            self.shared[y as usize] += 1;
-                            m = previous;
-                        }
-                    }
-                }
+                self.take(pick, words, mark);
             }
         }
         Ok(&self.result)
     }
 
-    fn build_conflicts(&mut self, sets: &[AccessSet]) {
+    /// The unassigned transaction of highest weight.
+    fn pick(&self) -> Result<usize, Error> {
+        let (pick, best) =
+            self.weight.iter().enumerate().fold(
+                (0, 0),
+                |(bi, bw), (i, &w)| if w > bw { (i, w) } else { (bi, bw) },
+            );
+        if best == 0 {
+            return Err(Error::Internal(
+                "thread assignment ran out of transactions".into(),
+            ));
+        }
+        Ok(pick)
+    }
+
+    /// Gives `pick` to the thread numbered `mark` and updates the others' weights.
+    fn take(&mut self, pick: usize, words: usize, mark: u32) {
+        self.weight[pick] = 0;
+        self.unassigned[pick / 64] &= !(1 << (pick % 64));
+        for (j, &row) in self.conflict[pick * words..(pick + 1) * words]
+            .iter()
+            .enumerate()
+        {
+            let mut bits = row & self.unassigned[j];
+            while bits != 0 {
+                let y = j * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.weight[y] += WITH_THREAD - WITH_REST;
+            }
+        }
+        for &key in &self.keys[pick] {
+            if std::mem::replace(&mut self.in_thread[key as usize], mark) == mark {
+                continue;
+            }
+            if words == 1 {
+                let mut bits = self.small_all[key as usize] & self.unassigned[0];
+                while bits != 0 {
+                    self.weight[bits.trailing_zeros() as usize] += SHARED;
+                    bits &= bits - 1;
+                }
+                continue;
+            }
+            let mut m = self.heads[key as usize];
+            while m != NONE {
+                let (y, _, previous) = self.members[m as usize];
+                let w = &mut self.weight[y as usize];
+                if *w != 0 {
+                    *w += SHARED;
+                }
+                m = previous;
+            }
+        }
+    }
+
+    /// The conflict rows of a batch of at most 64 transactions from the per-key words: a
+    /// transaction conflicts with every other accessor of a key it writes and with every other
+    /// writer of a key it reads. Keeps only the keys another transaction also accesses.
+    fn small_rows(&mut self, n: usize) {
+        let (all, writers) = (&self.small_all, &self.small_writers);
+        for (i, keys) in self.keys[..n].iter_mut().enumerate() {
+            let bit = 1u64 << i;
+            keys.retain(|&id| all[id as usize] != bit);
+            let row = keys.iter().fold(0, |row, &id| {
+                let id = id as usize;
+                row | if writers[id] & bit != 0 {
+                    all[id]
+                } else {
+                    writers[id]
+                }
+            });
+            self.conflict[i] = row & !bit;
+        }
+    }
+
+    fn build_conflicts(&mut self, sets: &[AccessSet], words: usize) {
         let n = sets.len();
         self.conflict.clear();
-        self.conflict.resize(n * n, false);
+        self.conflict.resize(n * words, 0);
         self.keys.iter_mut().for_each(Vec::clear);
         self.keys.resize_with(n, Vec::new);
         let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
@@ -206,6 +300,9 @@ impl ThreadAssigner {
         let mask = self.slots.len() - 1;
         self.heads.clear();
         self.members.clear();
+        self.small_all.clear();
+        self.small_writers.clear();
+        let small = words == 1;
         for (i, set) in sets.iter().enumerate() {
             let i = i as u32;
             for &(table, key, access) in &set.accesses {
@@ -217,6 +314,10 @@ impl ThreadAssigner {
                     if slot.0 != self.stamp {
                         *slot = (self.stamp, k, self.heads.len() as u32);
                         self.heads.push(NONE);
+                        if small {
+                            self.small_all.push(0);
+                            self.small_writers.push(0);
+                        }
                         break slot.2;
                     }
                     if slot.1 == k {
@@ -224,6 +325,17 @@ impl ThreadAssigner {
                     }
                     h = (h + 1) & mask;
                 };
+                if small {
+                    let bit = 1u64 << i;
+                    if self.small_all[id as usize] & bit == 0 {
+                        self.small_all[id as usize] |= bit;
+                        self.keys[i as usize].push(id);
+                    }
+                    if access.writes() {
+                        self.small_writers[id as usize] |= bit;
+                    }
+                    continue;
+                }
                 let head = self.heads[id as usize];
                 // A transaction's accesses are added together, so a repeat of the same key by
                 // the same transaction finds it at the head: merge (writes if any does).
@@ -236,22 +348,49 @@ impl ThreadAssigner {
                 }
             }
         }
-        for id in 0..self.heads.len() {
-            self.run.clear();
-            let mut m = self.heads[id];
+        if small {
+            self.small_rows(n);
+            return;
+        }
+        // Only keys of two or more transactions make conflicts or shared accesses: a key's
+        // members conflict with its writers, and its writers with all its members (bit rows, so
+        // a hot key costs its members times the row length, not its members squared).
+        let (heads, members) = (&self.heads, &self.members);
+        let shared = |id: u32| members[heads[id as usize] as usize].2 != NONE;
+        for keys in &mut self.keys[..n] {
+            keys.retain(|&id| shared(id));
+        }
+        self.scratch.clear();
+        self.scratch.resize(2 * words, 0);
+        for id in 0..heads.len() as u32 {
+            if !shared(id) {
+                continue;
+            }
+            let (all, writers) = self.scratch.split_at_mut(words);
+            all.fill(0);
+            writers.fill(0);
+            let mut m = heads[id as usize];
             while m != NONE {
-                let (txn, writes, previous) = self.members[m as usize];
-                self.run.push((txn, writes));
+                let (txn, writes, previous) = members[m as usize];
+                let bit = 1 << (txn % 64);
+                all[txn as usize / 64] |= bit;
+                if writes {
+                    writers[txn as usize / 64] |= bit;
+                }
                 m = previous;
             }
-            for (a, &(i, wi)) in self.run.iter().enumerate() {
-                for &(j, wj) in &self.run[a + 1..] {
-                    if wi || wj {
-                        self.conflict[i as usize * n + j as usize] = true;
-                        self.conflict[j as usize * n + i as usize] = true;
-                    }
-                }
+            let mut m = heads[id as usize];
+            while m != NONE {
+                let (txn, writes, previous) = members[m as usize];
+                let with = if writes { &*all } else { &*writers };
+                let row = &mut self.conflict[txn as usize * words..(txn as usize + 1) * words];
+                row.iter_mut().zip(with).for_each(|(r, w)| *r |= w);
+                m = previous;
             }
+        }
+        for i in 0..n {
+            // A transaction does not conflict with itself.
+            self.conflict[i * words + i / 64] &= !(1 << (i % 64));
         }
     }
 }
@@ -309,25 +448,42 @@ impl ThreadAwareConfig {
                 format!("1..={MAX_PER_THREAD}"),
             ));
         }
+        let batch = self.threads * self.per_thread;
+        if batch > MAX_BATCH {
+            return Err(Error::invalid(
+                "threads × per_thread",
+                format!("{} × {} = {batch}", self.threads, self.per_thread),
+                format!("at most {MAX_BATCH} transactions per batch"),
+            ));
+        }
         Ok(())
     }
 }
 
 /// What a [`ThreadAware::run`] measured.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ThreadAwareStats {
     /// Wall-clock time of the run.
     pub elapsed: Duration,
     /// Transactions committed.
     pub committed: u64,
-    /// Conflicts (aborted attempts that were retried).
+    /// Conflicts (aborted attempts, retried or not).
     pub conflicts: u64,
+    /// Transactions given up after the retry policy's `max_attempts`.
+    pub abandoned: u64,
     /// Transactions rolled back by their program.
     pub user_aborts: u64,
     /// Batches formed.
     pub batches: u64,
-    /// Time spent generating, declaring and assigning batches (by whichever worker formed them).
+    /// Shares a worker took from another worker's queue.
+    pub stolen: u64,
+    /// Time spent generating and declaring the batches' transactions (all formers together).
+    pub form_time: Duration,
+    /// Time spent in the assignment ([`ThreadAssigner::assign`], all formers together).
     pub assign_time: Duration,
+    /// Time transactions spent queued, from their batch's formation to the start of their share.
+    pub wait_time: Duration,
     /// Latency (microseconds) from the batch's formation to the commit.
     pub latency_us: Histogram<u64>,
 }
@@ -346,9 +502,138 @@ pub struct ThreadAware<E: Engine> {
     config: ThreadAwareConfig,
 }
 
+/// The engine counter of batches formed ([`ThreadAware::run_metered`]).
+pub const BATCHES: &str = "batches";
+/// The engine counter of nanoseconds spent generating and declaring batches' transactions.
+pub const FORM_NS: &str = "form_ns";
+/// The engine counter of nanoseconds spent in the assignment.
+pub const ASSIGN_NS: &str = "assign_ns";
+/// The engine counter of nanoseconds transactions spent queued: per share, the time from its
+/// batch's formation to the start of the share, times its transactions.
+pub const WAIT_NS: &str = "wait_ns";
+/// The engine counter of shares taken from another worker's queue.
+pub const STOLEN: &str = "stolen_shares";
+
+/// A worker whose queue is empty takes a share from another worker's queue holding at least
+/// this many shares instead of forming a batch (module docs).
+const STEAL_AT: usize = 2;
+
+/// One thread's transactions of one batch, in the order the assignment gave.
 struct Share<P> {
+    /// When the batch was formed (the start of its queueing time).
+    formed: Instant,
     /// The programs with the tickets they were issued with.
     programs: Vec<(P, Ticket)>,
+}
+
+/// One worker's queue of shares.
+struct ShareQueue<P> {
+    shares: Mutex<VecDeque<Share<P>>>,
+    /// `shares.len()`, readable without the lock (a hint for stealing).
+    len: AtomicUsize,
+}
+
+/// What the workers share: their queues and the end-of-run protocol.
+///
+/// End of run: a former registers in `forming` before it checks `stopped` and issues anything,
+/// and leaves after its shares are queued; the first former whose meter stops issuing sets
+/// `stopped`. A worker exits once `stopped` is set, no former is registered and its own queue is
+/// empty. All three are `SeqCst`: a former that registers after an exiting worker read
+/// `forming == 0` then reads `stopped` as set and forms nothing, and one that registered before
+/// has queued its shares before that worker reads its queue. A worker that finds the run
+/// stopped while formers are still registered sleeps on `left` (not spinning: oversubscribed,
+/// spinning workers would keep the last formers off the CPUs); a former leaving takes `idle`
+/// before notifying, so the sleeper either sees the new count or is woken.
+struct Board<P> {
+    queues: Box<[ShareQueue<P>]>,
+    forming: AtomicUsize,
+    stopped: AtomicBool,
+    idle: Mutex<()>,
+    left: Condvar,
+}
+
+impl<P> Board<P> {
+    fn new(threads: usize) -> Self {
+        Self {
+            queues: (0..threads)
+                .map(|_| ShareQueue {
+                    shares: Mutex::new(VecDeque::new()),
+                    len: AtomicUsize::new(0),
+                })
+                .collect(),
+            forming: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+            idle: Mutex::new(()),
+            left: Condvar::new(),
+        }
+    }
+
+    fn push(&self, thread: usize, share: Share<P>) {
+        let q = &self.queues[thread];
+        let mut shares = q.shares.lock().ignore_poison();
+        shares.push_back(share);
+        q.len.store(shares.len(), Ordering::Relaxed);
+    }
+
+    fn pop(&self, thread: usize) -> Option<Share<P>> {
+        let q = &self.queues[thread];
+        let mut shares = q.shares.lock().ignore_poison();
+        let share = shares.pop_front();
+        q.len.store(shares.len(), Ordering::Relaxed);
+        share
+    }
+
+    /// The longest other queue holding at least `at_least` shares, if any.
+    fn backlogged(&self, me: usize, at_least: usize) -> Option<usize> {
+        (0..self.queues.len())
+            .filter(|&t| t != me)
+            .map(|t| (self.queues[t].len.load(Ordering::Relaxed), t))
+            .filter(|&(len, _)| len >= at_least)
+            .max()
+            .map(|(_, t)| t)
+    }
+
+    /// Registers a former; `false` (unregistered) once the run has stopped.
+    fn begin_forming(&self) -> bool {
+        self.forming.fetch_add(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            self.forming.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        true
+    }
+
+    fn end_forming(&self, meter_stopped: bool) {
+        if meter_stopped {
+            self.stop();
+        }
+        self.forming.fetch_sub(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            drop(self.idle.lock().ignore_poison());
+            self.left.notify_all();
+        }
+    }
+
+    /// After the run stopped: sleeps until no former is registered or one queued a share for
+    /// `me`.
+    fn await_formers(&self, me: usize) {
+        let idle = self.idle.lock().ignore_poison();
+        let _idle = self
+            .left
+            .wait_while(idle, |_| {
+                self.forming.load(Ordering::SeqCst) > 0
+                    && self.queues[me].len.load(Ordering::SeqCst) == 0
+            })
+            .ignore_poison();
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+
+    fn may_exit(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) && self.forming.load(Ordering::SeqCst) == 0
+    }
 }
 
 impl<E: Engine> ThreadAware<E> {
@@ -368,8 +653,9 @@ impl<E: Engine> ThreadAware<E> {
         &self.config
     }
 
-    /// Runs `workload` (already loaded) until `limit` on `threads` worker threads, which form
-    /// and assign the batches themselves (module docs). Generators are seeded with `seed`.
+    /// Runs `workload` (already loaded) until `limit` on `threads` unpinned worker threads,
+    /// which form and assign the batches themselves (module docs). Worker `i`'s generator is
+    /// `workload.generator(i, seed)`.
     pub fn run<W>(
         &self,
         workload: &W,
@@ -381,65 +667,62 @@ impl<E: Engine> ThreadAware<E> {
         W::Program: Clone + Send,
     {
         let meter = LimitMeter::new(limit)?;
-        self.run_metered(workload, seed, &meter)?;
+        self.run_metered(workload, seed, &meter, |_| None)?;
         let totals = meter.totals();
+        let ns = |name| Duration::from_nanos(totals.counter(name));
         Ok(ThreadAwareStats {
             elapsed: meter.elapsed(),
             committed: totals.committed,
             conflicts: totals.conflicts,
+            abandoned: totals.abandoned,
             user_aborts: totals.user_aborts,
             batches: totals.counter(BATCHES),
-            assign_time: Duration::from_nanos(totals.counter(ASSIGN_NS)),
+            stolen: totals.counter(STOLEN),
+            form_time: ns(FORM_NS),
+            assign_time: ns(ASSIGN_NS),
+            wait_time: ns(WAIT_NS),
             latency_us: totals.latency_us,
         })
     }
 
     /// Runs `workload` (already loaded) until `meter` stops issuing, on `threads` worker
-    /// threads, reporting to it (`txlab_core::meter`): worker `i` uses probe `i`, the worker
-    /// forming a batch issues its transactions (so latency runs from the batch's formation to
-    /// the commit), and each commit is reported with its conflicts by the worker that ran it.
-    /// The engine counters `batches` and `assign_ns` (time spent generating, declaring and
-    /// assigning batches) go through [`Probe::count`]. Generators are seeded with `seed`.
-    pub fn run_metered<W, M>(&self, workload: &W, seed: u64, meter: &M) -> Result<(), Error>
+    /// threads, reporting to it (`txlab_core::meter`): worker `i` first calls `start(i)` (the
+    /// harness pins it there and returns its CPU), then uses probe `i` and generator
+    /// `workload.generator(i, seed)`. A worker forming a batch issues its transactions (latency
+    /// runs from the batch's formation to the commit); the worker that runs a transaction reports
+    /// each aborted attempt with its cause, then the commit, the user abort, or the abandonment
+    /// after the retry policy's `max_attempts`. The engine counters [`BATCHES`], [`FORM_NS`],
+    /// [`ASSIGN_NS`], [`WAIT_NS`] and [`STOLEN`] go through [`Probe::count`]. Returns what each
+    /// worker's `start` returned.
+    pub fn run_metered<W, M, S>(
+        &self,
+        workload: &W,
+        seed: u64,
+        meter: &M,
+        start: S,
+    ) -> Result<Vec<Option<usize>>, Error>
     where
         W: Workload,
         W::Program: Clone + Send,
         M: Meter,
+        S: Fn(usize) -> Option<usize> + Sync,
     {
         let threads = self.config.threads;
-        let batch = threads * self.config.per_thread;
-        let former = Mutex::new(Former {
-            generator: workload.generator(0, seed),
-            assigner: ThreadAssigner::new(),
-            sets: vec![AccessSet::default(); batch],
-            programs: Vec::with_capacity(batch),
-            finished: false,
-        });
-        let queues: Vec<Mutex<VecDeque<Share<W::Program>>>> =
-            (0..threads).map(|_| Mutex::new(VecDeque::new())).collect();
-        let consumed = Condvar::new();
-        let ctx = FormContext {
-            queues: &queues,
-            consumed: &consumed,
-            threads,
-            batch,
-            policy: self.config.assignment,
-        };
-        let retry = self.config.retry;
-        let workers: Vec<Result<(), Error>> = std::thread::scope(|scope| {
+        let board = Board::new(threads);
+        let workers: Vec<Result<Option<usize>, Error>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|me| {
-                    let (former, ctx) = (&former, &ctx);
-                    scope.spawn(move || -> Result<(), Error> {
+                    let (board, start) = (&board, &start);
+                    scope.spawn(move || -> Result<Option<usize>, Error> {
+                        let cpu = start(me);
                         let mut probe = meter.probe(me);
-                        let outcome = self.work(me, former, ctx, retry, &mut probe);
+                        let mut former = Former::new(workload.generator(me, seed), &self.config);
+                        let outcome = self.work(me, board, &mut former, &mut probe);
                         if outcome.is_err() {
-                            // Let the others stop too instead of waiting for this one.
-                            former.lock().ignore_poison().finished = true;
-                            ctx.consumed.notify_all();
-                            ctx.queues[me].lock().ignore_poison().clear();
+                            // The others stop forming and finish their queues.
+                            board.stop();
                         }
-                        outcome
+                        outcome.map(|()| cpu)
                     })
                 })
                 .collect();
@@ -454,14 +737,13 @@ impl<E: Engine> ThreadAware<E> {
         workers.into_iter().collect()
     }
 
-    /// One worker thread: runs the shares in its queue; when the queue is empty, forms the next
-    /// batch for every thread (one worker at a time, under the former's lock).
+    /// One worker thread: runs its queue's shares; when its queue is empty, takes a share from a
+    /// backlogged queue or forms the next batch itself (module docs).
     fn work<G, P>(
         &self,
         me: usize,
-        former: &Mutex<Former<G>>,
-        ctx: &FormContext<'_, G::Program>,
-        retry: RetryPolicy,
+        board: &Board<G::Program>,
+        former: &mut Former<G>,
         probe: &mut P,
     ) -> Result<(), Error>
     where
@@ -470,108 +752,149 @@ impl<E: Engine> ThreadAware<E> {
         P: Probe,
     {
         let mut worker = self.engine.worker()?;
+        let mut backoff = Backoff::new(self.config.retry, 0x9E37_79B9 ^ me as u64);
         loop {
-            let popped = {
-                let mut queue = ctx.queues[me].lock().ignore_poison();
-                queue.pop_front().map(|share| (share, queue.len()))
+            let share = match board.pop(me) {
+                Some(share) => share,
+                None => match self.next_share(me, board, former, probe) {
+                    Some(share) => share,
+                    None => return Ok(()),
+                },
             };
-            let share = match popped {
-                Some((share, left)) => {
-                    if left + 1 >= MAX_BACKLOG {
-                        // A worker may be waiting for this queue to shrink. Taking the former's
-                        // lock orders this pop before or after its check, so the wake-up is
-                        // not lost.
-                        drop(former.lock().ignore_poison());
-                        ctx.consumed.notify_all();
-                    }
-                    share
-                }
-                None => {
-                    let mut f = former.lock().ignore_poison();
-                    loop {
-                        // Another worker may have filled this queue meanwhile.
-                        if !ctx.queues[me].lock().ignore_poison().is_empty() {
-                            break;
-                        }
-                        if f.finished {
-                            return Ok(());
-                        }
-                        // Do not run ahead of a slow thread by more than MAX_BACKLOG shares.
-                        if ctx
-                            .queues
-                            .iter()
-                            .any(|q| q.lock().ignore_poison().len() >= MAX_BACKLOG)
-                        {
-                            f = ctx.consumed.wait(f).ignore_poison();
-                            continue;
-                        }
-                        if !f.form(ctx, probe) {
-                            f.finished = true;
-                            ctx.consumed.notify_all();
-                            return Ok(());
-                        }
-                    }
-                    continue;
-                }
-            };
+            let started = Instant::now();
+            let waited = started.saturating_duration_since(share.formed).as_nanos() as u64;
+            probe.count(WAIT_NS, waited * share.programs.len() as u64);
             for (program, ticket) in &share.programs {
-                match run(&mut worker, retry, |tx| program.run(tx)) {
-                    Ok(c) => {
-                        if c.attempts > 1 {
-                            probe.retried(ticket, u64::from(c.attempts - 1));
-                        }
-                        probe.committed(ticket, program.kind());
-                    }
-                    Err(TxError::UserAbort(_)) => probe.user_aborted(ticket),
-                    Err(TxError::Error(e)) => return Err(e),
-                    Err(e) => {
-                        return Err(Error::Internal(format!("retries exhausted: {e}")));
-                    }
+                self.execute(&mut worker, &mut backoff, program, ticket, probe)?;
+            }
+        }
+    }
+
+    /// A share for worker `me`, whose queue was empty: its own queue's if filled meanwhile,
+    /// a backlogged worker's, or the first of a batch it forms; `None` once the run has ended.
+    fn next_share<G, P>(
+        &self,
+        me: usize,
+        board: &Board<G::Program>,
+        former: &mut Former<G>,
+        probe: &mut P,
+    ) -> Option<Share<G::Program>>
+    where
+        G: Generator,
+        G::Program: Clone + Send,
+        P: Probe,
+    {
+        loop {
+            if let Some(share) = board.pop(me) {
+                return Some(share);
+            }
+            let stopped = board.stopped.load(Ordering::SeqCst);
+            let victim = board.backlogged(me, if stopped { 1 } else { STEAL_AT });
+            if let Some(share) = victim.and_then(|v| board.pop(v)) {
+                probe.count(STOLEN, 1);
+                return Some(share);
+            }
+            if board.begin_forming() {
+                let issuing = former.form(me, board, self.config.assignment, probe);
+                board.end_forming(!issuing);
+                continue;
+            }
+            if board.may_exit() {
+                // A former that registered before the check above has queued its shares.
+                return board.pop(me);
+            }
+            board.await_formers(me);
+        }
+    }
+
+    /// Runs one transaction to its end, retrying conflicts with backoff like the interactive
+    /// runner, and reports it.
+    fn execute<P: Probe, Prog: Program>(
+        &self,
+        worker: &mut E::Worker<'_>,
+        backoff: &mut Backoff,
+        program: &Prog,
+        ticket: &Ticket,
+        probe: &mut P,
+    ) -> Result<(), Error> {
+        let policy = self.config.retry;
+        backoff.reset();
+        let mut attempts = 0u32;
+        loop {
+            attempts += 1;
+            let mut tx = worker.begin();
+            let outcome = match program.run(&mut tx) {
+                Ok(_) => tx.commit().map(|_| ()),
+                Err(e) => {
+                    tx.abort();
+                    Err(e)
                 }
+            };
+            match outcome {
+                Ok(()) => {
+                    probe.committed(ticket, program.kind());
+                    return Ok(());
+                }
+                Err(TxError::Conflict(c)) => {
+                    if policy.max_attempts.is_some_and(|m| attempts >= m) {
+                        probe.abandoned(ticket, &c.cause);
+                        return Ok(());
+                    }
+                    probe.conflict(ticket, &c.cause);
+                    backoff.wait();
+                }
+                Err(TxError::UserAbort(_)) => {
+                    probe.user_aborted(ticket);
+                    return Ok(());
+                }
+                Err(TxError::Error(e)) => return Err(e),
+                Err(other) => return Err(Error::Internal(format!("unexpected outcome: {other}"))),
             }
         }
     }
 }
 
-/// The engine counter of batches formed ([`ThreadAware::run_metered`]).
-pub const BATCHES: &str = "batches";
-/// The engine counter of nanoseconds spent forming batches ([`ThreadAware::run_metered`]).
-pub const ASSIGN_NS: &str = "assign_ns";
-
-/// Most shares a thread's queue may hold before the workers stop forming batches for it.
-const MAX_BACKLOG: usize = 2;
-
-/// The batch-formation state the workers share (under a mutex).
+/// One worker's batch former: its generator and the assigner's buffers.
 struct Former<G: Generator> {
     generator: G,
     assigner: ThreadAssigner,
     sets: Vec<AccessSet>,
     programs: Vec<Option<(G::Program, Ticket)>>,
-    /// No more batches will be formed (the meter stopped issuing or a worker failed).
-    finished: bool,
-}
-
-/// What forming a batch needs besides the [`Former`].
-struct FormContext<'a, P> {
-    queues: &'a [Mutex<VecDeque<Share<P>>>],
-    consumed: &'a Condvar,
     threads: usize,
-    batch: usize,
-    policy: Assignment,
 }
 
 impl<G: Generator> Former<G>
 where
     G::Program: Clone,
 {
+    fn new(generator: G, config: &ThreadAwareConfig) -> Self {
+        let batch = config.threads * config.per_thread;
+        Self {
+            generator,
+            assigner: ThreadAssigner::new(),
+            sets: vec![AccessSet::default(); batch],
+            programs: Vec::with_capacity(batch),
+            threads: config.threads,
+        }
+    }
+
     /// Forms, declares and assigns the next batch (each transaction issued through `probe`) and
-    /// queues every thread's share. Returns `false` when the meter issues nothing more (nothing
-    /// queued); a batch cut short by the meter is still queued.
-    fn form<P: Probe>(&mut self, ctx: &FormContext<'_, G::Program>, probe: &mut P) -> bool {
+    /// queues share `t` to worker `(me + t) % threads`, so the former's own share is the first
+    /// the assignment filled. Returns `false` when the meter stopped issuing (a batch cut short
+    /// by it is still queued).
+    fn form<P: Probe>(
+        &mut self,
+        me: usize,
+        board: &Board<G::Program>,
+        policy: Assignment,
+        probe: &mut P,
+    ) -> bool {
         let t0 = Instant::now();
         self.programs.clear();
-        for set in self.sets.iter_mut().take(ctx.batch) {
+        let mut issuing = true;
+        for set in self.sets.iter_mut() {
             let Some(ticket) = probe.issue() else {
+                issuing = false;
                 break;
             };
             let p = self.generator.next().clone();
@@ -581,30 +904,40 @@ where
         }
         let size = self.programs.len();
         if size == 0 {
-            return false;
+            return issuing;
         }
-        // Cannot fail: `threads` was validated with the configuration.
-        let Ok(shares) = self
+        let t1 = Instant::now();
+        // `threads` was validated with the configuration, so the assignment cannot fail.
+        let shares = match self
             .assigner
-            .assign(&self.sets[..size], ctx.threads, ctx.policy)
-        else {
-            return false;
+            .assign(&self.sets[..size], self.threads, policy)
+        {
+            Ok(shares) => shares,
+            Err(_) => return false,
         };
+        let t2 = Instant::now();
         probe.count(BATCHES, 1);
-        probe.count(ASSIGN_NS, t0.elapsed().as_nanos() as u64);
+        probe.count(FORM_NS, (t1 - t0).as_nanos() as u64);
+        probe.count(ASSIGN_NS, (t2 - t1).as_nanos() as u64);
         for (t, share) in shares.iter().enumerate() {
+            if share.is_empty() {
+                continue;
+            }
             // Every index appears in exactly one share (checked by the assigner's tests), so
             // each program is taken once.
             let programs = share
                 .iter()
                 .filter_map(|&i| self.programs[i].take())
                 .collect();
-            ctx.queues[t]
-                .lock()
-                .ignore_poison()
-                .push_back(Share { programs });
+            board.push(
+                (me + t) % self.threads,
+                Share {
+                    formed: t0,
+                    programs,
+                },
+            );
         }
-        true
+        issuing
     }
 }
 
@@ -776,7 +1109,12 @@ mod tests {
         };
         let mut assigner = ThreadAssigner::new();
         for round in 0..60 {
-            let n = 2 + next(14) as usize;
+            // Every tenth batch has more than 64 transactions (more than one word per row).
+            let n = if round % 10 == 9 {
+                65 + next(40) as usize
+            } else {
+                2 + next(14) as usize
+            };
             let sets: Vec<AccessSet> = (0..n)
                 .map(|_| {
                     let ops: Vec<(u64, Access)> = (0..1 + next(5))

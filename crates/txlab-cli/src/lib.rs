@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod batch_figures;
 pub mod builds;
 pub mod output;
 pub mod plot;
@@ -76,6 +77,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Plot a results directory (SVG and PNG next to results.json).
     Plot(PlotArgs),
+    /// The OCC-batching experiments (Ding, Kot, Gehrke, VLDB 2018, Figures 10-12 and 19-21)
+    /// sized to this host, one CSV (docs/results/batch.md).
+    BatchFigures(crate::batch_figures::BatchFiguresArgs),
     /// ROCOCO's offline SC-graph check of a workload's piece profiles (exit 1 if unreorderable).
     RococoCheck(crate::rococo_check::RococoCheckArgs),
     /// One node of a multi-process cluster: `txlab node --cluster FILE --id K [-- <run args>]`
@@ -810,6 +814,7 @@ fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
             Ok(())
         }
         Command::RococoCheck(args) => crate::rococo_check::execute(&args),
+        Command::BatchFigures(args) => crate::batch_figures::execute(&args),
         Command::Node(a) => cluster_subcommand("node", &a.args),
         Command::Cluster(a) => cluster_subcommand("cluster", &a.args),
     }

@@ -19,7 +19,7 @@
 //!    the transaction: the [`Ticket`] records when it was issued and whether it counts. It is
 //!    `Copy` and travels with the transaction across threads and queues.
 //! 3. Whichever thread learns how the transaction ended reports it once, through its own probe:
-//!    [`Probe::committed`] or [`Probe::user_aborted`], after any number of
+//!    [`Probe::committed`], [`Probe::user_aborted`] or [`Probe::abandoned`], after any number of
 //!    [`Probe::conflict`] / [`Probe::retried`] reports for its aborted attempts.
 //! 4. A ticket's `counted` flag is fixed at issue: a transaction counts iff it was issued in the
 //!    measured interval, and then it counts through all its retries even if the interval ends
@@ -89,6 +89,14 @@ pub trait Probe: Send {
     /// `attempts` attempts of the transaction aborted on conflicts whose causes the driver does
     /// not report one by one (they were retried).
     fn retried(&mut self, ticket: &Ticket, attempts: u64);
+
+    /// The transaction's last attempt aborted on a conflict of this cause and the driver gave the
+    /// transaction up instead of retrying it (a retry limit, or a drain that ran out of time); it
+    /// is finished. Meters that count abandoned transactions override this; by default it is
+    /// reported as one more conflict.
+    fn abandoned(&mut self, ticket: &Ticket, cause: &ConflictCause) {
+        self.conflict(ticket, cause);
+    }
 
     /// Adds `n` to the engine counter `name` if the meter is measuring.
     fn count(&mut self, name: &'static str, n: u64);

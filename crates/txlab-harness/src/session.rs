@@ -398,6 +398,14 @@ impl Probe for SessionProbe<'_> {
         }
     }
 
+    fn abandoned(&mut self, ticket: &Ticket, cause: &ConflictCause) {
+        if ticket.counted() {
+            self.tally.conflicts += 1;
+            self.tally.abandoned += 1;
+            self.tally.causes.add(cause.name(), 1);
+        }
+    }
+
     fn count(&mut self, name: &'static str, n: u64) {
         if self.session.phase.load(Ordering::Relaxed) == MEASURE {
             self.tally.counters.add(name, n);

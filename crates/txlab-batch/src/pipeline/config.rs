@@ -2,6 +2,7 @@
 //! concurrency level, and how many threads run each component.
 
 use crate::fvs::{Algorithm, Refinement};
+use std::time::Duration;
 use txlab_core::Error;
 
 /// Largest accepted batch size (storage and validator batches).
@@ -10,6 +11,8 @@ pub const MAX_BATCH_SIZE: usize = 1 << 16;
 pub const MAX_CONCURRENCY: usize = 1 << 20;
 /// Largest accepted number of threads for any one component.
 pub const MAX_COMPONENT_THREADS: usize = 256;
+/// Largest accepted drain bound ([`PipelineConfig::drain`]).
+pub const MAX_DRAIN: Duration = Duration::from_secs(3600);
 
 /// The batching mode (Ding, Kot, Gehrke, VLDB 2018, §5.3).
 #[non_exhaustive]
@@ -221,6 +224,11 @@ pub struct PipelineConfig {
     /// How processors order the events waiting in their queues (default
     /// [`ProcessorScheduling::WritePhaseFirst`]).
     pub processor_scheduling: ProcessorScheduling,
+    /// How long the clients wait, once they stop issuing, for their transactions in flight to
+    /// commit (default 1 s, at most [`MAX_DRAIN`]). After it, a transaction whose attempt the
+    /// validator aborts is abandoned (reported through `Probe::abandoned`) instead of restarted,
+    /// so every run ends one pass through the queues after this bound, whatever the contention.
+    pub drain: Duration,
     /// Seeds the random policies of the reordering workers.
     pub seed: u64,
     /// Test-only fault injection.
@@ -252,6 +260,7 @@ impl Default for PipelineConfig {
             refinement: Refinement::None,
             storage_routing: StorageRouting::ByKey,
             processor_scheduling: ProcessorScheduling::WritePhaseFirst,
+            drain: Duration::from_secs(1),
             seed: 0x5EED,
             #[cfg(feature = "mutation")]
             mutation: None,
@@ -330,6 +339,12 @@ impl PipelineConfig {
         self
     }
 
+    /// Sets the drain bound ([`PipelineConfig::drain`]).
+    pub fn with_drain(mut self, drain: Duration) -> Self {
+        self.drain = drain;
+        self
+    }
+
     /// Sets a mutation (tests only).
     #[cfg(feature = "mutation")]
     pub fn with_mutation(mut self, mutation: Mutation) -> Self {
@@ -353,6 +368,13 @@ impl PipelineConfig {
                 "reorder_workers",
                 self.reorder_workers,
                 format!("0..={MAX_COMPONENT_THREADS} (0: the single-thread layout)"),
+            ));
+        }
+        if self.drain > MAX_DRAIN {
+            return Err(Error::invalid(
+                "drain",
+                format!("{:?}", self.drain),
+                format!("at most {MAX_DRAIN:?}"),
             ));
         }
         if self.clients > self.concurrency {

@@ -12,17 +12,34 @@
 //! interval, cool-down); `run` is the stand-alone form bounded by a transaction count (tests) or
 //! a duration, returning [`RunStats`]. In both, every submitted transaction finishes before the
 //! call returns.
+//!
+//! The drain is bounded: a client that stopped issuing waits up to
+//! [`PipelineConfig::drain`](super::PipelineConfig) for its transactions in flight, then raises
+//! the run's `abandon` flag. From then on a processor that receives an abort decision reports
+//! the transaction abandoned (`Probe::abandoned`, with the abort's cause) instead of restarting
+//! it; commits still complete. Every live transaction has at most one attempt in the queues, so
+//! the run ends one pass through them after the flag, however many transactions are live and
+//! however often they would abort (a thousand-fold concurrency on ten keys otherwise restarts
+//! forever).
+//!
+//! Stage times ([`StageTimes`]): each processor stamps an attempt when it asks the storage for
+//! its reads and when it sends it to the validator, and adds the time to the answer when it
+//! handles it; it also counts how many events it finds waiting each time it takes its queue.
+//! By Little's law the time summed over attempts divided by the run's length is the mean number
+//! of attempts in that stage.
 
 use super::engine::Pipeline;
+pub use super::processor::StageTimes;
 use super::processor::{Completion, Finished, ProcessorCounters, ProcessorEvent, processor};
 use super::validator::ValidatorSnapshot;
 use crate::meter::LimitMeter;
 use hdrhistogram::Histogram;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use txlab_core::Error;
 use txlab_core::history::Recorder;
 use txlab_core::meter::{Meter, Probe};
-use txlab_core::sync::mpsc::channel;
+use txlab_core::sync::mpsc::{RecvTimeoutError, channel};
+use txlab_core::sync::{AtomicBool, Ordering};
 use txlab_workload::{Generator, Workload};
 
 pub use txlab_core::RunLimit;
@@ -38,10 +55,14 @@ pub struct RunStats {
     pub committed: u64,
     /// Transactions the program rolled back itself.
     pub user_aborts: u64,
-    /// Attempts the validator aborted (each was restarted).
+    /// Attempts the validator aborted (each was restarted, or ended an abandoned transaction).
     pub restarts: u64,
+    /// Transactions abandoned after the drain bound instead of restarted (module docs).
+    pub abandoned: u64,
     /// Most transactions live in one processor at once.
     pub peak_live: usize,
+    /// Where the transactions spent their time, all processors together.
+    pub stages: StageTimes,
     /// The validator's counters over the run.
     pub validator: ValidatorSnapshot,
     /// Latency (microseconds) from submission to the commit decision, committed transactions.
@@ -86,6 +107,8 @@ impl RunStats {
 pub struct MeteredRun {
     /// Most transactions live in one processor at once.
     pub peak_live: usize,
+    /// Where the transactions spent their time, all processors together, over the whole run.
+    pub stages: StageTimes,
 }
 
 impl<Rec: Recorder> Pipeline<Rec> {
@@ -107,7 +130,9 @@ impl<Rec: Recorder> Pipeline<Rec> {
             committed: totals.committed,
             user_aborts: totals.user_aborts,
             restarts: totals.conflicts,
+            abandoned: totals.abandoned,
             peak_live: run.peak_live,
+            stages: run.stages,
             validator: self.shared.counters.snapshot().since(&before),
             latency_us: totals.latency_us,
         })
@@ -140,14 +165,15 @@ impl<Rec: Recorder> Pipeline<Rec> {
             client_inboxes.push(rx);
         }
 
+        let abandon = AtomicBool::new(false);
         let (client_results, processor_results) = std::thread::scope(|scope| {
-            let client_queues = &client_queues;
+            let (client_queues, abandon) = (&client_queues, &abandon);
             let processors: Vec<_> = processor_inboxes
                 .into_iter()
                 .zip(processor_queues.iter())
                 .map(|(inbox, own)| {
                     let own = own.clone();
-                    scope.spawn(move || processor(self, inbox, own, client_queues))
+                    scope.spawn(move || processor(self, inbox, own, client_queues, abandon))
                 })
                 .collect();
             let clients: Vec<_> = client_inboxes
@@ -163,6 +189,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
                         let mut error = None;
                         let mut in_flight = 0usize;
                         let mut stopping = false;
+                        let mut drain_until = None;
                         let mut next = c;
                         loop {
                             while !stopping && in_flight < share {
@@ -186,9 +213,10 @@ impl<Rec: Recorder> Pipeline<Rec> {
                             if in_flight == 0 {
                                 break;
                             }
-                            let done = inbox.recv().map_err(|_| {
-                                Error::Internal("processors stopped before answering".into())
-                            })?;
+                            let deadline = stopping.then(|| {
+                                *drain_until.get_or_insert_with(|| Instant::now() + config.drain)
+                            });
+                            let done = receive(&inbox, deadline, abandon)?;
                             in_flight -= 1;
                             if done.restarts > 0 {
                                 probe.retried(&done.ticket, u64::from(done.restarts));
@@ -196,6 +224,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
                             match done.finished {
                                 Finished::Committed => probe.committed(&done.ticket, done.kind),
                                 Finished::UserAborted => probe.user_aborted(&done.ticket),
+                                Finished::Abandoned(cause) => probe.abandoned(&done.ticket, &cause),
                                 Finished::Failed(e) => {
                                     error.get_or_insert(e);
                                     stopping = true;
@@ -226,13 +255,36 @@ impl<Rec: Recorder> Pipeline<Rec> {
                 .collect();
             (client_results, processor_results)
         });
-        let mut run = MeteredRun { peak_live: 0 };
+        let mut run = MeteredRun {
+            peak_live: 0,
+            stages: StageTimes::default(),
+        };
         for p in processor_results {
-            run.peak_live = run.peak_live.max(p?.peak_live);
+            let p = p?;
+            run.peak_live = run.peak_live.max(p.peak_live);
+            run.stages.add(&p.stages);
         }
         for c in client_results {
             c?;
         }
         Ok(run)
     }
+}
+
+/// The next completion for a client; once `deadline` (the end of its drain) has passed, raises
+/// `abandon` and waits without a bound (module docs).
+fn receive(
+    inbox: &std::sync::mpsc::Receiver<Completion>,
+    deadline: Option<Instant>,
+    abandon: &AtomicBool,
+) -> Result<Completion, Error> {
+    let stopped = || Error::Internal("processors stopped before answering".into());
+    if let Some(deadline) = deadline.filter(|_| !abandon.load(Ordering::Relaxed)) {
+        match inbox.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(done) => return Ok(done),
+            Err(RecvTimeoutError::Disconnected) => return Err(stopped()),
+            Err(RecvTimeoutError::Timeout) => abandon.store(true, Ordering::Relaxed),
+        }
+    }
+    inbox.recv().map_err(|_| stopped())
 }

@@ -55,5 +55,5 @@ pub use config::{
     Mode, PipelineConfig, ProcessorScheduling, ReorderPolicy, StorageBatching, StorageRouting,
     ValidatorBatching,
 };
-pub use driver::{MeteredRun, RunLimit, RunStats};
+pub use driver::{MeteredRun, RunLimit, RunStats, StageTimes};
 pub use engine::{Pipeline, PipelineTxn, PipelineWorker};

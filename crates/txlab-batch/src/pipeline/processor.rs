@@ -26,7 +26,9 @@
 //! to fail validation (the argument of §3.1 for applying writes before reads, applied to the
 //! processor's queue).
 //!
-//! Only commit decisions reach the client; aborted attempts are restarted here. A program whose
+//! Only commit decisions reach the client; aborted attempts are restarted here, except once the
+//! run's `abandon` flag is up (the drain bound has passed, module docs of `driver`): then an
+//! abort decision ends the transaction as abandoned. A program whose
 //! accesses depend on what it reads ([`txlab_core::AccessSet::dependent`]) reads the undeclared
 //! keys from the storage directly during execution. A program that returns a user abort or an
 //! error finishes without validation and the client is told so.
@@ -36,11 +38,12 @@ use super::engine::{Pipeline, record_attempt};
 use super::execution::{Execution, TxnBuffer};
 use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
 use std::collections::VecDeque;
+use std::time::Instant;
 use txlab_core::history::{Outcome, Recorder, txn_id};
 use txlab_core::meter::Ticket;
-use txlab_core::sync::Arc;
 use txlab_core::sync::mpsc::{Receiver, Sender};
-use txlab_core::{AccessSet, Error, Program, TxError};
+use txlab_core::sync::{Arc, AtomicBool, Ordering};
+use txlab_core::{AccessSet, ConflictCause, Error, Program, TxError};
 
 /// What a processor's queue carries.
 pub(crate) enum ProcessorEvent<P> {
@@ -63,6 +66,8 @@ pub(crate) enum ProcessorEvent<P> {
 pub(crate) enum Finished {
     Committed,
     UserAborted,
+    /// Its last attempt aborted with this cause after the drain bound: not restarted.
+    Abandoned(ConflictCause),
     Failed(Error),
 }
 
@@ -103,7 +108,52 @@ struct Live<P> {
     snapshot_ts: u64,
     seq: u64,
     begin_ns: u64,
+    /// When the current stage (reads or validation) was asked for.
+    asked: Instant,
     buffer: TxnBuffer,
+}
+
+/// A processor's live transactions by slot, with the free slots and spare write buffers.
+struct Slots<P> {
+    live: Vec<Option<Live<P>>>,
+    free: Vec<u32>,
+    spare: Vec<TxnBuffer>,
+    in_flight: usize,
+}
+
+impl<P: Program> Slots<P> {
+    fn new() -> Self {
+        Self {
+            live: Vec::new(),
+            free: Vec::new(),
+            spare: Vec::new(),
+            in_flight: 0,
+        }
+    }
+
+    /// A free slot (filled by the caller) and a buffer for its transaction.
+    fn reserve(&mut self) -> (u32, TxnBuffer) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.live.push(None);
+            (self.live.len() - 1) as u32
+        });
+        self.in_flight += 1;
+        (slot, self.spare.pop().unwrap_or_default())
+    }
+
+    /// Ends the transaction in `slot` and tells its client.
+    fn finish(&mut self, slot: u32, finished: Finished, clients: &[Sender<Completion>]) {
+        let txn = self.live[slot as usize].take().expect("slot is live");
+        let _ = clients[txn.client].send(Completion {
+            ticket: txn.ticket,
+            restarts: txn.restarts,
+            kind: txn.program.kind(),
+            finished,
+        });
+        self.spare.push(txn.buffer);
+        self.free.push(slot);
+        self.in_flight -= 1;
+    }
 }
 
 /// Counters of one processor over a run.
@@ -113,6 +163,54 @@ pub(crate) struct ProcessorCounters {
     pub(crate) restarts: u64,
     /// Most transactions live at once.
     pub(crate) peak_live: usize,
+    /// The stage times and queue samples of [`StageTimes`].
+    pub(crate) stages: StageTimes,
+}
+
+/// Where a processor's transactions spend their time, over a run (module docs of `driver`).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// Attempts whose reads were fetched, and the nanoseconds from asking the storage to having
+    /// every value back at the processor (storage queue and work, the reply's wait in the
+    /// processor's queue).
+    pub reads: u64,
+    /// See [`StageTimes::reads`].
+    pub read_ns: u64,
+    /// Attempts sent to the validator, and the nanoseconds from sending to handling the decision
+    /// (every validator stage's queue and work, the decision's wait in the processor's queue).
+    pub validations: u64,
+    /// See [`StageTimes::validations`].
+    pub validation_ns: u64,
+    /// Times the processor took the events waiting in its queue, and the events it took in all
+    /// (their ratio is the mean queue length it found; `WritePhaseFirst` only).
+    pub drains: u64,
+    /// See [`StageTimes::drains`].
+    pub drained: u64,
+}
+
+impl StageTimes {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &StageTimes) {
+        self.reads += other.reads;
+        self.read_ns += other.read_ns;
+        self.validations += other.validations;
+        self.validation_ns += other.validation_ns;
+        self.drains += other.drains;
+        self.drained += other.drained;
+    }
+
+    /// `(name, value)` pairs for engine counters.
+    pub fn counters(&self) -> [(&'static str, u64); 6] {
+        [
+            ("stage_reads", self.reads),
+            ("stage_read_ns", self.read_ns),
+            ("stage_validations", self.validations),
+            ("stage_validation_ns", self.validation_ns),
+            ("processor_drains", self.drains),
+            ("processor_drained", self.drained),
+        ]
+    }
 }
 
 /// Most events taken from the queue at once under [`ProcessorScheduling::WritePhaseFirst`].
@@ -121,6 +219,9 @@ const DRAIN_LIMIT: usize = 4096;
 /// The processor's view of its queue: the events already taken from it, by priority.
 struct Inbox<P> {
     scheduling: ProcessorScheduling,
+    /// Drains and events drained ([`StageTimes::drains`]).
+    drains: u64,
+    drained: u64,
     commits: VecDeque<Decision>,
     aborts: VecDeque<Decision>,
     others: VecDeque<ProcessorEvent<P>>,
@@ -130,6 +231,8 @@ impl<P> Inbox<P> {
     fn new(scheduling: ProcessorScheduling) -> Self {
         Self {
             scheduling,
+            drains: 0,
+            drained: 0,
             commits: VecDeque::new(),
             aborts: VecDeque::new(),
             others: VecDeque::new(),
@@ -151,11 +254,14 @@ impl<P> Inbox<P> {
         if self.commits.is_empty() && self.aborts.is_empty() && self.others.is_empty() {
             let first = queue.recv().ok()?;
             self.sort(first);
+            self.drains += 1;
+            self.drained += 1;
             for _ in 1..DRAIN_LIMIT {
                 match queue.try_recv() {
                     Ok(event) => self.sort(event),
                     Err(_) => break,
                 }
+                self.drained += 1;
             }
         }
         if let Some(d) = self.commits.pop_front() {
@@ -182,6 +288,7 @@ pub(crate) fn processor<P, Rec>(
     queue: Receiver<ProcessorEvent<P>>,
     own: Sender<ProcessorEvent<P>>,
     clients: &[Sender<Completion>],
+    abandon: &AtomicBool,
 ) -> Result<ProcessorCounters, Error>
 where
     P: Program<Output = ()> + Send + 'static,
@@ -191,15 +298,12 @@ where
     let sink = Arc::new(ProcessorSink(own));
     let read_reply: ReplyTo<ReadReply> = sink.clone();
     let decision_reply: ReplyTo<Decision> = sink;
-    let mut live: Vec<Option<Live<P>>> = Vec::new();
-    let mut free: Vec<u32> = Vec::new();
-    let mut spare: Vec<TxnBuffer> = Vec::new();
+    let mut slots = Slots::new();
     let mut access = AccessSet::default();
     let mut keys: Vec<Key> = Vec::new();
     let mut parts: Vec<Vec<Key>> = Vec::new();
     let mut seq = 0u64;
     let mut counters = ProcessorCounters::default();
-    let mut in_flight = 0usize;
 
     // Starts (or restarts) the attempt in `slot`: fetch the declared reads.
     let start = |slot: u32,
@@ -217,6 +321,7 @@ where
             0
         };
         txn.buffer.clear();
+        txn.asked = Instant::now();
         txn.snapshot_ts = u64::MAX;
         txn.pending_reads = 0;
         access.clear();
@@ -248,13 +353,7 @@ where
                 program,
                 ticket,
             } => {
-                let slot = match free.pop() {
-                    Some(s) => s,
-                    None => {
-                        live.push(None);
-                        (live.len() - 1) as u32
-                    }
-                };
+                let (slot, buffer) = slots.reserve();
                 let mut txn = Live {
                     client,
                     program,
@@ -264,20 +363,20 @@ where
                     snapshot_ts: 0,
                     seq: 0,
                     begin_ns: 0,
-                    buffer: spare.pop().unwrap_or_default(),
+                    asked: Instant::now(),
+                    buffer,
                 };
-                in_flight += 1;
-                counters.peak_live = counters.peak_live.max(in_flight);
+                counters.peak_live = counters.peak_live.max(slots.in_flight);
                 let execute_now =
                     start(slot, &mut txn, &mut seq, &mut access, &mut keys, &mut parts)?;
-                live[slot as usize] = Some(txn);
+                slots.live[slot as usize] = Some(txn);
                 if !execute_now {
                     continue;
                 }
                 slot
             }
             ProcessorEvent::Reads(reply) => {
-                let Some(Some(txn)) = live.get_mut(reply.slot as usize) else {
+                let Some(Some(txn)) = slots.live.get_mut(reply.slot as usize) else {
                     return Err(Error::Internal(format!(
                         "storage replied for unknown slot {}",
                         reply.slot
@@ -291,15 +390,19 @@ where
                 if txn.pending_reads > 0 {
                     continue;
                 }
+                counters.stages.reads += 1;
+                counters.stages.read_ns += txn.asked.elapsed().as_nanos() as u64;
                 reply.slot
             }
             ProcessorEvent::Decided(decision) => {
                 let slot = decision.slot;
-                let Some(Some(txn)) = live.get_mut(slot as usize) else {
+                let Some(Some(txn)) = slots.live.get_mut(slot as usize) else {
                     return Err(Error::Internal(format!(
                         "validator replied for unknown slot {slot}"
                     )));
                 };
+                counters.stages.validations += 1;
+                counters.stages.validation_ns += txn.asked.elapsed().as_nanos() as u64;
                 match decision.outcome {
                     Ok(ts) => {
                         let writes = txn.buffer.take_writes();
@@ -317,16 +420,7 @@ where
                         if !writes.is_empty() {
                             engine.write_to_storage(ts, writes)?;
                         }
-                        let txn = live[slot as usize].take().expect("checked above");
-                        let _ = clients[txn.client].send(Completion {
-                            ticket: txn.ticket,
-                            restarts: txn.restarts,
-                            kind: txn.program.kind(),
-                            finished: Finished::Committed,
-                        });
-                        spare.push(txn.buffer);
-                        free.push(slot);
-                        in_flight -= 1;
+                        slots.finish(slot, Finished::Committed, clients);
                         continue;
                     }
                     Err(cause) => {
@@ -341,6 +435,10 @@ where
                                 txn.begin_ns,
                             );
                         }
+                        if abandon.load(Ordering::Relaxed) {
+                            slots.finish(slot, Finished::Abandoned(cause), clients);
+                            continue;
+                        }
                         counters.restarts += 1;
                         txn.restarts += 1;
                         if !start(slot, txn, &mut seq, &mut access, &mut keys, &mut parts)? {
@@ -352,7 +450,7 @@ where
             }
         };
         // Execute the transaction in `ready` and send it to the validator.
-        let txn = live[ready as usize].as_mut().expect("slot is live");
+        let txn = slots.live[ready as usize].as_mut().expect("slot is live");
         let result = txn.program.run(&mut Execution {
             storage: &engine.shared.storage,
             shapes: &engine.shapes,
@@ -360,6 +458,7 @@ where
         });
         let finished = match result {
             Ok(()) => {
+                txn.asked = Instant::now();
                 engine.submit(ValidationRequest {
                     slot: ready,
                     reads: txn.buffer.reads().map(|(k, v, _)| (k, v)).collect(),
@@ -387,17 +486,10 @@ where
                 txn.begin_ns,
             );
         }
-        let txn = live[ready as usize].take().expect("slot is live");
-        let _ = clients[txn.client].send(Completion {
-            ticket: txn.ticket,
-            restarts: txn.restarts,
-            kind: txn.program.kind(),
-            finished,
-        });
-        spare.push(txn.buffer);
-        free.push(ready);
-        in_flight -= 1;
+        slots.finish(ready, finished, clients);
     }
+    counters.stages.drains = inbox.drains;
+    counters.stages.drained = inbox.drained;
     Ok(counters)
 }
 
@@ -405,7 +497,6 @@ where
 mod tests {
     use super::*;
     use std::sync::mpsc::channel;
-    use txlab_core::ConflictCause;
 
     fn label(event: &ProcessorEvent<()>) -> String {
         match event {

@@ -16,9 +16,16 @@
 //! - **aborts**: the restarts of counted transactions (`conflicts`, `retries`); their causes by
 //!   validator stage are the counters `prevalidation_aborts`, `reordering_aborts`,
 //!   `validation_aborts`, `stale_when_read_aborts` (over the measured interval, every
-//!   transaction's). `abandoned` is 0: the pipeline restarts until commit.
-//! - **counters**: also `batches`, `reordered_txns`, `reorder_ns`, `reorder_failures`, and
-//!   `peak_live` (most live transactions in one processor over the whole run).
+//!   transaction's). The pipeline restarts until commit while the run lasts; a transaction
+//!   still aborting one second after the run stopped issuing is `abandoned` (the bounded drain
+//!   of `txlab_batch::pipeline::driver`), so every run ends whatever its concurrency and table.
+//! - **counters**: also `batches`, `reordered_txns`, `reorder_ns`, `reorder_failures`, and,
+//!   over the whole run (warm-up and drain included), `peak_live` (most live transactions in
+//!   one processor), the stage times `stage_reads` / `stage_read_ns` (attempts whose reads were
+//!   fetched, and the time from asking the storage to having every value back) and
+//!   `stage_validations` / `stage_validation_ns` (from sending to the validator to handling the
+//!   decision), and `processor_drains` / `processor_drained` (events found waiting each time a
+//!   processor took its queue: their ratio is its mean queue length).
 //!
 //! With `--check` the engine records through a [`MemoryRecorder`] (warm-up included: the whole
 //! history is checked) and the workload's invariants are checked after the run.
@@ -391,7 +398,9 @@ where
         let run = self.engine.run_metered(self.workload, cfg.seed, session)?;
         Ok(Driven {
             cpus: vec![None; cfg.threads],
-            counters: vec![("peak_live", run.peak_live as u64)],
+            counters: std::iter::once(("peak_live", run.peak_live as u64))
+                .chain(run.stages.counters())
+                .collect(),
         })
     }
 }

@@ -3,12 +3,15 @@
 //! and run conflicting transactions of a batch on one thread.
 //!
 //! What differs from the interactive engines, in every result field's terms: `--threads` is the
-//! wrapper's worker count (no other thread runs); workers are not pinned (`cpus` is all
-//! `None`); latency runs from the batch's formation to the commit, retries included, and commits
-//! are acknowledged at commit (`ack` is `commit`: Silo's epoch acknowledgement is not waited
-//! for); conflicts are counted per transaction without their causes; `abandoned` is 0 (workers
-//! retry until commit). The counters `batches` and `assign_ns` (time spent forming batches) cover
-//! the measured interval.
+//! wrapper's worker count (no other thread runs), pinned as the interactive workers are (worker
+//! `i` on the placement's CPU `i`); latency runs from the batch's formation to the commit,
+//! retries included, and commits are acknowledged at commit (`ack` is `commit`: Silo's epoch
+//! acknowledgement is not waited for); conflicts are reported per attempt with their causes,
+//! retried with the same backoff, and a transaction past the retry policy's `max_attempts` is
+//! `abandoned`. The counters (over the measured interval): `batches`, `form_ns` (generating and
+//! declaring the batches' transactions), `assign_ns` (the assignment), `wait_ns` (transactions'
+//! time queued between their batch's formation and the start of their share) and
+//! `stolen_shares`; divided by `commits` they are the per-transaction costs.
 
 use super::Descriptor;
 use super::interactive::silo_config;
@@ -117,9 +120,11 @@ where
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         session.ready();
         let cfg = session.config();
-        self.wrapper.run_metered(self.workload, cfg.seed, session)?;
+        let cpus = self
+            .wrapper
+            .run_metered(self.workload, cfg.seed, session, |i| session.pin(i))?;
         Ok(Driven {
-            cpus: vec![None; cfg.threads],
+            cpus,
             counters: Vec::new(),
         })
     }
