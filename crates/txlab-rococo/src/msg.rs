@@ -6,7 +6,7 @@
 //! | `Issue` | a client thread → its client node (through a `Transport`) | start the next transaction of a slot |
 //! | `Start` / `StartReply` | coordinator ↔ server | §3.2 start phase: pieces, outputs, undecided ancestors |
 //! | `Commit` / `CommitReply` | coordinator ↔ server | §3.2 commit phase: the aggregated graph; outputs |
-//! | `Status` / `StatusReply` | server ↔ server | §3.2: a transaction's graph once it is committing (or decided) there |
+//! | `Status` / `StatusReply`, `Collected` | server ↔ server | §3.2: a transaction's graph once it is committing (or decided) there; that it was collected (§3.4) |
 //! | `RoRead` / `RoReply` | coordinator ↔ server | §4.1, Figure 10: one round of a read-only transaction |
 //! | `Gossip` | server → every node, client → server | §3.4 epochs: own epoch and oldest unfinished tag |
 //! | `Exec`, `Prepare`, `Decide` and replies, `Wounded` | coordinator ↔ server | 2PL/OCC with 2PC |
@@ -241,6 +241,13 @@ pub enum Msg<P> {
     Status(StatusReq),
     /// Status reply: the transaction (and, unless decided, its undecided ancestors).
     StatusReply(Box<Deps>),
+    /// Status reply for a transaction the answering server collected (§3.4): harmless for a
+    /// late duplicate of a request already answered, an internal error if the asker still
+    /// waits on it.
+    Collected {
+        /// The transaction.
+        txn: TxnId,
+    },
     /// Read-only round request.
     RoRead(Box<RoRead<P>>),
     /// Read-only round reply.

@@ -86,6 +86,19 @@ impl Layouts {
         self.layout(table).map_or(KeyUnit::Row, |l| l.unit).of(key)
     }
 
+    /// Copies the byte spans of the groups in `mask` from `from` into `into`.
+    fn copy_groups(&self, table: TableId, mask: u16, from: &[u8], into: &mut [u8]) {
+        let Some(l) = self.layout(table) else {
+            into.copy_from_slice(from);
+            return;
+        };
+        for g in l.groups.iter().filter(|g| mask & (1 << g.group.0) != 0) {
+            for &(s, e) in &g.spans {
+                into[s..e].copy_from_slice(&from[s..e]);
+            }
+        }
+    }
+
     /// Bit mask of every group of `table` (bit `g` for group `g`).
     pub fn all_groups(&self, table: TableId) -> u16 {
         self.layout(table)
@@ -239,6 +252,19 @@ impl Shard {
             let table = TableId(t);
             let r = self.tables.get(table)?.get_or_insert(key, &guard)?.record;
             match &p.value {
+                // A write of some groups of a present row installs only those groups: a
+                // baseline's buffer holds the row as its transaction read it, and another
+                // transaction may have committed other groups of the row since (they hold
+                // different conflict keys).
+                Some(v)
+                    if p.groups != self.layouts.all_groups(table)
+                        && r.present.load(Ordering::Relaxed) =>
+                {
+                    let mut row = vec![0; r.value.len()];
+                    r.value.load_into(&mut row);
+                    self.layouts.copy_groups(table, p.groups, v, &mut row);
+                    r.value.store(&row);
+                }
                 Some(v) => {
                     r.value.store(v);
                     r.present.store(true, Ordering::Relaxed);

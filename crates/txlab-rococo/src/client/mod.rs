@@ -282,6 +282,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             | Msg::Commit(_)
             | Msg::Status(_)
             | Msg::StatusReply(_)
+            | Msg::Collected { .. }
             | Msg::RoRead(_)
             | Msg::Exec(_)
             | Msg::Prepare { .. }

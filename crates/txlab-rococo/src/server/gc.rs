@@ -15,9 +15,10 @@
 //! `low <= t`, so no server passes epoch `t + 1` and none drops `X` (`t <= e - 2` needs
 //! `e >= t + 2`). After `X` committed, a server may still be asked about `X` by one that saw it
 //! undecided in a transaction started just before; that transaction holds epochs back to at
-//! most one past `X`'s. A status request for a collected transaction is counted as an internal
-//! error (`gc_status_errors`); tests require zero, and the mutant that drops entries without
-//! the delay makes them appear.
+//! most one past `X`'s. A status request for a collected transaction is answered `Collected`;
+//! if the asker still waits on it, that is counted as an internal error (`gc_status_errors`;
+//! tests require zero, and the mutant that drops entries without the delay makes them appear),
+//! while a late duplicate of a request already answered is ignored.
 
 use super::{Program, Server};
 use crate::config::{Mutant, Recording};

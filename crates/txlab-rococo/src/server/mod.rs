@@ -18,7 +18,7 @@ use crate::config::{Protocol, Recording, Shared};
 use crate::counters::Counters;
 use crate::graph::Graph;
 use crate::keys::KeyTable;
-use crate::msg::{HistoryPart, Msg, OrderEntry, PieceFailure, PieceReq};
+use crate::msg::{HistoryPart, Msg, OrderEntry, PieceFailure, PieceReq, Refusal};
 use crate::store::{Shard, TxnBuffer};
 use crate::workload::PiecedWorkload;
 use std::collections::BTreeMap;
@@ -29,7 +29,7 @@ use txlab_core::history::TxnId;
 use txlab_core::pieces::{
     CheckedOps, ConflictKey, PieceKind, PieceRef, PieceValues, Pieced, permits,
 };
-use txlab_core::{Access, Error, Program as _, TxError};
+use txlab_core::{Access, Error, Program as _};
 use txlab_net::{Ctx, NodeId, TimerId};
 
 pub(crate) use rococo::LocalTxn;
@@ -52,6 +52,9 @@ struct FinishedAttempt {
     at: Duration,
     /// `Some(what it recorded)` if it committed.
     committed: Option<Option<Box<HistoryPart>>>,
+    /// Why it ended here, if this server ended it (a wound, a failed piece): sent again to a
+    /// late or retransmitted request of the attempt, whose first answer may have been lost.
+    refusal: Option<Refusal>,
 }
 
 /// The baselines' ended attempts: a message of an attempt at or below a transaction's last
@@ -96,8 +99,33 @@ impl Finished {
                 attempt,
                 at,
                 committed,
+                refusal: None,
             },
         );
+    }
+
+    /// `attempt` of `txn` ended here for `why`.
+    fn refuse(&mut self, txn: TxnId, attempt: u32, at: Duration, why: Refusal) {
+        self.insert(txn, attempt, at, None);
+        if let Some(f) = self.map.get_mut(&txn) {
+            f.refusal = Some(why);
+        }
+    }
+
+    /// A decision to abort `attempt` of `txn`, which has no live state here: remembered, so a
+    /// request of the attempt still in flight is ignored instead of starting it again.
+    fn aborted_elsewhere(&mut self, txn: TxnId, attempt: u32, at: Duration) {
+        if !self.contains(txn, attempt) {
+            self.insert(txn, attempt, at, None);
+        }
+    }
+
+    /// Why `attempt` of `txn` ended here, if this server ended it.
+    fn refusal(&self, txn: TxnId, attempt: u32) -> Option<Refusal> {
+        self.map
+            .get(&txn)
+            .filter(|f| f.attempt == attempt)
+            .and_then(|f| f.refusal.clone())
     }
 
     /// Forgets attempts that ended more than `keep` before `now`.
@@ -244,6 +272,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             Msg::Commit(c) => self.commit(from, *c, ctx),
             Msg::Status(s) => self.status(from, s, ctx),
             Msg::StatusReply(d) => self.status_reply(&d, ctx),
+            Msg::Collected { txn } => self.collected_reply(txn, ctx),
             Msg::RoRead(r) => self.ro_read(from, *r, ctx),
             Msg::Gossip { epoch, low } => self.gossip(from, epoch, low),
             Msg::Exec(e) => match self.shared.protocol {
@@ -363,6 +392,18 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         buffer: &mut TxnBuffer,
         capture: bool,
     ) -> Result<PieceValues, PieceFailure> {
+        self.run_piece_tx(program, piece, buffer, capture)
+            .map_err(PieceFailure::from)
+    }
+
+    /// [`Self::run_piece`] with the piece's own error (OCC tells conflicts apart).
+    fn run_piece_tx(
+        &self,
+        program: &Program<W>,
+        piece: &Accepted,
+        buffer: &mut TxnBuffer,
+        capture: bool,
+    ) -> txlab_core::TxResult<PieceValues> {
         let mut out = PieceValues::new();
         let mut tx = self.shard.tx(buffer, &piece.keys, capture);
         let ran = if self.shared.params.checked {
@@ -374,7 +415,6 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             program.run_piece(piece.piece, &piece.inputs, &mut tx, &mut out)
         };
         ran.map(|()| out)
-            .map_err(|e: TxError| PieceFailure::from(e))
     }
 
     /// The next execution-order log entry for a piece with `keys` (only when recording).
@@ -386,6 +426,27 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             seq,
             keys: keys.to_vec(),
         })
+    }
+
+    /// Answers a baseline request of an attempt that already ended here with its refusal
+    /// again (nothing if it committed or ended by a decision from its coordinator).
+    fn refuse_again(
+        &mut self,
+        to: NodeId,
+        txn: TxnId,
+        attempt: u32,
+        why: Option<Refusal>,
+        ctx: &mut Ctx<'_, Msg<Program<W>>>,
+    ) {
+        if let Some(why) = why {
+            let reply = crate::msg::ExecReply {
+                txn,
+                attempt,
+                result: Err(why),
+                versions: Vec::new(),
+            };
+            self.send(ctx, to, Msg::ExecReply(Box::new(reply)));
+        }
     }
 
     /// Installs a baseline attempt's buffered writes at commit; with recording, returns what

@@ -23,6 +23,7 @@ use crate::store::TxnBuffer;
 use crate::workload::PiecedWorkload;
 use foldhash::HashMap;
 use std::collections::BTreeMap;
+use txlab_core::TxError;
 use txlab_core::history::TxnId;
 use txlab_core::pieces::{ConflictKey, PieceRef, PieceValues};
 use txlab_net::{Ctx, NodeId};
@@ -108,7 +109,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
         if self.occ.finished.contains(e.txn, e.attempt) {
-            return;
+            let why = self.occ.finished.refusal(e.txn, e.attempt);
+            return self.refuse_again(from, e.txn, e.attempt, why, ctx);
         }
         match self.occ.attempts.get(&e.txn) {
             Some(a) if a.attempt > e.attempt => return,
@@ -154,7 +156,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 .filter(|(_, acc)| acc.reads())
                 .map(|(k, _)| (*k, self.occ.version(k)))
                 .collect();
-            match self.run_piece(&a.program, &accepted, &mut a.buffer, R::ENABLED) {
+            match self.run_piece_tx(&a.program, &accepted, &mut a.buffer, R::ENABLED) {
                 Ok(out) => {
                     for (k, acc) in &accepted.keys {
                         if acc.writes() && !a.writes.contains(k) {
@@ -169,7 +171,15 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                     a.done.insert(req.piece, (out.clone(), read));
                     outputs.push((req.piece, out));
                 }
-                Err(f) => {
+                // Pieces read committed rows without locks, so one may find rows that other
+                // transactions changed between this attempt's pieces (an order line without
+                // its order): the attempt could not have validated, and retries.
+                Err(TxError::Conflict(_)) => {
+                    refusal = Some(Refusal::Validation);
+                    break;
+                }
+                Err(e) => {
+                    let f = PieceFailure::from(e);
                     if let PieceFailure::Error(m) = &f {
                         self.fail(m.clone());
                     }
@@ -181,7 +191,9 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         let attempt = a.attempt;
         let result = match refusal {
             Some(r) => {
-                self.occ.finished.insert(e.txn, attempt, ctx.now(), None);
+                self.occ
+                    .finished
+                    .refuse(e.txn, attempt, ctx.now(), r.clone());
                 Err(r)
             }
             None => {
@@ -288,6 +300,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 None
             };
             self.occ.finished.insert(txn, attempt, ctx.now(), history);
+        } else if !commit {
+            self.occ.finished.aborted_elsewhere(txn, attempt, ctx.now());
         }
         let history = commit
             .then(|| self.occ.finished.history(txn, attempt))

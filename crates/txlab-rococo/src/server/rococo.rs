@@ -436,7 +436,9 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     ) {
         match self.graph.get(req.txn) {
             Some(v) if v.status >= req.want => self.send_status(from, req.txn, ctx),
-            None if self.epochs.collected(req.epoch) => self.counters.gc_status_errors += 1,
+            None if self.epochs.collected(req.epoch) => {
+                self.send(ctx, from, Msg::Collected { txn: req.txn });
+            }
             _ => {
                 let a = self.rococo.answers.entry(req.txn).or_default();
                 if !a.contains(&(from, req.want)) {
@@ -473,6 +475,25 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         let deps = self.graph.export(&ids);
         self.counters.status_replies += 1;
         self.send(ctx, to, Msg::StatusReply(Box::new(deps)));
+    }
+
+    /// The asked server collected `txn`. If this server still waits on it, GC dropped a
+    /// transaction someone needed: an internal error (`gc_status_errors`); the vertex is then
+    /// dropped here too (treated as decided and finished) so the run goes on. A late
+    /// duplicate of an answered request changes nothing.
+    pub(super) fn collected_reply(&mut self, txn: TxnId, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
+        let waiting = self.rococo.asked.get(&txn).is_some_and(|&(want, _)| {
+            self.graph
+                .get(txn)
+                .is_some_and(|v| v.status < want && !v.local)
+        });
+        if !waiting {
+            return;
+        }
+        self.counters.gc_status_errors += 1;
+        self.graph.retain(|id, _| id != txn);
+        let ready = self.rococo.forget(txn);
+        self.wake(ctx, ready);
     }
 
     /// A status reply: merged; satisfied requests are done.

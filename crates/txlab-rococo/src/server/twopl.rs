@@ -99,12 +99,13 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
         if self.twopl.finished.contains(e.txn, e.attempt) {
-            return;
+            let why = self.twopl.finished.refusal(e.txn, e.attempt);
+            return self.refuse_again(from, e.txn, e.attempt, why, ctx);
         }
         let now = ctx.now();
         match self.twopl.attempts.get(&e.txn) {
             Some(a) if a.attempt > e.attempt => return,
-            Some(a) if a.attempt < e.attempt => self.twopl_rollback(e.txn, now),
+            Some(a) if a.attempt < e.attempt => self.twopl_rollback(e.txn, now, None),
             _ => {}
         }
         let a = self.twopl.attempts.entry(e.txn).or_insert_with(|| Attempt {
@@ -275,7 +276,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                         if priority < ha.priority && !ha.prepared {
                             self.counters.wounds += 1;
                             let (attempt, to) = (ha.attempt, ha.coordinator);
-                            self.twopl_rollback(h, ctx.now());
+                            self.twopl_rollback(h, ctx.now(), None);
                             self.send(ctx, to, Msg::Wounded { txn: h, attempt });
                         } else {
                             wait = true;
@@ -302,10 +303,12 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
 
     /// Rolls `txn`'s live attempt back here: locks released, buffer dropped, the attempt
     /// remembered as finished (its late messages are ignored).
-    fn twopl_rollback(&mut self, txn: TxnId, now: std::time::Duration) {
+    fn twopl_rollback(&mut self, txn: TxnId, now: std::time::Duration, why: Option<Refusal>) {
         if let Some(a) = self.twopl.attempts.remove(&txn) {
             self.twopl.release(txn, &a.held);
-            self.twopl.finished.insert(txn, a.attempt, now, None);
+            self.twopl
+                .finished
+                .refuse(txn, a.attempt, now, why.unwrap_or(Refusal::Wounded));
         }
     }
 
@@ -317,11 +320,11 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         let reply = ExecReply {
             txn,
             attempt: a.attempt,
-            result: Err(why),
+            result: Err(why.clone()),
             versions: Vec::new(),
         };
         let to = a.coordinator;
-        self.twopl_rollback(txn, ctx.now());
+        self.twopl_rollback(txn, ctx.now(), Some(why));
         self.send(ctx, to, Msg::ExecReply(Box::new(reply)));
     }
 
@@ -366,6 +369,10 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             self.twopl.finished.insert(txn, attempt, ctx.now(), history);
             self.twopl.release(txn, &a.held);
             self.twopl_progress(ctx);
+        } else if !commit {
+            self.twopl
+                .finished
+                .aborted_elsewhere(txn, attempt, ctx.now());
         }
         let history = commit
             .then(|| self.twopl.finished.history(txn, attempt))
