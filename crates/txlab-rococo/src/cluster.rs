@@ -258,12 +258,23 @@ impl<W: PiecedWorkload> RococoCluster<W> {
     /// Runs `clients_per_server` closed-loop clients per server on one client thread until
     /// `limit`, and returns what happened ([`RunStats`]).
     pub fn run(&self, limit: RunLimit, clients_per_server: u32) -> Result<RunStats, Error> {
-        let meter = Tally::new(limit)?;
         let opts = RunOptions {
             clients_per_server,
             ..RunOptions::default()
         };
-        let report = self.run_metered(&opts, Arc::new(NoRecording), &meter)?;
+        self.run_recorded(limit, &opts, Arc::new(NoRecording))
+    }
+
+    /// Runs as laid out by `opts` until `limit`, recording into `recording`, and returns what
+    /// happened ([`RunStats`]).
+    pub fn run_recorded<R: Recording>(
+        &self,
+        limit: RunLimit,
+        opts: &RunOptions,
+        recording: Arc<R>,
+    ) -> Result<RunStats, Error> {
+        let meter = Tally::new(limit)?;
+        let report = self.run_metered(opts, recording, &meter)?;
         Ok(meter.stats(report))
     }
 }
