@@ -27,9 +27,11 @@ use txlab_core::{
     CommitInfo, ConflictCause, Engine, Error, RunLimit, Schema, TableId, Transaction, TxOps,
     TxResult, Worker,
 };
-use txlab_net::inproc::{InprocCluster, InprocConfig, LinkModel};
+use txlab_net::inproc::{InprocCluster, InprocConfig};
 use txlab_net::metrics::NetMetrics;
 use txlab_net::{MAX_NODES, NodeId};
+
+pub use txlab_net::inproc::LinkModel;
 
 /// The most closed-loop clients per server.
 pub const MAX_CLIENTS_PER_SERVER: u32 = 10_000;
