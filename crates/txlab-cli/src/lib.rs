@@ -31,6 +31,7 @@ use txlab_core::{AckMode, Error};
 use txlab_harness::machine::MachineInfo;
 use txlab_harness::point::EngineParams;
 use txlab_harness::registry::Protocol;
+use txlab_harness::registry::distributed::ClusterParams;
 use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
@@ -250,6 +251,24 @@ pub struct ParamArgs {
     /// no cycle; txlab's refinement).
     #[arg(long, value_enum, default_value_t = RefinementChoice::None)]
     pub fvs_refinement: RefinementChoice,
+    /// rococo, 2pl-2pc, occ-2pc: server nodes, 1..=512 (TPC-C: districts are spread over them;
+    /// pass --districts, e.g. 10 x servers).
+    #[arg(long, default_value_t = 2, value_parser = ranged(1u16, txlab_rococo::config::MAX_SERVERS), allow_negative_numbers = true)]
+    pub servers: u16,
+    /// rococo, 2pl-2pc, occ-2pc: closed-loop clients per server (each one transaction
+    /// outstanding), 1..=10000.
+    #[arg(long, default_value_t = 10, value_parser = ranged(1u32, txlab_rococo::cluster::MAX_CLIENTS_PER_SERVER), allow_negative_numbers = true)]
+    pub clients_per_server: u32,
+    /// rococo, 2pl-2pc, occ-2pc: client node threads the clients are spread over, 1..=64.
+    #[arg(long, default_value_t = 1, value_parser = ranged(1u16, 64), allow_negative_numbers = true)]
+    pub client_threads: u16,
+    /// rococo, 2pl-2pc, occ-2pc: emulated one-way link latency between nodes in microseconds,
+    /// 0..=1000000 (0: none).
+    #[arg(long, default_value_t = 100, value_parser = ranged(0u64, 1_000_000), allow_negative_numbers = true)]
+    pub link_latency_us: u64,
+    /// rococo: the dependency graph's GC epoch in milliseconds, 0..=60000 (0: GC off).
+    #[arg(long, default_value_t = 100, value_parser = ranged(0u64, 60_000), allow_negative_numbers = true)]
+    pub gc_epoch_ms: u64,
 }
 
 /// `--ack`.
@@ -446,6 +465,13 @@ impl ParamArgs {
                 fvs: self.fvs,
                 policy: self.policy,
                 fvs_refinement: self.fvs_refinement,
+            },
+            cluster: ClusterParams {
+                servers: self.servers,
+                clients_per_server: self.clients_per_server,
+                client_threads: self.client_threads,
+                link_latency_us: self.link_latency_us,
+                gc_epoch_ms: self.gc_epoch_ms,
             },
         }
     }

@@ -44,6 +44,10 @@ pub struct RococoCheckArgs {
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also time the analysis: run it this many times, 1..=100000, in this process (profiles
+    /// built and analysed; start-up excluded) and print min, median and max on stderr.
+    #[arg(long, value_parser = crate::ranged(1u32, 100_000), allow_negative_numbers = true)]
+    pub time: Option<u32>,
 }
 
 /// The report for `args` and how long the analysis took.
@@ -91,6 +95,10 @@ pub fn execute(args: &RococoCheckArgs) -> Result<(), Failure> {
         print!("{r}");
     }
     eprintln!("analysed in {} us", took.as_micros());
+    if let Some(n) = args.time {
+        let (min, median, max) = timed(args, n)?;
+        eprintln!("analysed {n} times: min {min} us, median {median} us, max {max} us");
+    }
     if r.is_safe() {
         Ok(())
     } else {
@@ -100,6 +108,15 @@ pub fn execute(args: &RococoCheckArgs) -> Result<(), Failure> {
             r.unreorderable.len()
         )))
     }
+}
+
+/// Runs the analysis `n` times: min, median and max in microseconds.
+pub fn timed(args: &RococoCheckArgs, n: u32) -> Result<(u128, u128, u128), Failure> {
+    let mut us = (0..n)
+        .map(|_| check(args).map(|(_, t)| t.as_micros()))
+        .collect::<Result<Vec<_>, _>>()?;
+    us.sort_unstable();
+    Ok((us[0], us[us.len() / 2], us[us.len() - 1]))
 }
 
 #[cfg(test)]
@@ -132,6 +149,15 @@ mod tests {
         assert_eq!(e.exit_code(), crate::EXIT_FAILURE, "{e}");
         let (r, _) = check(&args(&["--tpcc-scaled", "--include-read-only"])).unwrap();
         assert!(!r.is_safe());
+    }
+
+    #[test]
+    fn time_runs_the_analysis_n_times_and_orders_its_statistics() {
+        let a = args(&["--tpcc-scaled", "--time", "5"]);
+        assert_eq!(a.time, Some(5));
+        let (min, median, max) = timed(&a, 5).unwrap();
+        assert!(min <= median && median <= max);
+        assert!(Cli::try_parse_from(["txlab", "rococo-check", "--time", "0"]).is_err());
     }
 
     #[test]

@@ -89,21 +89,29 @@ impl Backoff {
 
     /// Waits once and grows the next wait.
     pub fn wait(&mut self) {
+        let yields = self.spins >= self.policy.max_spins && self.spins > 0;
+        for _ in 0..self.next_spins() {
+            crate::sync::spin_loop();
+        }
+        if yields {
+            crate::sync::thread::yield_now();
+        }
+    }
+
+    /// The next wait as a number of spin iterations (jittered between half the current wait
+    /// and all of it), growing the wait after it as [`wait`](Self::wait) does, without
+    /// waiting: for state machines that must not block, which turn it into a timer.
+    pub fn next_spins(&mut self) -> u32 {
         if self.spins == 0 {
-            return;
+            return 0;
         }
         // xorshift jitter: wait between spins/2 and spins.
         self.seed ^= self.seed << 13;
         self.seed ^= self.seed >> 7;
         self.seed ^= self.seed << 17;
         let n = self.spins / 2 + (self.seed % (self.spins as u64 / 2 + 1)) as u32;
-        for _ in 0..n {
-            crate::sync::spin_loop();
-        }
-        if self.spins >= self.policy.max_spins {
-            crate::sync::thread::yield_now();
-        }
         self.spins = (self.spins.saturating_mul(2)).min(self.policy.max_spins.max(1));
+        n
     }
 
     /// Back to the first wait.
@@ -144,5 +152,27 @@ where
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_spins_is_jittered_within_the_wait_and_grows_to_the_cap() {
+        let policy = RetryPolicy {
+            max_attempts: None,
+            initial_spins: 16,
+            max_spins: 64,
+        };
+        let mut b = Backoff::new(policy, 7);
+        let waits: Vec<u32> = (0..5).map(|_| b.next_spins()).collect();
+        for (w, cap) in waits.iter().zip([16, 32, 64, 64, 64]) {
+            assert!((cap / 2..=cap).contains(w), "{waits:?}");
+        }
+        b.reset();
+        assert!(b.next_spins() <= 16);
+        assert_eq!(Backoff::new(RetryPolicy::no_backoff(), 1).next_spins(), 0);
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::driver::{Driver, measure};
 use crate::registry::Protocol;
+use crate::registry::distributed::ClusterParams;
 use crate::registry::pipeline::BatchParams;
 use crate::runner::{RunConfig, RunResult};
 use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
@@ -30,6 +31,8 @@ pub struct EngineParams {
     pub ack: AckMode,
     /// The batching engines' parameters (`batch-*`).
     pub batch: BatchParams,
+    /// The distributed engines' cluster (`rococo`, `2pl-2pc`, `occ-2pc`).
+    pub cluster: ClusterParams,
 }
 
 /// Serializes a duration as fractional seconds.
@@ -55,6 +58,7 @@ impl Default for EngineParams {
             epoch: EpochConfig::DEFAULT_INTERVAL,
             ack: AckMode::EpochStable,
             batch: BatchParams::default(),
+            cluster: ClusterParams::default(),
         }
     }
 }
@@ -192,6 +196,7 @@ mod tests {
                 reorder_workers: 1,
                 ..BatchParams::default()
             },
+            ..EngineParams::default()
         };
         let run = RunConfig {
             threads: 2,
@@ -199,8 +204,11 @@ mod tests {
             duration: Duration::from_millis(100),
             ..RunConfig::default()
         };
-        // Every visible protocol, the batching engines (their own drivers) included.
-        let protocols: Vec<Protocol> = Protocol::visible().collect();
+        // Every visible protocol that runs these workloads, the batching engines (their own
+        // drivers) included; the distributed ones run only workloads with pieces.
+        let protocols: Vec<Protocol> = Protocol::visible()
+            .filter(|p| p.accepts(WorkloadKind::SmallBank).is_ok())
+            .collect();
         assert_eq!(protocols.len(), 15);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {

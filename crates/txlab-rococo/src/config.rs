@@ -1,0 +1,305 @@
+//! What every node of a cluster shares: the workload, the protocol, the routing, the profiles
+//! and the run's parameters ([`Shared`], built once and validated by [`Shared::new`]), and how
+//! histories are recorded ([`Recording`]).
+
+use crate::msg::OrderEntry;
+use crate::sc::ScOptions;
+use crate::store::Layouts;
+use crate::workload::{PiecedWorkload, Routing};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use txlab_core::history::TxnRecord;
+use txlab_core::pieces::{TableLayout, TxnProfile};
+use txlab_core::{Error, RetryPolicy};
+
+/// The concurrency control a cluster runs; servers, pieces, storage, coordinators and transport
+/// are the same for all three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Protocol {
+    /// ROCOCO (§3, §4.1).
+    Rococo,
+    /// Two-phase locking with wound-wait, and two-phase commit.
+    TwoPl,
+    /// Optimistic concurrency control validated in two-phase commit's prepare.
+    Occ,
+}
+
+impl Protocol {
+    /// Every protocol.
+    pub const ALL: [Protocol; 3] = [Protocol::Rococo, Protocol::TwoPl, Protocol::Occ];
+
+    /// The CLI name (`rococo`, `2pl-2pc`, `occ-2pc`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Rococo => "rococo",
+            Protocol::TwoPl => "2pl-2pc",
+            Protocol::Occ => "occ-2pc",
+        }
+    }
+
+    /// Parses a CLI name.
+    pub fn from_name(name: &str) -> Result<Self, Error> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| Error::invalid("protocol", name, "rococo, 2pl-2pc or occ-2pc"))
+    }
+}
+
+/// A deliberately broken variant (feature `mutation`, tests only); the correctness kit must
+/// catch each one.
+#[cfg(feature = "mutation")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mutant {
+    /// ROCOCO sorts a component by transaction id, ignoring `i`-edges.
+    SortById,
+    /// ROCOCO decides without waiting for ancestors to be `COMMITTING` (no status requests).
+    NoCommittingWait,
+    /// One-hop tracking takes an edge from the most recent reader only.
+    LastReaderOnly,
+    /// Read-only transactions commit after a single round.
+    SingleRoundReadOnly,
+    /// GC drops graph entries of the current epoch instead of two epochs back.
+    GcWithoutDelay,
+    /// 2PL releases its locks when its pieces have run, before 2PC.
+    TwoPlEarlyRelease,
+    /// OCC commits without validating its reads.
+    OccNoValidation,
+}
+
+#[cfg(feature = "mutation")]
+impl Mutant {
+    /// Every mutant.
+    pub const ALL: [Mutant; 7] = [
+        Mutant::SortById,
+        Mutant::NoCommittingWait,
+        Mutant::LastReaderOnly,
+        Mutant::SingleRoundReadOnly,
+        Mutant::GcWithoutDelay,
+        Mutant::TwoPlEarlyRelease,
+        Mutant::OccNoValidation,
+    ];
+
+    /// The protocol the mutant breaks.
+    pub fn protocol(self) -> Protocol {
+        match self {
+            Mutant::TwoPlEarlyRelease => Protocol::TwoPl,
+            Mutant::OccNoValidation => Protocol::Occ,
+            _ => Protocol::Rococo,
+        }
+    }
+}
+
+/// The run's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// GC epoch period (§3.4); `None` turns GC off.
+    pub gc_epoch: Option<Duration>,
+    /// How long a request waits for its answer before it is sent again.
+    pub retransmit: Duration,
+    /// Run every piece through `CheckedOps` (every access checked against its declared keys).
+    pub checked: bool,
+    /// Rounds a read-only transaction may restart before it is abandoned (§4.1).
+    pub ro_max_restarts: u32,
+    /// Coordinators log each transaction in their `Durable` store before starting it (§3.5).
+    pub log_requests: bool,
+    /// The baselines' retry backoff (2PL, OCC); one spin stands for `backoff_unit`.
+    pub backoff: RetryPolicy,
+    /// The delay one backoff spin stands for in a coordinator's retry timer.
+    pub backoff_unit: Duration,
+    /// Seeds the generators.
+    pub seed: u64,
+    /// A deliberately broken variant.
+    #[cfg(feature = "mutation")]
+    pub mutant: Option<Mutant>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            gc_epoch: Some(Duration::from_millis(100)),
+            retransmit: Duration::from_millis(500),
+            checked: false,
+            ro_max_restarts: 16,
+            log_requests: false,
+            backoff: RetryPolicy {
+                max_attempts: None,
+                initial_spins: 16,
+                max_spins: 1 << 12,
+            },
+            backoff_unit: Duration::from_nanos(250),
+            seed: 0,
+            #[cfg(feature = "mutation")]
+            mutant: None,
+        }
+    }
+}
+
+impl Params {
+    /// Whether mutant `m` is on.
+    #[cfg(feature = "mutation")]
+    pub fn mutant(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    /// Whether mutant `m` is on (never, without the `mutation` feature).
+    #[cfg(not(feature = "mutation"))]
+    #[inline(always)]
+    pub fn mutant(&self, _m: MutantName) -> bool {
+        false
+    }
+}
+
+/// Without the `mutation` feature mutants have no type; call sites name them through this
+/// stand-in so they compile either way.
+#[cfg(not(feature = "mutation"))]
+#[derive(Debug, Clone, Copy)]
+#[allow(missing_docs)]
+pub enum MutantName {
+    SortById,
+    NoCommittingWait,
+    LastReaderOnly,
+    SingleRoundReadOnly,
+    GcWithoutDelay,
+    TwoPlEarlyRelease,
+    OccNoValidation,
+}
+
+#[cfg(not(feature = "mutation"))]
+pub use MutantName as Mutant;
+
+/// Everything the nodes of one cluster share (module docs).
+pub struct Shared<W: PiecedWorkload> {
+    /// The workload.
+    pub workload: W,
+    /// The concurrency control.
+    pub protocol: Protocol,
+    /// Where pieces and rows go.
+    pub routing: Routing,
+    /// The workload's profiles.
+    pub profiles: Vec<TxnProfile>,
+    /// Its table layouts.
+    pub layouts: Layouts,
+    /// The same, as a list (for `CheckedOps`).
+    pub layout_list: Vec<TableLayout>,
+    /// The run's parameters.
+    pub params: Params,
+}
+
+impl<W: PiecedWorkload> fmt::Debug for Shared<W> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("workload", &self.workload.name())
+            .field("protocol", &self.protocol)
+            .field("servers", &self.routing.servers())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The largest number of servers a cluster may have (node ids are `u16`, and client nodes need
+/// some).
+pub const MAX_SERVERS: u16 = 512;
+
+impl<W: PiecedWorkload> Shared<W> {
+    /// Validates the workload for `protocol` on `servers` servers: it must run as pieces, and
+    /// for ROCOCO its profiles must pass the offline checker (a workload with an unreorderable
+    /// SC-cycle is refused with the checker's report and the proposed merge: merged pieces are
+    /// not executed).
+    pub fn new(
+        workload: W,
+        protocol: Protocol,
+        servers: u16,
+        params: Params,
+    ) -> Result<Arc<Self>, Error> {
+        if !(1..=MAX_SERVERS).contains(&servers) {
+            return Err(Error::invalid(
+                "servers",
+                servers,
+                format!("1..={MAX_SERVERS}"),
+            ));
+        }
+        workload.check_pieced()?;
+        let profiles = workload.profiles();
+        let layout_list = workload.table_layouts();
+        let report = crate::sc::analyze(&profiles, &layout_list, ScOptions::default())?;
+        if protocol == Protocol::Rococo {
+            report.require_safe()?;
+        }
+        let routing = Routing::new(workload.partitioner(u32::from(servers))?, servers)?;
+        Ok(Arc::new(Self {
+            layouts: Layouts::new(layout_list.clone()),
+            layout_list,
+            workload,
+            protocol,
+            routing,
+            profiles,
+            params,
+        }))
+    }
+
+    /// The number of servers.
+    pub fn servers(&self) -> u16 {
+        self.routing.servers()
+    }
+}
+
+/// How a run records histories: compiled out when `ENABLED` is false (every
+/// `if R::ENABLED { .. }` block is removed), so a measured run pays nothing.
+pub trait Recording: Send + Sync + fmt::Debug + 'static {
+    /// Whether servers capture reads, writes and their execution order at all.
+    const ENABLED: bool;
+
+    /// One finished transaction: its merged record and its piece executions on every server.
+    fn record(&self, record: TxnRecord, order: Vec<OrderEntry>);
+}
+
+/// Records nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoRecording;
+
+impl Recording for NoRecording {
+    const ENABLED: bool = false;
+
+    #[inline(always)]
+    fn record(&self, _record: TxnRecord, _order: Vec<OrderEntry>) {}
+}
+
+/// Records everything in memory.
+#[derive(Debug, Default)]
+pub struct MemoryRecording {
+    txns: Mutex<Vec<(TxnRecord, Vec<OrderEntry>)>>,
+}
+
+impl MemoryRecording {
+    /// An empty recording.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes everything recorded so far.
+    pub fn take(&self) -> Vec<(TxnRecord, Vec<OrderEntry>)> {
+        std::mem::take(&mut *self.txns.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// How many transactions were recorded.
+    pub fn len(&self) -> usize {
+        self.txns.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Recording for MemoryRecording {
+    const ENABLED: bool = true;
+
+    fn record(&self, record: TxnRecord, order: Vec<OrderEntry>) {
+        self.txns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((record, order));
+    }
+}

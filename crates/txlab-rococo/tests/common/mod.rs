@@ -1,0 +1,250 @@
+//! The distributed correctness kit: one test body for `rococo`, `2pl-2pc` and `occ-2pc` on the
+//! `step` and `sim` drivers. A case is a workload, a protocol, a cluster shape and a quota of
+//! transactions per client slot; [`verify`] checks what the run left behind:
+//!
+//! - no node hit a fatal error, every internal-error counter is zero, every client finished
+//!   its quota;
+//! - every transaction was recorded once, and the merged column-group history is strictly
+//!   serializable (`CheckOptions::strict()`) with the one-order property
+//!   (`txlab_rococo::history::check`);
+//! - the shards, merged, pass the workload's consistency conditions (`Workload::check`).
+//!
+//! `TXLAB_PROPTEST_CASES` sets the proptest case counts, `TXLAB_STEP_SCHEDULE` replays one step
+//! schedule, `TXLAB_SIM_SEED` one simulation seed.
+
+#![allow(dead_code)]
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use txlab_net::NodeId;
+use txlab_net::sim::{SimCluster, SimConfig};
+use txlab_net::step::{Schedule, Source, StepConfig, StepDriver, World};
+use txlab_rococo::client::Issue;
+use txlab_rococo::cluster::{merge_shards, node_factory};
+use txlab_rococo::counters::Counters;
+use txlab_rococo::{MemoryRecording, Params, PiecedWorkload, Protocol, RococoCluster, RococoNode};
+use txlab_workload::{Tpcc, TpccConfig, Ycsb, YcsbConfig};
+
+/// The node type of every case.
+pub type Node<W> = RococoNode<W, MemoryRecording>;
+
+/// Proptest cases: `TXLAB_PROPTEST_CASES`, else `default`.
+pub fn cases(default: u32) -> u32 {
+    std::env::var("TXLAB_PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// One run's setup.
+#[derive(Debug, Clone)]
+pub struct Case<W> {
+    pub workload: W,
+    pub protocol: Protocol,
+    pub servers: u16,
+    /// Client slots per client node.
+    pub clients: Vec<Vec<u32>>,
+    /// Transactions per slot.
+    pub quota: u64,
+    pub params: Params,
+}
+
+impl<W: PiecedWorkload> Case<W> {
+    fn nodes(&self) -> Vec<NodeId> {
+        (0..self.servers + self.clients.len() as u16)
+            .map(NodeId)
+            .collect()
+    }
+
+    fn expected(&self) -> usize {
+        self.clients.iter().map(Vec::len).sum::<usize>() * self.quota as usize
+    }
+
+    /// A loaded cluster and its node factory.
+    fn build(
+        &self,
+    ) -> (
+        RococoCluster<W>,
+        impl FnMut(NodeId) -> Node<W> + Send + 'static,
+        Arc<MemoryRecording>,
+    ) {
+        let cluster = RococoCluster::new(
+            self.workload.clone(),
+            self.protocol,
+            self.servers,
+            self.params.clone(),
+        )
+        .unwrap();
+        self.workload.load(&cluster).unwrap();
+        let shards = cluster.take_shards().unwrap();
+        let rec = Arc::new(MemoryRecording::new());
+        let factory = node_factory(
+            Arc::clone(cluster.shared()),
+            shards,
+            self.clients.clone(),
+            Issue::Quota(self.quota),
+            Arc::clone(&rec),
+        );
+        (cluster, factory, rec)
+    }
+}
+
+/// Pieced YCSB on `records` hot keys, 2 operations per transaction, half of them reads.
+pub fn hot_ycsb(records: u64) -> Ycsb {
+    Ycsb::new(YcsbConfig {
+        records,
+        ops_per_txn: 2,
+        read_ratio: 0.5,
+        rmw_ratio: 0.5,
+        payload_bytes: 8,
+        theta: 0.0,
+    })
+    .unwrap()
+}
+
+/// Scaled TPC-C: one warehouse of `districts` districts of 100 customers, `items` items.
+pub fn small_tpcc(districts: u32, items: u32) -> Tpcc {
+    Tpcc::new(TpccConfig {
+        districts_per_warehouse: districts,
+        customers_per_district: 100,
+        items,
+        scaled: true,
+        ..TpccConfig::tiny(1)
+    })
+    .unwrap()
+}
+
+/// Params for a checked, recorded test run.
+pub fn params(seed: u64) -> Params {
+    Params {
+        seed,
+        checked: true,
+        ..Params::default()
+    }
+}
+
+/// Whether `n` hit a fatal error (the run stops; [`verify`] reports it).
+fn fatal<W: PiecedWorkload>(n: &Node<W>) -> bool {
+    match n {
+        RococoNode::Client(c) => c.fatal().is_some(),
+        RococoNode::Server(s) => s.fatal().is_some(),
+    }
+}
+
+/// What a passing run counted.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub counters: Counters,
+    pub committed: usize,
+}
+
+/// The kit's checks (module docs) over the nodes a run left.
+pub fn verify<'a, W: PiecedWorkload>(
+    case: &Case<W>,
+    cluster: &RococoCluster<W>,
+    nodes: impl IntoIterator<Item = (NodeId, Option<&'a Node<W>>)>,
+    rec: &MemoryRecording,
+) -> Result<Summary, String> {
+    let mut counters = Counters::default();
+    let mut shards = Vec::new();
+    for (id, node) in nodes {
+        match node.ok_or_else(|| format!("{id} is down at the end"))? {
+            RococoNode::Server(s) => {
+                if let Some(f) = s.fatal() {
+                    return Err(f.to_string());
+                }
+                counters.merge(&s.counters());
+                shards.push((s.id(), s.shard()));
+            }
+            RococoNode::Client(c) => {
+                if let Some(f) = c.fatal() {
+                    return Err(format!("{id}: {f}"));
+                }
+                if !c.done() {
+                    return Err(format!("{id} did not finish ({} active)", c.active()));
+                }
+                counters.merge(c.counters());
+            }
+        }
+    }
+    if counters.internal_errors() != 0 {
+        let c = &counters;
+        return Err(format!(
+            "internal errors: gc_status_errors {} scc_mismatches {} mixed_edges {} i_cycles {} \
+             status_errors {}",
+            c.gc_status_errors, c.scc_mismatches, c.mixed_edges, c.i_cycles, c.status_errors
+        ));
+    }
+    let recorded = rec.take();
+    if recorded.len() != case.expected() {
+        return Err(format!(
+            "{} transactions recorded, {} expected",
+            recorded.len(),
+            case.expected()
+        ));
+    }
+    let committed = recorded
+        .iter()
+        .filter(|(r, _)| r.outcome == txlab_core::history::Outcome::Committed)
+        .count();
+    let checked = txlab_rococo::history::check(recorded);
+    if !checked.report.is_serializable() {
+        return Err(format!("not strictly serializable: {:?}", checked.report));
+    }
+    if let Err(v) = checked.one_order {
+        return Err(v.to_string());
+    }
+    let schema = case.workload.schema();
+    let engine = merge_shards(cluster.shared(), &schema, shards).map_err(|e| e.to_string())?;
+    case.workload
+        .check(&engine)
+        .map_err(|e| format!("consistency: {e}"))?;
+    Ok(Summary {
+        counters,
+        committed,
+    })
+}
+
+/// Runs `case` on the step driver under `schedule` (then drained in order), and verifies it.
+/// The error carries the replayable schedule.
+pub fn run_step<W: PiecedWorkload>(case: &Case<W>, schedule: Schedule) -> Result<Summary, String> {
+    let (cluster, factory, rec) = case.build();
+    let cfg = StepConfig {
+        seed: case.params.seed,
+        max_steps: 200_000,
+        ..StepConfig::default()
+    };
+    let mut d = StepDriver::new(&case.nodes(), cfg, factory).unwrap();
+    let done = |w: &World<Node<W>>| {
+        w.nodes().all(|(_, n)| match n {
+            RococoNode::Client(c) => c.done(),
+            RococoNode::Server(s) => s.quiescent(),
+        }) || w.nodes().any(|(_, n)| fatal(n))
+    };
+    let report = d
+        .run(Source::Choices(schedule), |_| Ok(()), done)
+        .map_err(|f| f.to_string())?;
+    let w = d.world();
+    let nodes = w.ids().iter().map(|&id| (id, w.node(id)));
+    verify(case, &cluster, nodes, &rec)
+        .map_err(|e| format!("{e}\nreplay: TXLAB_STEP_SCHEDULE='{}'", report.schedule))
+}
+
+/// Runs `case` on the turmoil simulation with `sim`, and verifies it.
+pub fn run_sim<W: PiecedWorkload>(case: &Case<W>, sim: SimConfig) -> Result<Summary, String> {
+    let seed = sim.seed;
+    let (cluster, factory, rec) = case.build();
+    let factory = RefCell::new(factory);
+    let mut c = SimCluster::new(&case.nodes(), sim, move |id| (factory.borrow_mut())(id))
+        .map_err(|e| e.to_string())?;
+    c.run_until(|nodes| {
+        nodes.iter().all(|(_, n)| match n {
+            Some(RococoNode::Client(c)) => c.done(),
+            Some(RococoNode::Server(s)) => s.quiescent(),
+            None => false,
+        }) || nodes.iter().any(|(_, n)| n.is_some_and(fatal))
+    })
+    .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))?;
+    c.view(|nodes| verify(case, &cluster, nodes.iter().copied(), &rec))
+        .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))
+}

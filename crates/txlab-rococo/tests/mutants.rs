@@ -1,0 +1,138 @@
+//! The deliberately broken variants (`mutation` feature) are caught by the distributed kit on
+//! the step driver, with a shrunk schedule that the correct protocol passes.
+//!
+//! `LastReaderOnly` is held by `keys`' unit test instead: an edge from an earlier reader to a
+//! writer matters only when that read was immediate (it saw the old value at start); a
+//! deferred read runs at execution, after whatever the graph let run before it. Neither
+//! workload has an immediate piece that reads a group another piece writes, so no run of theirs
+//! can tell the mutant apart.
+
+mod common;
+
+use common::{Case, hot_ycsb, params, run_step, small_tpcc};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use std::time::Duration;
+use txlab_net::step::Schedule;
+use txlab_net::step::strategy::{Faults, choices};
+use txlab_rococo::config::Mutant;
+use txlab_rococo::{Params, PiecedWorkload};
+
+/// Reordering and delays only: every mutant is caught without message loss.
+const FAULTS: Faults = Faults {
+    drop: false,
+    duplicate: false,
+    delay: true,
+    crash: false,
+};
+
+fn mutant_params(seed: u64, mutant: Option<Mutant>) -> Params {
+    Params {
+        mutant,
+        // Collect often, so GC runs while transactions are in flight.
+        gc_epoch: Some(Duration::from_millis(1)),
+        ..params(seed)
+    }
+}
+
+/// YCSB on 3 hot keys over 2 servers, 6 slots of 3 transactions.
+fn ycsb(
+    mutant: Option<Mutant>,
+    protocol: txlab_rococo::Protocol,
+    seed: u64,
+) -> Case<txlab_workload::Ycsb> {
+    Case {
+        workload: hot_ycsb(3),
+        protocol,
+        servers: 2,
+        clients: vec![vec![0, 1, 2], vec![3, 4, 5]],
+        quota: 3,
+        params: mutant_params(seed, mutant),
+    }
+}
+
+/// Scaled TPC-C, 2 servers x 2 districts, 15 items (every pair of NewOrders shares stock).
+fn tpcc(
+    mutant: Option<Mutant>,
+    protocol: txlab_rococo::Protocol,
+    seed: u64,
+) -> Case<txlab_workload::Tpcc> {
+    Case {
+        workload: small_tpcc(2, 15),
+        protocol,
+        servers: 2,
+        clients: vec![vec![0, 1, 2], vec![3, 4, 5]],
+        quota: 2,
+        params: mutant_params(seed, mutant),
+    }
+}
+
+/// Searches schedules for one that `mutant` fails; returns the shrunk one with its seed.
+fn catch<W: PiecedWorkload>(
+    mutant: Mutant,
+    make: fn(Option<Mutant>, txlab_rococo::Protocol, u64) -> Case<W>,
+) -> (u64, Schedule, String) {
+    let mut runner = TestRunner::new(Config {
+        cases: 400,
+        failure_persistence: None,
+        max_shrink_iters: 2000,
+        ..Config::default()
+    });
+    let r = runner.run(&(any::<u64>(), choices(120, FAULTS)), |(seed, s)| {
+        run_step(&make(Some(mutant), mutant.protocol(), seed), s)
+            .map(drop)
+            .map_err(TestCaseError::fail)
+    });
+    match r {
+        Err(TestError::Fail(why, (seed, schedule))) => (seed, schedule, why.to_string()),
+        other => panic!("{mutant:?} was not caught: {other:?}"),
+    }
+}
+
+fn caught<W: PiecedWorkload>(
+    mutant: Mutant,
+    make: fn(Option<Mutant>, txlab_rococo::Protocol, u64) -> Case<W>,
+) {
+    let (seed, schedule, why) = catch(mutant, make);
+    println!("{mutant:?} caught (seed {seed}): {why}");
+    // The shrunk schedule replays: the mutant fails it again, the correct protocol passes it.
+    let replayed: Schedule = schedule.to_string().parse().unwrap();
+    assert!(run_step(&make(Some(mutant), mutant.protocol(), seed), replayed).is_err());
+    let correct = make(None, mutant.protocol(), seed);
+    if let Err(e) = run_step(&correct, schedule) {
+        panic!(
+            "the correct {} fails the schedule that caught {mutant:?}: {e}",
+            mutant.protocol().name()
+        );
+    }
+}
+
+#[test]
+fn sorting_a_component_by_id_is_caught() {
+    caught(Mutant::SortById, tpcc);
+}
+
+#[test]
+fn deciding_without_the_committing_wait_is_caught() {
+    caught(Mutant::NoCommittingWait, ycsb);
+}
+
+#[test]
+fn a_single_round_read_only_protocol_is_caught() {
+    caught(Mutant::SingleRoundReadOnly, ycsb);
+}
+
+#[test]
+fn gc_without_the_two_epoch_delay_is_caught() {
+    caught(Mutant::GcWithoutDelay, ycsb);
+}
+
+#[test]
+fn two_pl_releasing_before_2pc_is_caught() {
+    caught(Mutant::TwoPlEarlyRelease, ycsb);
+}
+
+#[test]
+fn occ_without_read_validation_is_caught() {
+    caught(Mutant::OccNoValidation, ycsb);
+}
