@@ -1,0 +1,344 @@
+//! The four phases of one transaction at its position in the order (Algorithms 1 to 3), the
+//! worker loop that claims transactions in order, and [`Deterministic::execute_log`].
+//!
+//! ```text
+//! T_N at rank r with dependency `need` (crate::schedule):
+//! execution   run the program against Exec (crate::exec), reading at bound N (snapshots) or
+//!             the newest version (basic); keep the lookups when prefetching
+//! waiting     until the chain reached `need` (crate::wait): every transaction T_N may depend
+//!             on has committed
+//! validation  every read's record still shows the version read, at bound N; no scanned stripe
+//!             moved; and the program reported no conflict
+//! retry       (validation failed) run the program again at bound N, through the first attempt's
+//!             references when prefetching; no waiting and no validation follow (Algorithm 3):
+//!             every transaction that could change what T_N reads has committed, and none after
+//!             T_N can commit before T_N does (they wait for it, or write nothing)
+//! commit      if the program succeeded and wrote: install every write as version N (one
+//!             committer at a time: crate::commit); then publish the chain (if later
+//!             transactions wait for T_N) and mark T_N finished
+//! ```
+//!
+//! The result is decided on validated reads: a user abort or an error after a failed validation
+//! is retried like anything else, so what a program returns depends only on the state before it
+//! in the order. A program that reports a conflict in its retry (impossible in a serial
+//! execution) ends with `Error::Internal` naming its kind.
+
+use crate::config::mutated;
+use crate::engine::Docc;
+use crate::exec::{Attempt, Exec, ExecState, misuse_message, no_conflict_at_serial_position};
+use crate::layout::Layout;
+use crate::schedule::{Batch, Job, Schedule};
+use crate::seq::Seq;
+use crate::stats::DoccStats;
+use crate::wait::Waiters;
+use std::marker::PhantomData;
+use std::time::Instant;
+use txlab_core::deterministic::Deterministic;
+use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
+use txlab_core::sync::thread;
+use txlab_core::{Error, Program, TxError, TxResult};
+
+/// One worker thread of a deterministic run.
+pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
+    engine: &'e Docc<L, Rec>,
+    /// This worker's parking slot.
+    slot: usize,
+    /// History id of this worker.
+    id: u32,
+    handle: crossbeam_epoch::LocalHandle,
+    st: ExecState<L::Record>,
+    h_writes: Vec<WriteEvent>,
+    records: u64,
+    pub stats: DoccStats,
+}
+
+impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
+    pub fn new(engine: &'e Docc<L, Rec>, slot: usize) -> Self {
+        Self {
+            engine,
+            slot,
+            id: engine
+                .next_worker
+                .fetch_add(1, txlab_core::sync::Ordering::Relaxed),
+            handle: crossbeam_epoch::default_collector().register(),
+            st: ExecState::default(),
+            h_writes: Vec::new(),
+            records: 0,
+            stats: DoccStats::default(),
+        }
+    }
+
+    /// Runs job `i` of `batch` through the four phases (module docs) and returns its result.
+    pub fn process<J: Job>(
+        &mut self,
+        schedule: &Schedule<J>,
+        waiters: &Waiters,
+        batch: &Batch<J>,
+        i: usize,
+    ) -> TxResult<<J::P as Program>::Output> {
+        let engine = self.engine;
+        let config = &engine.config;
+        let program = batch.jobs[i].program();
+        let dep = batch.deps[i];
+        let rank = batch.base_rank + i as u64;
+        let seq = batch.seq(i);
+        let bound = if L::SNAPSHOT && !mutated!(config, SnapshotIgnoresBound) {
+            seq
+        } else {
+            u64::MAX
+        };
+        let read_only =
+            (dep.read_only && !mutated!(config, InstallReadOnlyWrites)).then(|| program.kind());
+        let guard = self.handle.pin();
+        self.st.clear();
+        let begin_ns = engine.now_ns();
+
+        // Execution.
+        let first = {
+            let mut ops = self.exec(
+                &guard,
+                bound,
+                read_only,
+                Attempt::First {
+                    keep: config.prefetch,
+                },
+            );
+            program.run(&mut ops)
+        };
+
+        // Waiting.
+        if !mutated!(config, SkipWait) {
+            let start = Instant::now();
+            if waiters.wait(self.slot, &engine.chain, dep.need) {
+                self.stats.waits += 1;
+                self.stats.wait_ns += start.elapsed().as_nanos() as u64;
+            }
+        }
+
+        // Validation.
+        let conflict = match &first {
+            Err(TxError::Conflict(c)) => Some(*c),
+            _ if mutated!(config, SkipValidation) => None,
+            _ => crate::exec::validation_conflict::<L>(&self.st, &engine.tables, bound, &guard),
+        };
+        let result = match conflict {
+            None => first,
+            Some(c) => {
+                if Rec::ENABLED {
+                    self.record(rank, begin_ns, Outcome::Aborted(c.cause), false);
+                }
+                self.stats.retries += 1;
+                if !matches!(first, Err(TxError::Conflict(_))) {
+                    self.stats.validation_failures += 1;
+                }
+                self.st.start_retry();
+                let retried = {
+                    let mut ops = self.exec(
+                        &guard,
+                        bound,
+                        read_only,
+                        Attempt::Retry {
+                            prefetch: config.prefetch,
+                        },
+                    );
+                    program.run(&mut ops)
+                };
+                self.stats.retry_lookups_saved += std::mem::take(&mut self.st.lookups_saved);
+                self.stats.retry_lookups_seen_before +=
+                    std::mem::take(&mut self.st.lookups_seen_before);
+                no_conflict_at_serial_position(retried, program.kind())
+            }
+        };
+        let result = match (result, self.st.misuse) {
+            (Ok(_), Some(kind)) => Err(Error::Misuse(misuse_message(kind)).into()),
+            (r, _) => r,
+        };
+
+        // Commit.
+        let installed = if result.is_ok() && !self.st.writes.is_empty() {
+            self.install(schedule, seq, &guard)
+        } else {
+            Ok(())
+        };
+        let result = match installed {
+            Ok(()) => result,
+            Err(e) => Err(e.into()),
+        };
+        match &result {
+            Ok(_) => self.stats.committed += 1,
+            Err(TxError::UserAbort(_)) => self.stats.user_aborts += 1,
+            Err(_) => self.stats.errors += 1,
+        }
+        if Rec::ENABLED {
+            let outcome = if result.is_ok() {
+                Outcome::Committed
+            } else {
+                Outcome::UserAborted
+            };
+            self.record(rank, begin_ns, outcome, result.is_ok());
+        }
+        self.st.clear();
+        drop(guard);
+        if dep.chain {
+            engine.chain.publish(rank);
+            waiters.wake(rank + 1);
+        }
+        schedule.complete(batch, i);
+        result
+    }
+
+    fn exec<'a>(
+        &'a mut self,
+        guard: &'a crossbeam_epoch::Guard,
+        bound: u64,
+        read_only: Option<&'static str>,
+        attempt: Attempt,
+    ) -> Exec<'a, L, Rec> {
+        Exec {
+            tables: &self.engine.tables,
+            st: &mut self.st,
+            guard,
+            bound,
+            attempt,
+            read_only,
+            retired_tags: &self.engine.retired_tags,
+            _rec: PhantomData,
+        }
+    }
+
+    /// The commit phase's installs and garbage collection (crate::commit).
+    fn install<J: Job>(
+        &mut self,
+        schedule: &Schedule<J>,
+        seq: u64,
+        guard: &crossbeam_epoch::Guard,
+    ) -> Result<(), Error> {
+        let engine = self.engine;
+        let horizon = schedule.horizon();
+        let mut committer = engine.committer();
+        committer.install::<L>(
+            &self.st,
+            &engine.tables,
+            seq,
+            horizon,
+            guard,
+            Rec::ENABLED,
+            &mut self.h_writes,
+        )?;
+        let tags = Rec::ENABLED.then_some(&engine.retired_tags);
+        committer.retire::<L>(&engine.tables, horizon, guard, tags);
+        Ok(())
+    }
+
+    /// Records the attempt that just ended (only called when recording).
+    fn record(&mut self, rank: u64, begin_ns: u64, outcome: Outcome, with_writes: bool) {
+        let engine = self.engine;
+        let (begin_ns, end_ns) = if engine.config.sequence_clock {
+            (2 * rank, 2 * rank + 1)
+        } else {
+            (begin_ns, engine.now_ns())
+        };
+        self.records += 1;
+        let writes = if with_writes {
+            std::mem::take(&mut self.h_writes)
+        } else {
+            self.h_writes.clear();
+            Vec::new()
+        };
+        engine.recorder.record(TxnRecord {
+            id: txn_id(self.id, self.records),
+            reads: std::mem::take(&mut self.st.h_reads),
+            writes,
+            scans: std::mem::take(&mut self.st.h_scans),
+            outcome,
+            begin_ns,
+            end_ns,
+        });
+    }
+}
+
+impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
+    /// Runs `schedule` on `workers` threads until it is closed and drained; `each` receives
+    /// every job's result with its batch and index. Returns the first thread's panic as an
+    /// error.
+    pub(crate) fn drive<J, F>(
+        &self,
+        schedule: &Schedule<J>,
+        workers: usize,
+        each: F,
+    ) -> Result<(), Error>
+    where
+        J: Job,
+        F: Fn(&mut RunWorker<'_, L, Rec>, &Batch<J>, usize, TxResult<<J::P as Program>::Output>)
+            + Sync,
+    {
+        let waiters = Waiters::new(workers);
+        let panicked = thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| {
+                    let (waiters, each) = (&waiters, &each);
+                    s.spawn(move || {
+                        let mut worker = RunWorker::new(self, w);
+                        let mut current = None;
+                        while let Some((batch, i)) = schedule.claim(&mut current) {
+                            let r = worker.process(schedule, waiters, &batch, i);
+                            each(&mut worker, &batch, i, r);
+                        }
+                        self.merge_stats(&worker.stats);
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().is_err())
+                .filter(|&p| p)
+                .count()
+        });
+        if panicked > 0 {
+            return Err(Error::Internal(format!(
+                "{panicked} worker thread(s) of a deterministic run panicked"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
+    /// Runs the log as one epoch per `2^24` programs, claimed in order by `workers` threads
+    /// (module docs). Errors: `workers` outside `1..=1024`, interactive workers alive or another
+    /// run in progress, or the engine's epochs used up.
+    fn execute_log<P>(&self, log: &[P], workers: usize) -> Result<Vec<TxResult<P::Output>>, Error>
+    where
+        P: Program + Sync,
+        P::Output: Send,
+    {
+        crate::config::check_workers(workers)?;
+        let _run = self.begin_run()?;
+        let chunk = Seq::MAX_BATCH as usize;
+        let epochs = log.len().div_ceil(chunk) as u32;
+        let first_epoch = self.take_epochs(epochs.max(1))?;
+        let schedule = Schedule::new(L::SNAPSHOT);
+        let base = self.take_ranks(log.len() as u64);
+        for (c, part) in log.chunks(chunk).enumerate() {
+            let seq0 = Seq::new(first_epoch + c as u32, 0, 0)?;
+            schedule.push(seq0, base + (c * chunk) as u64, part.iter().collect());
+        }
+        schedule.close();
+        let results: Vec<std::sync::Mutex<Option<TxResult<P::Output>>>> = (0..log.len())
+            .map(|_| std::sync::Mutex::new(None))
+            .collect();
+        self.drive(&schedule, workers, |_, batch, i, r| {
+            let at = (batch.base_rank - base) as usize + i;
+            *results[at].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        })?;
+        results
+            .into_iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                cell.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .ok_or_else(|| Error::Internal(format!("log entry {i} was never executed")))
+            })
+            .collect()
+    }
+}
