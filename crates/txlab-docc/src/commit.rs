@@ -14,11 +14,18 @@
 //!     if the key's record still holds that tombstone: seal it, then unlink it
 //! ```
 //!
-//! **The horizon** is the `Seq` of the oldest transaction still running (`TID_earliest`), or
-//! `u64::MAX` when none is (the interactive path, whose readers only read the newest version).
-//! Versions below the newest one under it are unlinked by `Layout::install` (section 3.4.1).
+//! **What stays** (section 3.4.1, sharpened). Every worker publishes the `Seq` of the job it
+//! holds (`crate::wait::Waiters::bounds`), so the committer knows the bound of every running
+//! transaction; a transaction not running yet comes later in the order than the committer. An
+//! install keeps, of the older versions, only the newest one below each running bound
+//! (`layout::Keep::Below`): at most one version per worker beyond the newest. A worker between
+//! two jobs publishes "claiming"; a committer that sees it cannot know the bound about to appear
+//! and keeps every version this once (`Keep::All`). The paper keeps every version above the
+//! oldest running transaction's (`TID_earliest`), which grows without bound while one reader is
+//! descheduled. The interactive path reads only the newest versions: it keeps nothing older.
 //!
-//! **Retiring a tombstone** (section 3.4.2): once the horizon is above the delete, every running
+//! **Retiring a tombstone** (section 3.4.2): once every running transaction is above the delete
+//! (the horizon, the smallest running bound), every running
 //! and future transaction sees the key absent through it, so the record can leave the index. It is
 //! sealed first, in the same commit phase, then unlinked; the index destroys it after every
 //! guard that could still see it is dropped. A transaction that had found the sealed record fails
@@ -28,7 +35,7 @@
 //! delete, not the initial version (`txlab_core::history::RetiredTags`).
 
 use crate::exec::{ExecState, WriteKind};
-use crate::layout::Layout;
+use crate::layout::{Keep, Layout};
 use crate::seq::Seq;
 use crossbeam_epoch::Guard;
 use txlab_core::Error;
@@ -92,15 +99,15 @@ impl Committer {
         Ok(next)
     }
 
-    /// Installs every buffered write of `st` with version `seq` (module docs); appends the
-    /// history's write events to `h_writes` when `record` is set.
+    /// Installs every buffered write of `st` with version `seq`, keeping what `keep` keeps
+    /// (module docs); appends the history's write events to `h_writes` when `record` is set.
     #[allow(clippy::too_many_arguments)]
     pub fn install<L: Layout>(
         &mut self,
         st: &ExecState<L::Record>,
         tables: &Tables<L::Record>,
         seq: u64,
-        horizon: u64,
+        keep: Keep<'_>,
         guard: &Guard,
         record: bool,
         h_writes: &mut Vec<WriteEvent>,
@@ -113,12 +120,12 @@ impl Committer {
                 }
             };
             // SAFETY: obtained under `guard`, pinned for the whole transaction.
-            let mut done = L::install(unsafe { &*w.rec }, seq, value, horizon, guard);
+            let mut done = L::install(unsafe { &*w.rec }, seq, value, keep, guard);
             if done.sealed {
                 // Retired since we found it (a blind write; a read of it would have failed
                 // validation): the key's record now is a fresh one.
                 let entry = tables.get(w.table)?.get_or_insert(w.key, guard)?;
-                done = L::install(entry.record, seq, value, horizon, guard);
+                done = L::install(entry.record, seq, value, keep, guard);
                 if done.sealed {
                     return Err(Error::Internal(format!(
                         "table {} key {}: the index still maps a sealed record after its unlink",
@@ -153,7 +160,8 @@ impl Committer {
         Ok(())
     }
 
-    /// Retires a few queued tombstones below `horizon` (module docs).
+    /// Retires a few queued tombstones below `horizon`, the smallest running bound (module
+    /// docs; 0 retires nothing).
     pub fn retire<L: Layout>(
         &mut self,
         tables: &Tables<L::Record>,

@@ -198,6 +198,25 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         Ok(first)
     }
 
+    /// Makes sure epochs `first..=last` (a replayed log's) are above every epoch this engine
+    /// handed out, and moves the clock past them.
+    pub(crate) fn reserve_epochs(&self, first: u32, last: u32) -> Result<(), Error> {
+        let next = self.next_epoch.load(Ordering::Relaxed);
+        if first < next {
+            return Err(Error::invalid(
+                "input log epoch",
+                first,
+                format!(
+                    "a log replayed on this engine must start at epoch {next} or later (this \
+                     engine already used the earlier ones; replay on a freshly loaded engine)"
+                ),
+            ));
+        }
+        self.next_epoch
+            .fetch_max(last.saturating_add(1), Ordering::Relaxed);
+        Ok(())
+    }
+
     /// Hands out `n` consecutive ranks; returns the first.
     #[inline]
     pub(crate) fn take_ranks(&self, n: u64) -> u64 {

@@ -17,7 +17,7 @@
 
 use crate::engine::Docc;
 use crate::exec::{Attempt, Exec, ExecState, validation_conflict};
-use crate::layout::Layout;
+use crate::layout::{Keep, Layout};
 use crossbeam_epoch::Guard;
 use std::marker::PhantomData;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
@@ -210,7 +210,7 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
                 &w.st,
                 &engine.tables,
                 seq.raw(),
-                u64::MAX,
+                Keep::Below(&[]),
                 &self.guard,
                 Rec::ENABLED,
                 &mut w.h_writes,

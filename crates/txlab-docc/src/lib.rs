@@ -24,6 +24,7 @@
 
 pub mod commit;
 pub mod config;
+pub mod driver;
 pub mod engine;
 mod exec;
 pub mod interactive;
@@ -31,6 +32,7 @@ pub mod layout;
 mod run;
 mod schedule;
 pub mod seq;
+pub mod sequencer;
 pub mod stats;
 mod wait;
 
@@ -38,7 +40,9 @@ pub use commit::GcCounters;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
+pub use driver::{KindStats, RunStats};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
 pub use layout::{Chain, InPlace, Layout};
 pub use seq::Seq;
+pub use sequencer::{DriverConfig, InputLog, LoggedBatch, Submission};
 pub use stats::DoccStats;

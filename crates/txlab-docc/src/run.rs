@@ -1,5 +1,6 @@
 //! The four phases of one transaction at its position in the order (Algorithms 1 to 3), the
-//! worker loop that claims transactions in order, and [`Deterministic::execute_log`].
+//! worker loop that claims transactions in order (`Deterministic::execute_log` and the driver
+//! run it).
 //!
 //! ```text
 //! T_N at rank r with dependency `need` (crate::schedule):
@@ -26,14 +27,12 @@
 use crate::config::mutated;
 use crate::engine::Docc;
 use crate::exec::{Attempt, Exec, ExecState, misuse_message, no_conflict_at_serial_position};
-use crate::layout::Layout;
+use crate::layout::{Keep, Layout};
 use crate::schedule::{Batch, Job, Schedule};
-use crate::seq::Seq;
 use crate::stats::DoccStats;
 use crate::wait::Waiters;
 use std::marker::PhantomData;
 use std::time::Instant;
-use txlab_core::deterministic::Deterministic;
 use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
 use txlab_core::sync::thread;
 use txlab_core::{Error, Program, TxError, TxResult};
@@ -48,8 +47,12 @@ pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     handle: crossbeam_epoch::LocalHandle,
     st: ExecState<L::Record>,
     h_writes: Vec<WriteEvent>,
+    /// The running bounds, read at each commit.
+    bounds: Vec<u64>,
     records: u64,
     pub stats: DoccStats,
+    /// Whether the last job processed was retried.
+    pub retried: bool,
 }
 
 impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
@@ -63,8 +66,10 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             handle: crossbeam_epoch::default_collector().register(),
             st: ExecState::default(),
             h_writes: Vec::new(),
+            bounds: Vec::with_capacity(16),
             records: 0,
             stats: DoccStats::default(),
+            retried: false,
         }
     }
 
@@ -121,6 +126,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             _ if mutated!(config, SkipValidation) => None,
             _ => crate::exec::validation_conflict::<L>(&self.st, &engine.tables, bound, &guard),
         };
+        self.retried = conflict.is_some();
         let result = match conflict {
             None => first,
             Some(c) => {
@@ -156,7 +162,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
 
         // Commit.
         let installed = if result.is_ok() && !self.st.writes.is_empty() {
-            self.install(schedule, seq, &guard)
+            self.install(waiters, seq, &guard)
         } else {
             Ok(())
         };
@@ -207,20 +213,29 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
     }
 
     /// The commit phase's installs and garbage collection (crate::commit).
-    fn install<J: Job>(
+    fn install(
         &mut self,
-        schedule: &Schedule<J>,
+        waiters: &Waiters,
         seq: u64,
         guard: &crossbeam_epoch::Guard,
     ) -> Result<(), Error> {
         let engine = self.engine;
-        let horizon = schedule.horizon();
+        let known = waiters.bounds(&mut self.bounds);
+        let (keep, horizon) = if known {
+            // Our own bound is among them, so the list is not empty.
+            (
+                Keep::Below(&self.bounds),
+                self.bounds.last().copied().unwrap_or(seq),
+            )
+        } else {
+            (Keep::All, 0)
+        };
         let mut committer = engine.committer();
         committer.install::<L>(
             &self.st,
             &engine.tables,
             seq,
-            horizon,
+            keep,
             guard,
             Rec::ENABLED,
             &mut self.h_writes,
@@ -258,86 +273,51 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
 }
 
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
-    /// Runs `schedule` on `workers` threads until it is closed and drained; `each` receives
-    /// every job's result with its batch and index. Returns the first thread's panic as an
-    /// error.
-    pub(crate) fn drive<J, F>(
+    /// Runs `schedule` on `workers` threads until it is closed and drained. Each thread keeps a
+    /// state made by `make` (its index given), and `each` receives every job's result with the
+    /// thread's state, the batch, the index and whether the job was retried. Returns the
+    /// states.
+    pub(crate) fn drive<J, S, M, F>(
         &self,
         schedule: &Schedule<J>,
         workers: usize,
+        make: M,
         each: F,
-    ) -> Result<(), Error>
+    ) -> Result<Vec<S>, Error>
     where
         J: Job,
-        F: Fn(&mut RunWorker<'_, L, Rec>, &Batch<J>, usize, TxResult<<J::P as Program>::Output>)
-            + Sync,
+        S: Send,
+        M: Fn(usize) -> Result<S, Error> + Sync,
+        F: Fn(&mut S, &Batch<J>, usize, TxResult<<J::P as Program>::Output>, bool) + Sync,
     {
         let waiters = Waiters::new(workers);
-        let panicked = thread::scope(|s| {
+        let outcomes: Vec<Option<Result<S, Error>>> = thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
                 .map(|w| {
-                    let (waiters, each) = (&waiters, &each);
-                    s.spawn(move || {
+                    let (waiters, make, each) = (&waiters, &make, &each);
+                    s.spawn(move || -> Result<S, Error> {
+                        let mut state = make(w)?;
                         let mut worker = RunWorker::new(self, w);
                         let mut current = None;
-                        while let Some((batch, i)) = schedule.claim(&mut current) {
+                        while let Some((batch, i)) = schedule.claim(&mut current, waiters, w) {
                             let r = worker.process(schedule, waiters, &batch, i);
-                            each(&mut worker, &batch, i, r);
+                            each(&mut state, &batch, i, r, worker.retried);
                         }
                         self.merge_stats(&worker.stats);
+                        Ok(state)
                     })
                 })
                 .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().is_err())
-                .filter(|&p| p)
-                .count()
+            handles.into_iter().map(|h| h.join().ok()).collect()
         });
-        if panicked > 0 {
-            return Err(Error::Internal(format!(
-                "{panicked} worker thread(s) of a deterministic run panicked"
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
-    /// Runs the log as one epoch per `2^24` programs, claimed in order by `workers` threads
-    /// (module docs). Errors: `workers` outside `1..=1024`, interactive workers alive or another
-    /// run in progress, or the engine's epochs used up.
-    fn execute_log<P>(&self, log: &[P], workers: usize) -> Result<Vec<TxResult<P::Output>>, Error>
-    where
-        P: Program + Sync,
-        P::Output: Send,
-    {
-        crate::config::check_workers(workers)?;
-        let _run = self.begin_run()?;
-        let chunk = Seq::MAX_BATCH as usize;
-        let epochs = log.len().div_ceil(chunk) as u32;
-        let first_epoch = self.take_epochs(epochs.max(1))?;
-        let schedule = Schedule::new(L::SNAPSHOT);
-        let base = self.take_ranks(log.len() as u64);
-        for (c, part) in log.chunks(chunk).enumerate() {
-            let seq0 = Seq::new(first_epoch + c as u32, 0, 0)?;
-            schedule.push(seq0, base + (c * chunk) as u64, part.iter().collect());
-        }
-        schedule.close();
-        let results: Vec<std::sync::Mutex<Option<TxResult<P::Output>>>> = (0..log.len())
-            .map(|_| std::sync::Mutex::new(None))
-            .collect();
-        self.drive(&schedule, workers, |_, batch, i, r| {
-            let at = (batch.base_rank - base) as usize + i;
-            *results[at].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        })?;
-        results
+        outcomes
             .into_iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                cell.into_inner()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .ok_or_else(|| Error::Internal(format!("log entry {i} was never executed")))
+            .map(|o| {
+                o.unwrap_or_else(|| {
+                    Err(Error::Internal(
+                        "a worker thread of a deterministic run panicked".into(),
+                    ))
+                })
             })
             .collect()
     }

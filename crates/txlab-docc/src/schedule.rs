@@ -9,15 +9,14 @@
 //!   therefore in order: when job `N` is claimed, every earlier job has been claimed, and since
 //!   a worker holds one job at a time until it completes, the oldest unfinished job is always
 //!   being worked on, so every wait ends.
-//! - **The horizon** (`TID_earliest` of section 3.4): each job's completion is a flag; the
-//!   committer advances a watermark over the flags and reports the `Seq` of the first unfinished
-//!   job. Every job below it has finished, and every job at or above it reads at its own `Seq`,
-//!   so no running or future job needs a version older than the newest one below the horizon.
-//!   A job counts as unfinished from before its claim until after its commit, so a claimed job
-//!   cannot slip under a horizon that was computed before it started reading.
+//! - **Running bounds**: a worker publishes [`CLAIMING`] before each claim and the job's `Seq`
+//!   after it (`crate::wait::Waiters::set_running`); while it waits for a batch to arrive it
+//!   holds nothing and publishes [`IDLE`]. The committer reads them to know which versions
+//!   running transactions need (`crate::commit`).
 //! - Fully finished batches are dropped from the front.
 
 use crate::seq::Seq;
+use crate::wait::{CLAIMING, IDLE, Waiters};
 use std::collections::VecDeque;
 use txlab_core::Program;
 use txlab_core::sync::{
@@ -86,8 +85,6 @@ struct Inner<J> {
     next_number: u64,
     /// Rank of the last chain job pushed (its dependants wait for `rank + 1`).
     last_chain: Option<u64>,
-    /// First possibly unfinished job of the front batch.
-    watermark: usize,
 }
 
 /// The batches of one run (module docs).
@@ -110,7 +107,6 @@ impl<J: Job> Schedule<J> {
                 closed: false,
                 next_number: 0,
                 last_chain: None,
-                watermark: 0,
             }),
             arrived: Condvar::new(),
             snapshot,
@@ -162,13 +158,21 @@ impl<J: Job> Schedule<J> {
         self.arrived.notify_all();
     }
 
-    /// Claims the next job in order (module docs); `None` once the schedule is closed and
-    /// everything is claimed. Blocks while the next batch has not arrived.
-    pub fn claim(&self, current: &mut Option<Arc<Batch<J>>>) -> Option<Claim<J>> {
+    /// Claims the next job in order for worker `me` (module docs), publishing what it holds in
+    /// `slots`; `None` once the schedule is closed and everything is claimed. Blocks while the
+    /// next batch has not arrived.
+    pub fn claim(
+        &self,
+        current: &mut Option<Arc<Batch<J>>>,
+        slots: &Waiters,
+        me: usize,
+    ) -> Option<Claim<J>> {
+        slots.set_running(me, CLAIMING);
         loop {
             if let Some(b) = current {
                 let i = b.cursor.fetch_add(1, Ordering::AcqRel);
                 if i < b.len() {
+                    slots.set_running(me, b.seq(i));
                     return Some((Arc::clone(b), i));
                 }
             }
@@ -180,9 +184,12 @@ impl<J: Job> Schedule<J> {
                     break;
                 }
                 if inner.closed {
+                    slots.set_running(me, IDLE);
                     return None;
                 }
+                slots.set_running(me, IDLE);
                 inner = self.arrived.wait(inner).ignore_poison();
+                slots.set_running(me, CLAIMING);
             }
         }
     }
@@ -202,34 +209,6 @@ impl<J: Job> Schedule<J> {
                 break;
             }
             inner.batches.pop_front();
-            inner.watermark = 0;
-        }
-    }
-
-    /// The raw `Seq` of the first unfinished job, or `u64::MAX` if none is left (module docs).
-    pub fn horizon(&self) -> u64 {
-        let mut inner = self.lock();
-        loop {
-            let Some(front) = inner.batches.front() else {
-                return u64::MAX;
-            };
-            let mut w = inner.watermark;
-            while w < front.len() && front.done[w].load(Ordering::Acquire) {
-                w += 1;
-            }
-            if w < front.len() {
-                let seq = front.seq(w);
-                inner.watermark = w;
-                return seq;
-            }
-            if front.left.load(Ordering::Acquire) != 0 {
-                // Every flag is set but a completer has not decremented yet.
-                let seq = front.seq(front.len() - 1);
-                inner.watermark = w;
-                return seq;
-            }
-            inner.batches.pop_front();
-            inner.watermark = 0;
         }
     }
 }

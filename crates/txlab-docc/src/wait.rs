@@ -43,12 +43,30 @@ impl Chain {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Slot {
     need: AtomicU64,
     token: Mutex<bool>,
     wake: Condvar,
+    /// The raw `Seq` of the job this worker holds, [`CLAIMING`] or [`IDLE`].
+    running: AtomicU64,
 }
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self {
+            need: AtomicU64::new(0),
+            token: Mutex::new(false),
+            wake: Condvar::new(),
+            running: AtomicU64::new(IDLE),
+        }
+    }
+}
+
+/// A worker about to claim a job (no job has `Seq` 0: epoch 0 is the loaded state).
+pub(crate) const CLAIMING: u64 = 0;
+/// A worker holding no job and not claiming one.
+pub(crate) const IDLE: u64 = u64::MAX;
 
 /// The parking slots of one run's workers (module docs).
 #[derive(Debug)]
@@ -108,6 +126,29 @@ impl Waiters {
         }
         slot.need.store(0, Ordering::SeqCst);
         self.parked.fetch_sub(1, Ordering::SeqCst);
+        true
+    }
+
+    /// Publishes what worker `me` holds: a job's raw `Seq`, [`CLAIMING`] (set before a claim, so
+    /// a committer that reads it after the claim took a job below its own sees it) or [`IDLE`].
+    #[inline]
+    pub fn set_running(&self, me: usize, running: u64) {
+        self.slots[me].running.store(running, Ordering::SeqCst);
+    }
+
+    /// The bounds of the running jobs, descending and deduplicated, into `out`; `false` if a
+    /// worker is claiming (its bound cannot be known yet: `crate::commit`).
+    pub fn bounds(&self, out: &mut Vec<u64>) -> bool {
+        out.clear();
+        for slot in self.slots.iter() {
+            match slot.running.load(Ordering::SeqCst) {
+                CLAIMING => return false,
+                IDLE => {}
+                seq => out.push(seq),
+            }
+        }
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out.dedup();
         true
     }
 

@@ -18,17 +18,23 @@
 //!   relaxed loads after their `Acquire` load of the head; no seqlock is needed. Only `prev` is
 //!   ever rewritten, and only to 0 (trimming).
 //! - **One writer.** Only the committer (one at a time) publishes heads, trims and seals.
-//! - **Trimming keeps what anyone can still read** (section 3.4.1). Installing with `horizon`
-//!   (the `Seq` of the oldest transaction still running) keeps every version down to the first
-//!   one below `horizon`, which is the newest version every running transaction can see, and
-//!   cuts the chain after it. A reader bounded by `N >= horizon` stops at or before that version.
-//!   Cut versions are freed through the committer's epoch guard, after every reader pinned
-//!   before the cut is done.
+//! - **Trimming keeps what anyone can still read** (section 3.4.1, sharpened). An install given
+//!   the bounds of the running transactions (`Keep::Below`, descending) keeps the new version
+//!   and, for each bound, the newest version below it, which is the one that transaction reads;
+//!   it relinks the kept versions and unlinks the others. A transaction that is not running yet
+//!   is later in the order than the committer, so it reads the new version or a later one. So a
+//!   record holds at most one version more than there are workers. The paper keeps every version
+//!   above the oldest running transaction's newest one, which grows without bound while one
+//!   reader is descheduled.
+//! - **Unlink, then free.** A version is handed to the epoch collector only after no kept
+//!   version points to it any more (the relinking store comes first); readers already on it
+//!   keep it alive with their guards, and its own `prev` is left as it was, so they still walk
+//!   down to the versions they need.
 //! - **Exactly one allocation per install** (the version), none per read.
 //! - **A placeholder owns its chain**: dropping it (the index's epoch-deferred destruction after
 //!   an unlink, or the table's drop) frees the versions still linked.
 
-use super::{Installed, Layout, Observed, sealed};
+use super::{Installed, Keep, Layout, Observed, sealed};
 use crossbeam_epoch::{Atomic, Guard, Owned, Pointer, Shared};
 use std::mem::MaybeUninit;
 use txlab_core::storage::Record;
@@ -145,16 +151,62 @@ fn new_version(seq: u64, value: Option<&[u8]>, prev: Shared<'_, Words>) -> Owned
     owned
 }
 
-/// Hands every version from `first` down the chain to the epoch collector; returns how many.
-fn retire_from(first: Shared<'_, Words>, guard: &Guard) -> u32 {
+/// Keeps `new` and, for each bound (descending), the newest version below it; unlinks the
+/// other versions below `new` and hands them to the collector (module docs). Returns how many.
+fn trim(new: Shared<'_, Words>, bounds: &[u64], guard: &Guard) -> u32 {
+    let Some(mut kept) = Version::at(new) else {
+        return 0;
+    };
+    let newest = kept.seq();
+    // Bounds above the new version read it.
+    let mut b = bounds
+        .iter()
+        .position(|&x| x <= newest)
+        .unwrap_or(bounds.len());
+    let mut trimmed = 0;
+    let mut cur = kept.prev();
+    while b < bounds.len() {
+        let Some(v) = Version::at(cur) else {
+            return trimmed;
+        };
+        let next = v.prev();
+        if v.seq() < bounds[b] {
+            // `v` is the newest version below `bounds[b]` (and maybe below later ones).
+            let linked = kept.prev();
+            if linked.with_tag(0) != cur.with_tag(0) {
+                kept.word(1)
+                    .store(cur.with_tag(0).into_usize() as u64, Ordering::Release);
+                trimmed += retire_until(linked, cur, guard);
+            }
+            kept = v;
+            while b < bounds.len() && v.seq() < bounds[b] {
+                b += 1;
+            }
+        }
+        cur = next;
+    }
+    let rest = kept.prev();
+    if !rest.is_null() {
+        kept.word(1).store(0, Ordering::Release);
+        trimmed += retire_until(rest, Shared::null(), guard);
+    }
+    trimmed
+}
+
+/// Hands every version from `first` down the chain, up to (not including) `stop`, to the epoch
+/// collector; returns how many. The caller has unlinked them.
+fn retire_until(first: Shared<'_, Words>, stop: Shared<'_, Words>, guard: &Guard) -> u32 {
     let mut cur = first;
     let mut n = 0;
-    while let Some(v) = Version::at(cur) {
+    while cur.with_tag(0) != stop.with_tag(0) {
+        let Some(v) = Version::at(cur) else {
+            break;
+        };
         let next = v.prev();
-        // SAFETY: the versions from `first` down are unreachable from the placeholder (the
-        // caller cut them off or replaced the whole chain, as the one committer), so no reader
-        // pinned after this point can reach them; readers pinned before hold guards that delay
-        // the destruction.
+        // SAFETY: the versions from `first` down to `stop` are unreachable from the placeholder
+        // (the caller, the one committer, relinked past them, cut them off or replaced the
+        // whole chain), so no reader pinned after this point can reach them; readers pinned
+        // before hold guards that delay the destruction.
         unsafe { guard.defer_destroy(cur.with_tag(0)) };
         cur = next;
         n += 1;
@@ -212,7 +264,7 @@ impl Layout for Chain {
         rec: &Placeholder,
         seq: u64,
         value: Option<&[u8]>,
-        horizon: u64,
+        keep: Keep<'_>,
         guard: &Guard,
     ) -> Installed {
         let head = rec.head.load(Ordering::Acquire, guard);
@@ -224,20 +276,10 @@ impl Layout for Chain {
         }
         let new = new_version(seq, value, head).into_shared(guard);
         rec.head.store(new, Ordering::Release);
-        // Trim: keep down to the first version below the horizon, cut after it.
-        let mut cur = new;
-        let mut trimmed = 0;
-        while let Some(v) = Version::at(cur) {
-            if v.seq() < horizon {
-                let cut = v.prev();
-                if !cut.is_null() {
-                    v.word(1).store(0, Ordering::Release);
-                    trimmed = retire_from(cut, guard);
-                }
-                break;
-            }
-            cur = v.prev();
-        }
+        let trimmed = match keep {
+            Keep::All => 0,
+            Keep::Below(bounds) => trim(new, bounds, guard),
+        };
         Installed {
             sealed: false,
             allocated: 1,
@@ -248,7 +290,7 @@ impl Layout for Chain {
     fn load(rec: &Placeholder, value: &[u8], guard: &Guard) {
         let new = new_version(0, Some(value), Shared::null()).into_shared(guard);
         let old = rec.head.swap(new, Ordering::AcqRel, guard);
-        retire_from(old, guard);
+        retire_until(old, Shared::null(), guard);
     }
 
     fn seal_tombstone(rec: &Placeholder, seq: u64, guard: &Guard) -> bool {
@@ -308,9 +350,9 @@ mod tests {
         let mut out = [0u8; 10];
         assert_eq!(Chain::read(&r, u64::MAX, &mut out, &g).version, 0);
         Chain::load(&r, &[1; 10], &g);
-        Chain::install(&r, 2 * E, Some(&[2; 10]), 0, &g);
-        Chain::install(&r, 4 * E, None, 0, &g);
-        Chain::install(&r, 6 * E, Some(&[6; 10]), 0, &g);
+        Chain::install(&r, 2 * E, Some(&[2; 10]), Keep::All, &g);
+        Chain::install(&r, 4 * E, None, Keep::All, &g);
+        Chain::install(&r, 6 * E, Some(&[6; 10]), Keep::All, &g);
         assert_eq!(Chain::versions(&r, &g), 4);
         for (bound, version, present, value) in [
             (1, 0, true, 1u8),
@@ -334,33 +376,40 @@ mod tests {
     }
 
     #[test]
-    fn install_trims_below_the_newest_version_under_the_horizon() {
+    fn install_keeps_the_newest_version_below_each_running_bound() {
         let g = crossbeam_epoch::pin();
         let r = Placeholder::absent(8);
         Chain::load(&r, &[0; 8], &g);
-        for s in 1..=4 {
-            Chain::install(&r, s * E, Some(&[s as u8; 8]), 0, &g);
+        for s in 1..=6 {
+            Chain::install(&r, s * E, Some(&[s as u8; 8]), Keep::All, &g);
         }
-        assert_eq!(Chain::versions(&r, &g), 5);
-        // The oldest running transaction is at 3E + 5: it sees version 3E, so 0, E, 2E go.
-        let i = Chain::install(&r, 5 * E, Some(&[5; 8]), 3 * E + 5, &g);
-        assert_eq!((i.allocated, i.trimmed), (1, 3));
+        assert_eq!(Chain::versions(&r, &g), 7);
+        // Running: 7E + 1 (reads the new 7E), 5E + 3 and 5E + 2 (both read 5E), 2E + 5 (reads
+        // 2E). Kept: 7E, 5E, 2E; unlinked: 6E, 4E, 3E (a run in the middle), E and 0 (the tail).
+        let bounds = [7 * E + 1, 5 * E + 3, 5 * E + 2, 2 * E + 5];
+        let i = Chain::install(&r, 7 * E, Some(&[7; 8]), Keep::Below(&bounds), &g);
+        assert_eq!((i.allocated, i.trimmed), (1, 5));
         assert_eq!(Chain::versions(&r, &g), 3);
-        let mut out = [0u8; 8];
-        assert_eq!(Chain::read(&r, 3 * E + 5, &mut out, &g).version, 3 * E);
-        assert_eq!(out, [3; 8]);
+        for (bound, version) in [(u64::MAX, 7 * E), (5 * E + 2, 5 * E), (2 * E + 5, 2 * E)] {
+            let mut out = [0u8; 8];
+            assert_eq!(Chain::read(&r, bound, &mut out, &g).version, version);
+            assert_eq!(out, [(version / E) as u8; 8]);
+        }
+        // Nothing running: the new version alone stays.
+        let i = Chain::install(&r, 8 * E, Some(&[8; 8]), Keep::Below(&[]), &g);
+        assert_eq!((i.trimmed, Chain::versions(&r, &g)), (3, 1));
     }
 
     #[test]
     fn a_sealed_placeholder_takes_no_install() {
         let g = crossbeam_epoch::pin();
         let r = Placeholder::absent(8);
-        Chain::install(&r, E, Some(&[1; 8]), 0, &g);
+        Chain::install(&r, E, Some(&[1; 8]), Keep::All, &g);
         assert!(
             !Chain::seal_tombstone(&r, E, &g),
             "a value, not a tombstone"
         );
-        Chain::install(&r, 2 * E, None, 0, &g);
+        Chain::install(&r, 2 * E, None, Keep::All, &g);
         assert!(
             !Chain::seal_tombstone(&r, E, &g),
             "not the newest tombstone"
@@ -368,7 +417,7 @@ mod tests {
         assert!(Chain::seal_tombstone(&r, 2 * E, &g));
         assert!(Chain::is_sealed(&r, &g));
         assert!(Chain::current(&r, u64::MAX, &g).sealed);
-        assert!(Chain::install(&r, 3 * E, Some(&[3; 8]), 0, &g).sealed);
+        assert!(Chain::install(&r, 3 * E, Some(&[3; 8]), Keep::All, &g).sealed);
         assert_eq!(Chain::versions(&r, &g), 2);
     }
 }

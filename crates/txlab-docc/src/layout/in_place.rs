@@ -22,7 +22,7 @@
 //! writer's `BUSY` store to be invisible after its acquire fence, which the release fence between
 //! that store and the value stores forbids.
 
-use super::{Installed, Layout, Observed, sealed};
+use super::{Installed, Keep, Layout, Observed, sealed};
 use crossbeam_epoch::Guard;
 use txlab_core::storage::Record;
 use txlab_core::sync::{AtomicU64, Ordering, SpinWait, fence};
@@ -109,7 +109,7 @@ impl Layout for InPlace {
         rec: &InPlaceRecord,
         seq: u64,
         value: Option<&[u8]>,
-        _horizon: u64,
+        _keep: Keep<'_>,
         _guard: &Guard,
     ) -> Installed {
         let old = rec.word.load(Ordering::Relaxed);
@@ -173,10 +173,10 @@ mod tests {
         InPlace::load(&r, &[1; 12], &g);
         assert_eq!(InPlace::read(&r, 5, &mut out, &g).version, 0);
         assert_eq!(out, [1; 12]);
-        InPlace::install(&r, 1 << 32, Some(&[2; 12]), 0, &g);
+        InPlace::install(&r, 1 << 32, Some(&[2; 12]), Keep::All, &g);
         let o = InPlace::read(&r, u64::MAX, &mut out, &g);
         assert_eq!((o.version, o.present, out), (1 << 32, true, [2; 12]));
-        InPlace::install(&r, 2 << 32, None, 0, &g);
+        InPlace::install(&r, 2 << 32, None, Keep::All, &g);
         assert!(!InPlace::current(&r, u64::MAX, &g).present);
         assert!(
             !InPlace::seal_tombstone(&r, 1 << 32, &g),
@@ -185,7 +185,7 @@ mod tests {
         assert!(InPlace::seal_tombstone(&r, 2 << 32, &g));
         assert!(InPlace::is_sealed(&r, &g));
         assert!(InPlace::current(&r, u64::MAX, &g).sealed);
-        assert!(InPlace::install(&r, 3 << 32, Some(&[3; 12]), 0, &g).sealed);
+        assert!(InPlace::install(&r, 3 << 32, Some(&[3; 12]), Keep::All, &g).sealed);
         assert!(
             !InPlace::current(&r, u64::MAX, &g).present,
             "nothing installed"

@@ -41,6 +41,16 @@ pub struct Observed {
     pub sealed: bool,
 }
 
+/// Which older versions an install keeps (section 3.4.1, sharpened: `crate::commit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep<'a> {
+    /// Every version (the running transactions are not known exactly at this moment).
+    All,
+    /// The new version, and for each bound (raw `Seq`s of the running transactions, in
+    /// descending order) the newest version below it; an empty list keeps the new version only.
+    Below(&'a [u64]),
+}
+
 /// What an install did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Installed {
@@ -74,13 +84,13 @@ pub trait Layout: sealed::Sealed + Send + Sync + 'static {
     fn current(rec: &Self::Record, bound: u64, guard: &Guard) -> Observed;
 
     /// Installs version `seq` (a value, or a tombstone for `None`). Only the committer calls it.
-    /// Versions older than the newest one below `horizon` (the oldest running transaction) are
-    /// no longer visible to anyone and are unlinked.
+    /// Older versions that `keep` does not keep are visible to no running or future
+    /// transaction and are unlinked.
     fn install(
         rec: &Self::Record,
         seq: u64,
         value: Option<&[u8]>,
-        horizon: u64,
+        keep: Keep<'_>,
         guard: &Guard,
     ) -> Installed;
 
