@@ -202,17 +202,18 @@ impl Tally {
 }
 
 /// Sequences a run (module docs) into `sink` until `finished`; completions arrive on `done`.
-pub(crate) fn sequence<W, S>(
-    seq: &mut Sequencer<'_, W>,
+pub(crate) fn sequence<W, Q, S>(
+    seq: &mut Sequencer<'_, W, Q>,
     sink: &S,
     done: &Receiver<(u32, Instant)>,
-    restarts: Option<&Receiver<Submission<W::Program>>>,
+    restarts: Option<&Receiver<Submission<Q>>>,
     stats: &mut RunStats,
 ) -> Result<(), Error>
 where
     W: Workload,
     W::Program: Clone,
-    S: BatchSink<W::Program>,
+    Q: Clone,
+    S: BatchSink<Q>,
 {
     let mut next = seq.started();
     loop {
@@ -312,7 +313,13 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         W: Workload,
         W::Program: Clone + Send + Sync,
     {
-        let mut seq = Sequencer::new(workload, limit, self.config.batch, &driver)?;
+        let mut seq = Sequencer::new(
+            workload,
+            limit,
+            self.config.batch,
+            &driver,
+            std::convert::identity,
+        )?;
         let _run = self.begin_run()?;
         let before = (self.stats(), self.gc());
         let mut stats = RunStats::new(self.mode().name())?;

@@ -18,9 +18,10 @@
 use crate::engine::Docc;
 use crate::exec::{Attempt, Exec, ExecState, validation_conflict};
 use crate::layout::{Keep, Layout};
+use crate::run::Recording;
 use crossbeam_epoch::Guard;
 use std::marker::PhantomData;
-use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
+use txlab_core::history::{Outcome, Recorder};
 use txlab_core::{CommitInfo, ConflictCause, Error, TableId, Transaction, TxOps, TxResult, Worker};
 
 /// An interactive DOCC worker (module docs).
@@ -30,22 +31,21 @@ pub struct DoccWorker<'e, L: Layout, Rec: Recorder> {
     id: u32,
     handle: crossbeam_epoch::LocalHandle,
     st: ExecState<L::Record>,
-    h_writes: Vec<WriteEvent>,
-    records: u64,
+    history: Recording,
 }
 
 impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
     pub(crate) fn new(engine: &'e Docc<L, Rec>) -> Result<Self, Error> {
         engine.enter_interactive()?;
+        let id = engine
+            .next_worker
+            .fetch_add(1, txlab_core::sync::Ordering::Relaxed);
         Ok(Self {
             engine,
-            id: engine
-                .next_worker
-                .fetch_add(1, txlab_core::sync::Ordering::Relaxed),
+            id,
             handle: crossbeam_epoch::default_collector().register(),
             st: ExecState::default(),
-            h_writes: Vec::new(),
-            records: 0,
+            history: Recording::new(id),
         })
     }
 }
@@ -119,21 +119,9 @@ impl<L: Layout, Rec: Recorder> DoccTxn<'_, '_, L, Rec> {
         self.done = true;
         let w = &mut *self.w;
         if Rec::ENABLED {
-            let engine = w.engine;
-            let (begin_ns, end_ns) = match rank {
-                Some(r) if engine.config.sequence_clock => (2 * r, 2 * r + 1),
-                _ => (self.begin_ns, engine.now_ns()),
-            };
-            w.records += 1;
-            engine.recorder.record(TxnRecord {
-                id: txn_id(w.id, w.records),
-                reads: std::mem::take(&mut w.st.h_reads),
-                writes: std::mem::take(&mut w.h_writes),
-                scans: std::mem::take(&mut w.st.h_scans),
-                outcome,
-                begin_ns,
-                end_ns,
-            });
+            let committed = outcome == Outcome::Committed;
+            w.history
+                .record(w.engine, &mut w.st, rank, self.begin_ns, outcome, committed);
         }
         w.st.clear();
     }
@@ -213,7 +201,7 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
                 Keep::Below(&[]),
                 &self.guard,
                 Rec::ENABLED,
-                &mut w.h_writes,
+                &mut w.history.writes,
             )?;
             let tags = Rec::ENABLED.then_some(&engine.retired_tags);
             committer.retire::<L>(&engine.tables, u64::MAX, &self.guard, tags);

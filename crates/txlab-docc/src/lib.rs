@@ -17,11 +17,14 @@
 //!   `Deterministic::execute_log`; start reading there;
 //! - `commit`: the commit phase and garbage collection (version trimming, tombstone retirement);
 //! - `schedule`: batches, claims in sequence order, the horizon;
+//! - [`calvin`]: the Calvin-style deterministic-locking baseline on the same storage, sequencer
+//!   and driver, with reconnaissance for dependent programs ([`recon`]);
 //! - `interactive`: the `Engine`/`Worker`/`Transaction` entry point ("sequence at commit", not
 //!   deterministic).
 //!
 //! See `docs/protocols/docc.md`.
 
+pub mod calvin;
 pub mod commit;
 pub mod config;
 pub mod driver;
@@ -29,6 +32,7 @@ pub mod engine;
 mod exec;
 pub mod interactive;
 pub mod layout;
+pub mod recon;
 mod run;
 mod schedule;
 pub mod seq;

@@ -42,14 +42,11 @@ pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     engine: &'e Docc<L, Rec>,
     /// This worker's parking slot.
     slot: usize,
-    /// History id of this worker.
-    id: u32,
     handle: crossbeam_epoch::LocalHandle,
     st: ExecState<L::Record>,
-    h_writes: Vec<WriteEvent>,
+    history: Recording,
     /// The running bounds, read at each commit.
     bounds: Vec<u64>,
-    records: u64,
     pub stats: DoccStats,
     /// Whether the last job processed was retried.
     pub retried: bool,
@@ -60,14 +57,14 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         Self {
             engine,
             slot,
-            id: engine
-                .next_worker
-                .fetch_add(1, txlab_core::sync::Ordering::Relaxed),
             handle: crossbeam_epoch::default_collector().register(),
             st: ExecState::default(),
-            h_writes: Vec::new(),
+            history: Recording::new(
+                engine
+                    .next_worker
+                    .fetch_add(1, txlab_core::sync::Ordering::Relaxed),
+            ),
             bounds: Vec::with_capacity(16),
-            records: 0,
             stats: DoccStats::default(),
             retried: false,
         }
@@ -238,7 +235,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             keep,
             guard,
             Rec::ENABLED,
-            &mut self.h_writes,
+            &mut self.history.writes,
         )?;
         let tags = Rec::ENABLED.then_some(&engine.retired_tags);
         committer.retire::<L>(&engine.tables, horizon, guard, tags);
@@ -247,24 +244,63 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
 
     /// Records the attempt that just ended (only called when recording).
     fn record(&mut self, rank: u64, begin_ns: u64, outcome: Outcome, with_writes: bool) {
-        let engine = self.engine;
-        let (begin_ns, end_ns) = if engine.config.sequence_clock {
-            (2 * rank, 2 * rank + 1)
-        } else {
-            (begin_ns, engine.now_ns())
+        self.history.record(
+            self.engine,
+            &mut self.st,
+            Some(rank),
+            begin_ns,
+            outcome,
+            with_writes,
+        );
+    }
+}
+
+/// A worker's history recording: its id, its records so far and the write events of the
+/// transaction being committed (shared by DOCC's workers, interactive ones and Calvin's).
+#[derive(Debug)]
+pub(crate) struct Recording {
+    id: u32,
+    records: u64,
+    pub writes: Vec<WriteEvent>,
+}
+
+impl Recording {
+    pub fn new(id: u32) -> Self {
+        Self {
+            id,
+            records: 0,
+            writes: Vec::new(),
+        }
+    }
+
+    /// Hands the attempt that just ended to the engine's recorder: its reads and scans from
+    /// `st`, its writes if `with_writes`. With the sequence clock a transaction of rank `r` runs
+    /// from `2r` to `2r + 1`; otherwise from `begin_ns` to now.
+    pub fn record<L: Layout, Rec: Recorder>(
+        &mut self,
+        engine: &Docc<L, Rec>,
+        st: &mut ExecState<L::Record>,
+        rank: Option<u64>,
+        begin_ns: u64,
+        outcome: Outcome,
+        with_writes: bool,
+    ) {
+        let (begin_ns, end_ns) = match rank {
+            Some(r) if engine.config.sequence_clock => (2 * r, 2 * r + 1),
+            _ => (begin_ns, engine.now_ns()),
         };
         self.records += 1;
         let writes = if with_writes {
-            std::mem::take(&mut self.h_writes)
+            std::mem::take(&mut self.writes)
         } else {
-            self.h_writes.clear();
+            self.writes.clear();
             Vec::new()
         };
         engine.recorder.record(TxnRecord {
             id: txn_id(self.id, self.records),
-            reads: std::mem::take(&mut self.st.h_reads),
+            reads: std::mem::take(&mut st.h_reads),
             writes,
-            scans: std::mem::take(&mut self.st.h_scans),
+            scans: std::mem::take(&mut st.h_scans),
             outcome,
             begin_ns,
             end_ns,

@@ -86,6 +86,10 @@ pub struct Submission<P> {
     pub client: u32,
     /// When the client submitted it (latency starts here).
     pub submitted: Instant,
+    /// Its position `(batch, index)` in the input log, once sealed.
+    pub logged_at: (usize, u32),
+    /// For a restarted transaction, the log position of the attempt it restarts.
+    pub origin: Option<(usize, u32)>,
 }
 
 impl<P: txlab_core::Program + Send + Sync> crate::schedule::Job for Submission<P> {
@@ -191,28 +195,33 @@ impl<P> InputLog<P> {
 
 /// Where sealed batches go (each engine's scheduler).
 pub(crate) trait BatchSink<P> {
+    /// Prepares a batch's jobs before they are logged (Calvin's reconnaissance).
+    fn prepare(&self, _jobs: &mut [Submission<P>]) {}
+
     /// Takes the next batch; `first` is the `Seq` of its first transaction.
     fn push(&self, first: Seq, jobs: Vec<Submission<P>>) -> Result<(), Error>;
     /// Hands out the next epoch.
     fn next_epoch(&self) -> Result<u32, Error>;
 }
 
-/// The sequencer's state during a run (module docs).
-pub(crate) struct Sequencer<'w, W: Workload> {
+/// The sequencer's state during a run (module docs). Jobs are the workload's programs wrapped
+/// by `wrap` (DOCC: as they are; Calvin: with room for a prediction).
+pub(crate) struct Sequencer<'w, W: Workload, Q> {
     generators: Vec<W::Generator>,
-    /// Outstanding transactions each client may still submit right now.
+    wrap: fn(W::Program) -> Q,
+    /// Clients that may submit right now, with when their last transaction finished.
     ready: Vec<(u32, Instant)>,
-    pending: Vec<Submission<W::Program>>,
+    pending: Vec<Submission<Q>>,
     batch: BatchConfig,
     limit: RunLimit,
     issued: u64,
     pub in_flight: usize,
     started: Instant,
-    pub log: Option<InputLog<W::Program>>,
+    pub log: Option<InputLog<Q>>,
     _workload: std::marker::PhantomData<&'w W>,
 }
 
-impl<'w, W: Workload> Sequencer<'w, W>
+impl<'w, W: Workload, Q: Clone> Sequencer<'w, W, Q>
 where
     W::Program: Clone,
 {
@@ -221,6 +230,7 @@ where
         limit: RunLimit,
         batch: BatchConfig,
         driver: &DriverConfig,
+        wrap: fn(W::Program) -> Q,
     ) -> Result<Self, Error> {
         limit.validate()?;
         batch.validate()?;
@@ -234,6 +244,7 @@ where
             .collect();
         Ok(Self {
             generators,
+            wrap,
             ready,
             pending: Vec::new(),
             batch,
@@ -275,7 +286,7 @@ where
     }
 
     /// Re-submits a restarted transaction into the next batch.
-    pub fn resubmit(&mut self, s: Submission<W::Program>) {
+    pub fn resubmit(&mut self, s: Submission<Q>) {
         self.pending.push(s);
     }
 
@@ -286,30 +297,41 @@ where
                 break;
             }
             self.ready.pop();
-            let program = self.generators[client as usize].next().clone();
+            let program = (self.wrap)(self.generators[client as usize].next().clone());
             self.issued += 1;
             self.pending.push(Submission {
                 program,
                 client,
                 submitted: at,
+                logged_at: (0, 0),
+                origin: None,
             });
         }
     }
 
     /// Closes the current epoch: seals the pending submissions into batches of at most
     /// `max_txns` and hands them to `sink`; returns the batches and transactions sealed.
-    pub fn seal(&mut self, sink: &impl BatchSink<W::Program>) -> Result<(u64, u64), Error> {
+    pub fn seal(&mut self, sink: &impl BatchSink<Q>) -> Result<(u64, u64), Error> {
         self.generate();
         let (mut batches, mut txns) = (0, 0);
         while !self.pending.is_empty() {
             let n = self.pending.len().min(self.batch.max_txns);
-            let jobs: Vec<_> = self.pending.drain(..n).collect();
+            let mut jobs: Vec<_> = self.pending.drain(..n).collect();
             let first = Seq::new(sink.next_epoch()?, 0, 0)?;
+            sink.prepare(&mut jobs);
             if let Some(log) = &mut self.log {
+                let at = log.batches.len();
+                let mut restarts = Vec::new();
+                for (i, job) in jobs.iter_mut().enumerate() {
+                    job.logged_at = (at, i as u32);
+                    if let Some(of) = job.origin {
+                        restarts.push((i as u32, of));
+                    }
+                }
                 log.batches.push(LoggedBatch {
                     first,
                     programs: jobs.iter().map(|s| s.program.clone()).collect(),
-                    restarts: Vec::new(),
+                    restarts,
                 });
             }
             self.in_flight += jobs.len();

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{Error, Schema};
+use txlab_docc::calvin::{Calvin, CalvinConfig};
 use txlab_docc::{Chain, Docc, DoccConfig, InPlace};
 use txlab_testkit::deterministic::DeterministicProtocol;
 
@@ -40,6 +41,39 @@ macro_rules! docc_kit {
 docc_kit!(basic, InPlace, false, "docc-basic");
 docc_kit!(snapshot, Chain, false, "docc-snapshot");
 docc_kit!(full, Chain, true, "docc");
+
+macro_rules! calvin_kit {
+    ($module:ident, $managers:expr, $name:expr) => {
+        mod $module {
+            use super::*;
+
+            pub struct Kit;
+
+            impl DeterministicProtocol for Kit {
+                type Engine = Calvin<MemoryRecorder>;
+                const NAME: &'static str = $name;
+
+                fn build(
+                    schema: &Schema,
+                    recorder: Arc<MemoryRecorder>,
+                ) -> Result<Self::Engine, Error> {
+                    let config = CalvinConfig {
+                        workers: 4,
+                        lock_managers: $managers,
+                        sequence_clock: true,
+                        ..CalvinConfig::default()
+                    };
+                    Calvin::with_recorder(schema, config, recorder)
+                }
+            }
+
+            txlab_testkit::deterministic_kit!(Kit);
+        }
+    };
+}
+
+calvin_kit!(calvin, 1, "calvin");
+calvin_kit!(calvin_two_lock_managers, 2, "calvin (2 lock managers)");
 
 /// A DOCC engine with one step broken (`txlab_docc::Mutation`), which the kit must catch.
 macro_rules! mutant {
@@ -107,3 +141,39 @@ mutant!(
     false,
     InstallReadOnlyWrites
 );
+
+/// A Calvin engine with a broken lock manager, which the kit must catch.
+macro_rules! calvin_mutant {
+    ($test:ident, $mutation:ident) => {
+        #[test]
+        fn $test() {
+            struct Kit;
+
+            impl DeterministicProtocol for Kit {
+                type Engine = Calvin<MemoryRecorder>;
+                const NAME: &'static str = concat!("calvin mutant ", stringify!($mutation));
+
+                fn build(
+                    schema: &Schema,
+                    recorder: Arc<MemoryRecorder>,
+                ) -> Result<Self::Engine, Error> {
+                    let config = CalvinConfig {
+                        workers: 4,
+                        sequence_clock: true,
+                        mutation: Some(txlab_docc::Mutation::$mutation),
+                        ..CalvinConfig::default()
+                    };
+                    Calvin::with_recorder(schema, config, recorder)
+                }
+            }
+
+            txlab_testkit::deterministic::assert_caught::<Kit>();
+        }
+    };
+}
+
+calvin_mutant!(
+    kit_catches_calvin_granting_out_of_order,
+    CalvinGrantOutOfOrder
+);
+calvin_mutant!(kit_catches_calvin_skipping_a_lock, CalvinSkipLock);
