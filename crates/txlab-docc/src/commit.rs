@@ -160,6 +160,18 @@ impl Committer {
         Ok(())
     }
 
+    /// Retires every queued tombstone (when nothing is running: the end of a run).
+    pub fn retire_all<L: Layout>(
+        &mut self,
+        tables: &Tables<L::Record>,
+        guard: &Guard,
+        tags: Option<&RetiredTags>,
+    ) {
+        while !self.retire.is_empty() {
+            self.retire::<L>(tables, u64::MAX, guard, tags);
+        }
+    }
+
     /// Retires a few queued tombstones below `horizon`, the smallest running bound (module
     /// docs; 0 retires nothing).
     pub fn retire<L: Layout>(

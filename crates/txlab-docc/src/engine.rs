@@ -286,8 +286,15 @@ pub(crate) struct RunGuard<'e, L: Layout, Rec: Recorder> {
 }
 
 impl<L: Layout, Rec: Recorder> Drop for RunGuard<'_, L, Rec> {
+    /// Nothing runs any more: every queued tombstone retires, then the engine is free.
     fn drop(&mut self) {
-        self.engine.run_state.lock().ignore_poison().deterministic = false;
+        let engine = self.engine;
+        let guard = crossbeam_epoch::pin();
+        let tags = Rec::ENABLED.then_some(&engine.retired_tags);
+        engine
+            .committer()
+            .retire_all::<L>(&engine.tables, &guard, tags);
+        engine.run_state.lock().ignore_poison().deterministic = false;
     }
 }
 

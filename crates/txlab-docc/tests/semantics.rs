@@ -278,3 +278,67 @@ fn tpcc_versions_per_key_stay_bounded() {
     assert!(most_seen.iter().all(|&m| m <= 4), "{most_seen:?}");
     w.check(&db).unwrap();
 }
+
+/// Delivery's deleted new-order rows leave the index once no running transaction can need them.
+#[test]
+fn tpcc_deleted_rows_leave_the_index() {
+    let w = tpcc_small();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    for round in 0..3 {
+        db.execute_log(&workload_log(&w, 200 + round, 2_000), 2)
+            .unwrap();
+    }
+    let new_order = TableId(4);
+    let (_, mapped) = db.version_census(new_order).unwrap();
+    let mut present = 0;
+    let mut worker = db.worker().unwrap();
+    let mut tx = worker.begin();
+    tx.scan(new_order, 0, u64::MAX, &mut |_, _| {
+        present += 1;
+        true
+    })
+    .unwrap();
+    drop(tx);
+    assert!(db.gc().tombstones_retired > 100, "{:?}", db.gc());
+    // A few tombstones wait for the horizon, and reads of missing keys leave absent records.
+    assert!(
+        mapped <= present + 64,
+        "{mapped} records mapped for {present} rows"
+    );
+}
+
+/// Resident memory of the process (Linux), bytes.
+fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// A long run on hot keys: after warm-up, resident memory stays flat (versions are trimmed and
+/// freed through the epoch collector).
+///
+/// `cargo test --release -p txlab-docc --test semantics -- --ignored long_runs_keep_memory_flat`
+#[test]
+#[ignore = "long: 600,000 transactions"]
+fn long_runs_keep_memory_flat() {
+    let w = ycsb_hot();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    let mut after_warmup = 0;
+    for round in 0..30 {
+        db.execute_log(&workload_log(&w, round, 20_000), 2).unwrap();
+        let rss = rss_bytes().expect("/proc/self/statm");
+        if round == 3 {
+            after_warmup = rss;
+        }
+        if round > 3 {
+            assert!(
+                rss < after_warmup + (16 << 20),
+                "round {round}: {rss} bytes resident, {after_warmup} after warm-up"
+            );
+        }
+    }
+    let (most, _) = db.version_census(w.table()).unwrap();
+    assert!(most <= 4, "{most}");
+}
