@@ -1,25 +1,36 @@
-//! Driven runs: the sequencer on the calling thread, the engine's threads behind it, and the
-//! [`RunStats`] they report (shaped like `txlab_batch::Pipeline::run`'s).
+//! Driven runs: the sequencer on the calling thread, the engine's threads behind it, reporting
+//! every transaction to a `txlab_core::meter::Meter` (the harness's, or the stand-alone meter
+//! behind [`RunStats`] of `run`).
 //!
-//! `Docc::run(&workload, limit, driver)`: the workload must already be loaded. The calling
-//! thread sequences (`crate::sequencer`): it sleeps until the next epoch boundary, takes the
-//! completions that arrived, lets those clients submit again, seals the batch and pushes it to the
-//! workers. Every submitted transaction finishes before `run` returns (a bounded drain: at most
-//! the batches in flight when the limit is reached).
+//! `Docc::run_metered(&workload, driver, &meter)`: the workload must already be loaded. The
+//! calling thread sequences (`crate::sequencer`) through probe 0: it sleeps until the next epoch
+//! boundary, takes the completions that arrived, lets those clients submit again (while the meter
+//! issues tickets), seals the batch and pushes it to the workers. Worker `w` reports through probe
+//! `1 + w`: the commit (with the transaction's type) or the user abort, a retry before it
+//! (`Probe::retried`), and per-transaction counters (`Probe::count`): `docc_retries`,
+//! `docc_validation_failures`, `docc_retry_lookups_saved`, `docc_retry_lookups_seen_before`,
+//! `docc_waits`, `docc_wait_ns`, and `restarts:<kind>` per transaction type. Latency runs from
+//! the client's submission (its previous transaction's end) to the commit, so it includes the wait
+//! for the epoch to close. Every submitted transaction finishes before the run returns (a bounded
+//! drain: the batches in flight when the meter stops issuing).
 
 use crate::commit::GcCounters;
 use crate::engine::Docc;
 use crate::layout::Layout;
+use crate::meter::RunMeter;
+use crate::run::JobReport;
 use crate::schedule::{Batch, Schedule};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use crate::stats::DoccStats;
 use hdrhistogram::Histogram;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use txlab_core::deterministic::Deterministic;
 use txlab_core::history::Recorder;
+use txlab_core::meter::{Meter, Probe, Ticket};
 use txlab_core::{Error, Program, RunLimit, TxError, TxResult};
 use txlab_workload::Workload;
 
@@ -34,7 +45,7 @@ pub struct KindStats {
     pub restarts: u64,
 }
 
-/// What a driven run measured.
+/// What a stand-alone driven run measured (`Docc::run`, `Calvin::run`).
 #[derive(Debug, Clone)]
 pub struct RunStats {
     /// The engine's name.
@@ -45,13 +56,13 @@ pub struct RunStats {
     pub committed: u64,
     /// Transactions the program rolled back (deterministically).
     pub user_aborts: u64,
-    /// Transactions that ended with a real error, and the first such error.
+    /// Transactions that ended with a real error.
     pub errors: u64,
     /// The first real error, if any.
     pub first_error: Option<Error>,
     /// By transaction type (`Program::kind`).
     pub by_kind: BTreeMap<&'static str, KindStats>,
-    /// Batches sealed, and transactions in them.
+    /// Batches sealed.
     pub batches: u64,
     /// Transactions sequenced (restarts included).
     pub sequenced: u64,
@@ -61,6 +72,8 @@ pub struct RunStats {
     pub gc: GcCounters,
     /// Calvin: reconnaissance restarts (`ollp_restarts`).
     pub ollp_restarts: u64,
+    /// Calvin: transactions admitted as barriers after repeated restarts.
+    pub barriers: u64,
     /// Calvin: nanoseconds the lock managers spent busy (summed over managers), for their
     /// utilization (`lock_manager_busy_ns / (elapsed * lock_managers)`).
     pub lock_manager_busy_ns: u64,
@@ -71,24 +84,35 @@ pub struct RunStats {
 }
 
 impl RunStats {
-    pub(crate) fn new(engine: &'static str) -> Result<Self, Error> {
-        Ok(Self {
+    /// The stand-alone meter's totals as the statistics of a run of `engine`.
+    pub(crate) fn from_meter(engine: &'static str, meter: &RunMeter, run: &Metered) -> RunStats {
+        let totals = meter.totals();
+        let mut by_kind = totals.by_kind;
+        for (name, n) in &totals.counters {
+            if let Some(kind) = name.strip_prefix(RESTARTS)
+                && let Some(k) = by_kind.keys().find(|k| **k == kind).copied()
+            {
+                by_kind.entry(k).or_default().restarts += n;
+            }
+        }
+        RunStats {
             engine,
-            elapsed: Duration::ZERO,
-            committed: 0,
-            user_aborts: 0,
-            errors: 0,
-            first_error: None,
-            by_kind: BTreeMap::new(),
-            batches: 0,
-            sequenced: 0,
+            elapsed: meter.elapsed(),
+            committed: totals.committed,
+            user_aborts: totals.user_aborts,
+            errors: run.errors,
+            first_error: run.first_error.clone(),
+            by_kind,
+            batches: run.batches,
+            sequenced: run.sequenced,
             docc: DoccStats::default(),
             gc: GcCounters::default(),
             ollp_restarts: 0,
+            barriers: 0,
             lock_manager_busy_ns: 0,
             lock_managers: 0,
-            latency_us: new_histogram()?,
-        })
+            latency_us: totals.latency_us,
+        }
     }
 
     /// Committed transactions per second.
@@ -109,25 +133,6 @@ impl RunStats {
         self.lock_manager_busy_ns as f64
             / (self.elapsed.as_nanos() as f64 * self.lock_managers as f64).max(1.0)
     }
-
-    /// Adds one worker's tally.
-    pub(crate) fn absorb(&mut self, t: Tally) -> Result<(), Error> {
-        self.committed += t.committed;
-        self.user_aborts += t.user_aborts;
-        self.errors += t.errors;
-        if self.first_error.is_none() {
-            self.first_error = t.first_error;
-        }
-        for (k, s) in t.by_kind {
-            let e = self.by_kind.entry(k).or_default();
-            e.committed += s.committed;
-            e.user_aborts += s.user_aborts;
-            e.restarts += s.restarts;
-        }
-        self.latency_us
-            .add(&t.latency_us)
-            .map_err(|e| Error::Internal(format!("latency histogram: {e}")))
-    }
 }
 
 pub(crate) fn new_histogram() -> Result<Histogram<u64>, Error> {
@@ -135,53 +140,65 @@ pub(crate) fn new_histogram() -> Result<Histogram<u64>, Error> {
         .map_err(|e| Error::Internal(format!("latency histogram: {e}")))
 }
 
-/// One worker's counts during a driven run.
-#[derive(Debug)]
-pub(crate) struct Tally {
-    pub committed: u64,
-    pub user_aborts: u64,
-    pub errors: u64,
-    pub first_error: Option<Error>,
-    pub by_kind: BTreeMap<&'static str, KindStats>,
-    pub latency_us: Histogram<u64>,
-    pub done: Sender<(u32, Instant)>,
+/// The prefix of the per-type restart counters (`restarts:<kind>`).
+pub const RESTARTS: &str = "restarts:";
+
+/// The counter name `<prefix><kind>`, interned (the meter's counters take `&'static str`;
+/// kinds are the `&'static str`s of program types, a small set, so each name is built once).
+pub(crate) fn counter_name(prefix: &'static str, kind: &'static str) -> &'static str {
+    type Names = HashMap<(&'static str, &'static str), &'static str>;
+    static NAMES: OnceLock<Mutex<Names>> = OnceLock::new();
+    let map = NAMES.get_or_init(Default::default);
+    let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
+    map.entry((prefix, kind))
+        .or_insert_with(|| Box::leak(format!("{prefix}{kind}").into_boxed_str()))
 }
 
-impl Tally {
-    pub fn new(done: Sender<(u32, Instant)>) -> Result<Self, Error> {
-        Ok(Self {
-            committed: 0,
-            user_aborts: 0,
+/// What a metered run returns besides what it reported to the meter.
+#[derive(Debug, Clone, Default)]
+pub struct Metered {
+    /// Batches sealed.
+    pub batches: u64,
+    /// Transactions sequenced (restarts included).
+    pub sequenced: u64,
+    /// Transactions that ended with a real error (reported to the meter as rolled back).
+    pub errors: u64,
+    /// The first real error.
+    pub first_error: Option<Error>,
+}
+
+/// One worker's reporting: its probe, the channel back to the sequencer, and its real errors.
+pub(crate) struct Reporter<P> {
+    pub probe: P,
+    done: Sender<(u32, Instant)>,
+    errors: u64,
+    first_error: Option<Error>,
+}
+
+impl<P: Probe> Reporter<P> {
+    pub fn new(probe: P, done: Sender<(u32, Instant)>) -> Self {
+        Self {
+            probe,
+            done,
             errors: 0,
             first_error: None,
-            by_kind: BTreeMap::new(),
-            latency_us: new_histogram()?,
-            done,
-        })
+        }
     }
 
-    /// Counts a finished transaction and tells its client.
+    /// Reports a finished transaction and tells its client.
     pub fn finished<T>(
         &mut self,
         kind: &'static str,
         client: u32,
-        submitted: Instant,
+        ticket: &Ticket,
         r: &TxResult<T>,
     ) {
-        let now = Instant::now();
-        let k = self.by_kind.entry(kind).or_default();
         match r {
-            Ok(_) => {
-                self.committed += 1;
-                k.committed += 1;
-                let us = now.duration_since(submitted).as_micros() as u64;
-                self.latency_us.saturating_record(us.max(1));
-            }
-            Err(TxError::UserAbort(_)) => {
-                self.user_aborts += 1;
-                k.user_aborts += 1;
-            }
+            Ok(_) => self.probe.committed(ticket, kind),
+            Err(TxError::UserAbort(_)) => self.probe.user_aborted(ticket),
             Err(e) => {
+                // A real error is a deterministic result too; the run reports it at the end.
+                self.probe.user_aborted(ticket);
                 self.errors += 1;
                 if self.first_error.is_none() {
                     self.first_error = Some(match e {
@@ -192,22 +209,33 @@ impl Tally {
             }
         }
         // The sequencer outlives every worker; a failed send only means it already stopped.
-        let _ = self.done.send((client, now));
+        let _ = self.done.send((client, Instant::now()));
     }
 
-    /// Counts a restart of a transaction of `kind`.
-    pub fn restarted(&mut self, kind: &'static str) {
-        self.by_kind.entry(kind).or_default().restarts += 1;
+    /// Reports a restart of a transaction of `kind` (it will run again).
+    pub fn restarted(&mut self, kind: &'static str, ticket: &Ticket) {
+        self.probe.retried(ticket, 1);
+        self.probe.count(counter_name(RESTARTS, kind), 1);
+    }
+
+    /// Adds this worker's errors to `run`.
+    pub fn into_errors(self, run: &mut Metered) {
+        run.errors += self.errors;
+        if run.first_error.is_none() {
+            run.first_error = self.first_error;
+        }
     }
 }
 
-/// Sequences a run (module docs) into `sink` until `finished`; completions arrive on `done`.
+/// Sequences a run (module docs) into `sink` until the meter stops issuing and everything
+/// finished; completions arrive on `done`, restarted transactions on `restarts`.
 pub(crate) fn sequence<W, Q, S>(
     seq: &mut Sequencer<'_, W, Q>,
     sink: &S,
+    probe: &mut impl Probe,
     done: &Receiver<(u32, Instant)>,
     restarts: Option<&Receiver<Submission<Q>>>,
-    stats: &mut RunStats,
+    run: &mut Metered,
 ) -> Result<(), Error>
 where
     W: Workload,
@@ -217,17 +245,17 @@ where
 {
     let mut next = seq.started();
     loop {
-        let (batches, txns) = seq.seal(sink)?;
-        stats.batches += batches;
-        stats.sequenced += txns;
+        let (batches, txns) = seq.seal(sink, probe)?;
+        run.batches += batches;
+        run.sequenced += txns;
+        probe.count("batches", batches);
         if seq.finished() {
             return Ok(());
         }
         next += seq.epoch();
         // Sleep to the epoch boundary, taking completions as they come.
         loop {
-            let now = Instant::now();
-            let wait = next.saturating_duration_since(now);
+            let wait = next.saturating_duration_since(Instant::now());
             match done.recv_timeout(wait) {
                 Ok((client, at)) => seq.completed(client, at),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => break,
@@ -260,6 +288,9 @@ where
 /// A run's statistics and, if it was kept, its input log.
 pub type Logged<P> = (RunStats, Option<InputLog<P>>);
 
+/// A metered run's results and, if it was kept, its input log.
+pub type MeteredLog<P> = (Metered, Option<InputLog<P>>);
+
 /// DOCC's scheduler as the sequencer's sink.
 struct DoccSink<'a, L: Layout, Rec: Recorder, P> {
     engine: &'a Docc<L, Rec>,
@@ -278,9 +309,85 @@ impl<L: Layout, Rec: Recorder, P: Program + Send + Sync> BatchSink<P> for DoccSi
     }
 }
 
+/// Reports a job's DOCC counters (module docs).
+fn report_job<P: Probe>(probe: &mut P, kind: &'static str, ticket: &Ticket, job: &JobReport) {
+    if job.retried {
+        probe.retried(ticket, 1);
+        probe.count("docc_retries", 1);
+        probe.count(counter_name(RESTARTS, kind), 1);
+        if job.validation_failed {
+            probe.count("docc_validation_failures", 1);
+        }
+        probe.count("docc_retry_lookups_saved", job.lookups_saved);
+        probe.count("docc_retry_lookups_seen_before", job.lookups_seen_before);
+    }
+    if let Some(ns) = job.waited_ns {
+        probe.count("docc_waits", 1);
+        probe.count("docc_wait_ns", ns);
+    }
+}
+
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
     /// Runs `workload` (already loaded) with the sequencer on this thread and
-    /// [`DoccConfig::workers`](crate::DoccConfig) workers until `limit` (module docs).
+    /// [`DoccConfig::workers`](crate::DoccConfig) workers, reporting to `meter` until it stops
+    /// issuing (module docs). Returns the input log if `driver.keep_log` is set.
+    pub fn run_metered<W, M>(
+        &self,
+        workload: &W,
+        driver: DriverConfig,
+        meter: &M,
+    ) -> Result<MeteredLog<W::Program>, Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send + Sync,
+        M: Meter,
+    {
+        let mut seq = Sequencer::new(workload, self.config.batch, &driver, std::convert::identity)?;
+        let _run = self.begin_run()?;
+        let schedule = Schedule::new(L::SNAPSHOT);
+        let (done_tx, done_rx) = channel();
+        let workers = self.config.workers;
+        let mut run = Metered::default();
+        let reporters = std::thread::scope(|s| -> Result<Vec<Reporter<M::Probe<'_>>>, Error> {
+            let schedule = &schedule;
+            let done_tx = &done_tx;
+            let pool = s.spawn(move || {
+                self.drive(
+                    schedule,
+                    workers,
+                    |w| Ok(Reporter::new(meter.probe(1 + w), done_tx.clone())),
+                    |r: &mut Reporter<M::Probe<'_>>,
+                     batch: &Batch<Submission<W::Program>>,
+                     i,
+                     x,
+                     job| {
+                        let sub = &batch.jobs[i];
+                        let kind = sub.program.kind();
+                        report_job(&mut r.probe, kind, &sub.ticket, job);
+                        r.finished(kind, sub.client, &sub.ticket, &x);
+                    },
+                )
+            });
+            let sink = DoccSink {
+                engine: self,
+                schedule,
+            };
+            let mut probe = meter.probe(0);
+            let sequenced = sequence(&mut seq, &sink, &mut probe, &done_rx, None, &mut run);
+            schedule.close();
+            let reporters = pool
+                .join()
+                .map_err(|_| Error::Internal("the worker pool panicked".into()))??;
+            sequenced?;
+            Ok(reporters)
+        })?;
+        for r in reporters {
+            r.into_errors(&mut run);
+        }
+        Ok((run, seq.log))
+    }
+
+    /// Runs `workload` (already loaded) until `limit` with the stand-alone meter (module docs).
     pub fn run<W>(
         &self,
         workload: &W,
@@ -291,15 +398,12 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         W: Workload,
         W::Program: Clone + Send + Sync,
     {
-        self.run_logged(
-            workload,
-            limit,
-            DriverConfig {
-                keep_log: false,
-                ..driver
-            },
-        )
-        .map(|(stats, _)| stats)
+        let driver = DriverConfig {
+            keep_log: false,
+            ..driver
+        };
+        self.run_logged(workload, limit, driver)
+            .map(|(stats, _)| stats)
     }
 
     /// [`run`](Self::run), also returning the input log when `driver.keep_log` is set.
@@ -313,51 +417,10 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         W: Workload,
         W::Program: Clone + Send + Sync,
     {
-        let mut seq = Sequencer::new(
-            workload,
-            limit,
-            self.config.batch,
-            &driver,
-            std::convert::identity,
-        )?;
-        let _run = self.begin_run()?;
+        let meter = RunMeter::new(limit)?;
         let before = (self.stats(), self.gc());
-        let mut stats = RunStats::new(self.mode().name())?;
-        let schedule = Schedule::new(L::SNAPSHOT);
-        let (done_tx, done_rx) = channel();
-        let workers = self.config.workers;
-        let tallies = std::thread::scope(|s| -> Result<Vec<Tally>, Error> {
-            let schedule = &schedule;
-            let runner = s.spawn(|| {
-                self.drive(
-                    schedule,
-                    workers,
-                    |_| Tally::new(done_tx.clone()),
-                    |t: &mut Tally, batch: &Batch<Submission<W::Program>>, i, r, retried| {
-                        let job = &batch.jobs[i];
-                        if retried {
-                            t.restarted(job.program.kind());
-                        }
-                        t.finished(job.program.kind(), job.client, job.submitted, &r);
-                    },
-                )
-            });
-            let sink = DoccSink {
-                engine: self,
-                schedule,
-            };
-            let sequenced = sequence(&mut seq, &sink, &done_rx, None, &mut stats);
-            schedule.close();
-            let tallies = runner
-                .join()
-                .map_err(|_| Error::Internal("the worker pool panicked".into()))??;
-            sequenced?;
-            Ok(tallies)
-        })?;
-        stats.elapsed = seq.started().elapsed();
-        for t in tallies {
-            stats.absorb(t)?;
-        }
+        let (run, log) = self.run_metered(workload, driver, &meter)?;
+        let mut stats = RunStats::from_meter(self.mode().name(), &meter, &run);
         stats.docc = self.stats().since(&before.0);
         let gc = self.gc();
         stats.gc = GcCounters {
@@ -365,9 +428,11 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
             versions_trimmed: gc.versions_trimmed - before.1.versions_trimmed,
             tombstones_retired: gc.tombstones_retired - before.1.tombstones_retired,
         };
-        Ok((stats, seq.log))
+        Ok((stats, log))
     }
+}
 
+impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
     /// Re-executes a recorded input log on this engine (which must hold the state the recorded
     /// run started from) with `workers` workers; returns the results in log order. The same log
     /// gives the same final state at any worker count.

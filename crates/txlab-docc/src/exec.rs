@@ -28,9 +28,7 @@
 
 use crate::layout::{Layout, Observed};
 use crossbeam_epoch::Guard;
-use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::sync::{Mutex, OnceLock, PoisonError};
 use txlab_core::history::{ReadEvent, Recorder, RetiredTags, ScanCoverage, ScanEvent};
 use txlab_core::storage::{Index, StripeBump};
 use txlab_core::{Conflict, ConflictCause, Error, TableId, TxError, TxOps, TxResult};
@@ -237,23 +235,14 @@ impl<R> ExecState<R> {
     }
 }
 
-/// The `Error::Misuse` message for a program of kind `kind` claiming `read_only` and writing.
-/// `Error::Misuse` holds a `&'static str`, so the message is built once per kind and kept (kinds
-/// are `&'static str`s of a program type, a small set).
+/// The `Error::Misuse` message for a program of kind `kind` claiming `read_only` and writing
+/// (`Error::Misuse` holds a `&'static str`: built once per kind, `crate::driver::counter_name`).
 pub(crate) fn misuse_message(kind: &'static str) -> &'static str {
-    static MESSAGES: OnceLock<Mutex<HashMap<&'static str, &'static str>>> = OnceLock::new();
-    let map = MESSAGES.get_or_init(Default::default);
-    let mut map = map.lock().unwrap_or_else(PoisonError::into_inner);
-    map.entry(kind).or_insert_with(|| {
-        Box::leak(
-            format!(
-                "a program of kind '{kind}' claims read_only() but wrote; deterministic engines \
-                 order transactions after a read-only one without waiting for it, so its writes \
-                 are refused"
-            )
-            .into_boxed_str(),
-        )
-    })
+    crate::driver::counter_name(
+        "a program claims read_only() but wrote; deterministic engines order transactions \
+         after a read-only one without waiting for it, so its writes are refused. Its kind: ",
+        kind,
+    )
 }
 
 /// The execution-phase [`TxOps`] of one attempt (module docs).

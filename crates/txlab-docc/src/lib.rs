@@ -32,6 +32,7 @@ pub mod engine;
 mod exec;
 pub mod interactive;
 pub mod layout;
+mod meter;
 pub mod recon;
 mod run;
 mod schedule;
@@ -44,7 +45,7 @@ pub use commit::GcCounters;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
-pub use driver::{KindStats, RunStats};
+pub use driver::{KindStats, Metered, RunStats};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
 pub use layout::{Chain, InPlace, Layout};
 pub use seq::Seq;

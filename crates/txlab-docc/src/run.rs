@@ -37,6 +37,21 @@ use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
 use txlab_core::sync::thread;
 use txlab_core::{Error, Program, TxError, TxResult};
 
+/// What happened to one job, for the driver's per-transaction counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct JobReport {
+    /// It was retried (Algorithm 3).
+    pub retried: bool,
+    /// ... because its validation failed (otherwise its program reported a conflict).
+    pub validation_failed: bool,
+    /// Lookups of the retry answered from the first attempt's references.
+    pub lookups_saved: u64,
+    /// Lookups of the retry of keys the first attempt had looked up.
+    pub lookups_seen_before: u64,
+    /// Nanoseconds it waited for its dependency, if it had to.
+    pub waited_ns: Option<u64>,
+}
+
 /// One worker thread of a deterministic run.
 pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     engine: &'e Docc<L, Rec>,
@@ -48,8 +63,8 @@ pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     /// The running bounds, read at each commit.
     bounds: Vec<u64>,
     pub stats: DoccStats,
-    /// Whether the last job processed was retried.
-    pub retried: bool,
+    /// What happened to the last job processed.
+    pub report: JobReport,
 }
 
 impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
@@ -66,7 +81,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             ),
             bounds: Vec::with_capacity(16),
             stats: DoccStats::default(),
-            retried: false,
+            report: JobReport::default(),
         }
     }
 
@@ -109,11 +124,14 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         };
 
         // Waiting.
+        self.report = JobReport::default();
         if !mutated!(config, SkipWait) {
             let start = Instant::now();
             if waiters.wait(self.slot, &engine.chain, dep.need) {
+                let ns = start.elapsed().as_nanos() as u64;
                 self.stats.waits += 1;
-                self.stats.wait_ns += start.elapsed().as_nanos() as u64;
+                self.stats.wait_ns += ns;
+                self.report.waited_ns = Some(ns);
             }
         }
 
@@ -123,7 +141,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             _ if mutated!(config, SkipValidation) => None,
             _ => crate::exec::validation_conflict::<L>(&self.st, &engine.tables, bound, &guard),
         };
-        self.retried = conflict.is_some();
+        self.report.retried = conflict.is_some();
         let result = match conflict {
             None => first,
             Some(c) => {
@@ -133,6 +151,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
                 self.stats.retries += 1;
                 if !matches!(first, Err(TxError::Conflict(_))) {
                     self.stats.validation_failures += 1;
+                    self.report.validation_failed = true;
                 }
                 self.st.start_retry();
                 let retried = {
@@ -146,9 +165,12 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
                     );
                     program.run(&mut ops)
                 };
-                self.stats.retry_lookups_saved += std::mem::take(&mut self.st.lookups_saved);
-                self.stats.retry_lookups_seen_before +=
-                    std::mem::take(&mut self.st.lookups_seen_before);
+                let saved = std::mem::take(&mut self.st.lookups_saved);
+                let seen = std::mem::take(&mut self.st.lookups_seen_before);
+                self.stats.retry_lookups_saved += saved;
+                self.stats.retry_lookups_seen_before += seen;
+                self.report.lookups_saved = saved;
+                self.report.lookups_seen_before = seen;
                 no_conflict_at_serial_position(retried, program.kind())
             }
         };
@@ -311,8 +333,7 @@ impl Recording {
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
     /// Runs `schedule` on `workers` threads until it is closed and drained. Each thread keeps a
     /// state made by `make` (its index given), and `each` receives every job's result with the
-    /// thread's state, the batch, the index and whether the job was retried. Returns the
-    /// states.
+    /// thread's state, the batch, the index and what happened to the job. Returns the states.
     pub(crate) fn drive<J, S, M, F>(
         &self,
         schedule: &Schedule<J>,
@@ -324,7 +345,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         J: Job,
         S: Send,
         M: Fn(usize) -> Result<S, Error> + Sync,
-        F: Fn(&mut S, &Batch<J>, usize, TxResult<<J::P as Program>::Output>, bool) + Sync,
+        F: Fn(&mut S, &Batch<J>, usize, TxResult<<J::P as Program>::Output>, &JobReport) + Sync,
     {
         let waiters = Waiters::new(workers);
         let outcomes: Vec<Option<Result<S, Error>>> = thread::scope(|s| {
@@ -337,7 +358,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
                         let mut current = None;
                         while let Some((batch, i)) = schedule.claim(&mut current, waiters, w) {
                             let r = worker.process(schedule, waiters, &batch, i);
-                            each(&mut state, &batch, i, r, worker.retried);
+                            each(&mut state, &batch, i, r, &worker.report);
                         }
                         self.merge_stats(&worker.stats);
                         Ok(state)

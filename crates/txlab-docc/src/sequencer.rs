@@ -22,7 +22,8 @@
 use crate::config::{BatchConfig, check_workers};
 use crate::seq::Seq;
 use std::time::{Duration, Instant};
-use txlab_core::{Error, RunLimit};
+use txlab_core::Error;
+use txlab_core::meter::{Probe, Ticket};
 use txlab_workload::{Generator, Workload};
 
 /// Largest number of outstanding transactions per node.
@@ -84,8 +85,9 @@ pub struct Submission<P> {
     pub program: P,
     /// The submitting client.
     pub client: u32,
-    /// When the client submitted it (latency starts here).
-    pub submitted: Instant,
+    /// The meter's stamp: when the client submitted it (latency starts here) and whether it
+    /// counts.
+    pub ticket: Ticket,
     /// Its position `(batch, index)` in the input log, once sealed.
     pub logged_at: (usize, u32),
     /// For a restarted transaction, the log position of the attempt it restarts.
@@ -205,7 +207,8 @@ pub(crate) trait BatchSink<P> {
 }
 
 /// The sequencer's state during a run (module docs). Jobs are the workload's programs wrapped
-/// by `wrap` (DOCC: as they are; Calvin: with room for a prediction).
+/// by `wrap` (DOCC: as they are; Calvin: with room for a prediction). Whether to issue another
+/// transaction is the meter's decision (`Probe::issue`, `txlab_core::meter`).
 pub(crate) struct Sequencer<'w, W: Workload, Q> {
     generators: Vec<W::Generator>,
     wrap: fn(W::Program) -> Q,
@@ -213,8 +216,8 @@ pub(crate) struct Sequencer<'w, W: Workload, Q> {
     ready: Vec<(u32, Instant)>,
     pending: Vec<Submission<Q>>,
     batch: BatchConfig,
-    limit: RunLimit,
-    issued: u64,
+    /// The meter said stop.
+    stopped: bool,
     pub in_flight: usize,
     started: Instant,
     pub log: Option<InputLog<Q>>,
@@ -227,12 +230,10 @@ where
 {
     pub fn new(
         workload: &'w W,
-        limit: RunLimit,
         batch: BatchConfig,
         driver: &DriverConfig,
         wrap: fn(W::Program) -> Q,
     ) -> Result<Self, Error> {
-        limit.validate()?;
         batch.validate()?;
         driver.validate()?;
         let generators = (0..driver.clients)
@@ -248,8 +249,7 @@ where
             ready,
             pending: Vec::new(),
             batch,
-            limit,
-            issued: 0,
+            stopped: false,
             in_flight: 0,
             started,
             log: driver.keep_log.then(InputLog::default),
@@ -267,16 +267,9 @@ where
         self.batch.epoch
     }
 
-    fn may_issue(&self) -> bool {
-        match self.limit {
-            RunLimit::Transactions(n) => self.issued < n,
-            RunLimit::Duration(d) => self.started.elapsed() < d,
-        }
-    }
-
-    /// Whether the run is over: nothing may be issued and nothing is outstanding.
+    /// Whether the run is over: the meter said stop and nothing is outstanding.
     pub fn finished(&self) -> bool {
-        self.in_flight == 0 && self.pending.is_empty() && !self.may_issue()
+        self.in_flight == 0 && self.pending.is_empty() && self.stopped
     }
 
     /// A client's transaction finished at `at`: it may submit its next one.
@@ -290,19 +283,24 @@ where
         self.pending.push(s);
     }
 
-    /// Generates the ready clients' next programs (while the limit allows).
-    fn generate(&mut self) {
+    /// Generates the ready clients' next programs while the meter issues tickets. A ticket's
+    /// latency starts when the client submitted, i.e. when its previous transaction finished,
+    /// so it includes the wait for the epoch to close.
+    fn generate(&mut self, probe: &mut impl Probe) {
         while let Some(&(client, at)) = self.ready.last() {
-            if !self.may_issue() {
+            if self.stopped {
                 break;
             }
+            let Some(ticket) = probe.issue() else {
+                self.stopped = true;
+                break;
+            };
             self.ready.pop();
             let program = (self.wrap)(self.generators[client as usize].next().clone());
-            self.issued += 1;
             self.pending.push(Submission {
                 program,
                 client,
-                submitted: at,
+                ticket: Ticket::new(at, ticket.counted()),
                 logged_at: (0, 0),
                 origin: None,
             });
@@ -311,8 +309,12 @@ where
 
     /// Closes the current epoch: seals the pending submissions into batches of at most
     /// `max_txns` and hands them to `sink`; returns the batches and transactions sealed.
-    pub fn seal(&mut self, sink: &impl BatchSink<Q>) -> Result<(u64, u64), Error> {
-        self.generate();
+    pub fn seal(
+        &mut self,
+        sink: &impl BatchSink<Q>,
+        probe: &mut impl Probe,
+    ) -> Result<(u64, u64), Error> {
+        self.generate(probe);
         let (mut batches, mut txns) = (0, 0);
         while !self.pending.is_empty() {
             let n = self.pending.len().min(self.batch.max_txns);

@@ -71,7 +71,7 @@ fn engines_agree_on_caps<L: Layout>(prefetch: bool) {
         let r = db.execute_log(&log, workers).unwrap();
         // Program 7 claims read_only and writes: a misuse naming its kind, nothing written.
         match &r[7] {
-            Err(TxError::Error(Error::Misuse(m))) => assert!(m.contains("'capped'"), "{m}"),
+            Err(TxError::Error(Error::Misuse(m))) => assert!(m.ends_with("kind: capped"), "{m}"),
             other => panic!("program 7: {other:?}"),
         }
         // The others add 1 each until the value reaches 25, then roll back, deterministically.

@@ -23,6 +23,7 @@ use crate::recon::Prediction;
 use foldhash::HashMap;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 use txlab_core::storage::Index;
 use txlab_core::{IndexKind, TableId};
@@ -219,8 +220,6 @@ pub(crate) enum Msg<J> {
 pub(crate) struct LockManager<J> {
     me: usize,
     locks: HashMap<LockKey, Queue<J>>,
-    /// Nanoseconds spent handling messages.
-    pub busy_ns: u64,
     /// Test-only: grant one lock of every fourth transaction without queueing.
     grant_out_of_order: bool,
 }
@@ -230,14 +229,18 @@ impl<J> LockManager<J> {
         Self {
             me,
             locks: HashMap::default(),
-            busy_ns: 0,
             grant_out_of_order,
         }
     }
 
-    /// Handles one message; `ready` receives every transaction whose last lock was granted.
-    /// Returns `false` on `Stop`.
-    pub fn handle(&mut self, msg: Msg<J>, ready: &mut impl FnMut(Arc<CalvinTxn<J>>)) -> bool {
+    /// Handles one message; `ready` receives every transaction whose last lock was granted, and
+    /// `busy_ns` the time spent. Returns `false` on `Stop`.
+    pub fn handle(
+        &mut self,
+        msg: Msg<J>,
+        ready: &mut impl FnMut(Arc<CalvinTxn<J>>),
+        busy_ns: &AtomicU64,
+    ) -> bool {
         let start = Instant::now();
         let go_on = match msg {
             Msg::Admit(txn) => {
@@ -250,7 +253,7 @@ impl<J> LockManager<J> {
             }
             Msg::Stop => false,
         };
-        self.busy_ns += start.elapsed().as_nanos() as u64;
+        busy_ns.fetch_add(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         go_on
     }
 

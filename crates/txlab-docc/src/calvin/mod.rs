@@ -119,6 +119,8 @@ pub struct Calvin<Rec: Recorder = NoRecorder> {
     db: Docc<InPlace, Rec>,
     config: CalvinConfig,
     stats: std::sync::Mutex<CalvinStats>,
+    /// Nanoseconds the lock managers spent handling messages, live (summed over managers).
+    busy_ns: std::sync::atomic::AtomicU64,
 }
 
 impl Calvin<NoRecorder> {
@@ -140,6 +142,7 @@ impl<Rec: Recorder> Calvin<Rec> {
             db: Docc::with_recorder(schema, config.docc(), recorder)?,
             config,
             stats: std::sync::Mutex::new(CalvinStats::default()),
+            busy_ns: std::sync::atomic::AtomicU64::new(0),
         })
     }
 

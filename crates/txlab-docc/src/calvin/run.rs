@@ -5,9 +5,10 @@ use super::locks::{self, LockManager, LockReq, Mode, Msg, covers, point_lock, sc
 use super::{BARRIER_AFTER, CalvinTxn, MAX_RESTARTS};
 use crate::calvin::Calvin;
 use crate::config::mutated;
-use crate::driver::{Logged, RunStats, Tally, sequence};
+use crate::driver::{Logged, Metered, MeteredLog, Reporter, RunStats, sequence};
 use crate::exec::{Attempt, Exec, ExecState, WriteKind, misuse_message};
 use crate::layout::{InPlace, InPlaceRecord, Keep, Layout};
+use crate::meter::RunMeter;
 use crate::recon::{Predicted, Prediction, Recon};
 use crate::run::Recording;
 use crate::schedule::Job;
@@ -15,10 +16,12 @@ use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use std::collections::{BTreeMap, VecDeque};
 use std::marker::PhantomData;
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use txlab_core::deterministic::Deterministic;
 use txlab_core::history::{Outcome, Recorder, ScanEvent, WriteEvent, WriteKind as HWriteKind};
+use txlab_core::meter::{Meter, Probe};
 use txlab_core::storage::Index;
 use txlab_core::{
     Access, Conflict, ConflictCause, Error, Program, RunLimit, TableId, TxError, TxOps, TxResult,
@@ -413,7 +416,9 @@ impl<'e, Rec: Recorder> CWorker<'e, Rec> {
 impl<Rec: Recorder> Calvin<Rec> {
     /// The engine's counters so far.
     pub fn stats(&self) -> CalvinStats {
-        lock(&self.stats).clone()
+        let mut s = lock(&self.stats).clone();
+        s.lock_manager_busy_ns = self.busy_ns.load(std::sync::atomic::Ordering::Relaxed);
+        s
     }
 
     /// The lock set of a program: its prediction if it has one, else its declared keys.
@@ -458,7 +463,7 @@ impl<Rec: Recorder> Calvin<Rec> {
             skip_last_lock: mutated!(self.db.config, CalvinSkipLock),
         };
         let out_of_order = mutated!(self.db.config, CalvinGrantOutOfOrder);
-        let (fed, states, busy) = std::thread::scope(|s| {
+        let (fed, states) = std::thread::scope(|s| {
             let pipe = &pipe;
             let mgrs: Vec<_> = rxs
                 .into_iter()
@@ -468,11 +473,10 @@ impl<Rec: Recorder> Calvin<Rec> {
                         let mut lm = LockManager::<J>::new(m, out_of_order);
                         let mut ready = |t| pipe.ready.push(t);
                         while let Ok(msg) = rx.recv() {
-                            if !lm.handle(msg, &mut ready) {
+                            if !lm.handle(msg, &mut ready, &self.busy_ns) {
                                 break;
                             }
                         }
-                        lm.busy_ns
                     })
                 })
                 .collect();
@@ -508,10 +512,11 @@ impl<Rec: Recorder> Calvin<Rec> {
                         .unwrap_or_else(|_| Err(Error::Internal("a Calvin worker panicked".into())))
                 })
                 .collect();
-            let busy: u64 = mgrs.into_iter().map(|h| h.join().unwrap_or(0)).sum();
-            (fed, states, busy)
+            for h in mgrs {
+                let _ = h.join();
+            }
+            (fed, states)
         });
-        lock(&self.stats).lock_manager_busy_ns += busy;
         let fed = fed?;
         let states = states.into_iter().collect::<Result<Vec<_>, _>>()?;
         Ok((fed, states))
@@ -671,80 +676,63 @@ impl<Rec: Recorder, P: Program + Send + Sync> BatchSink<Predicted<P>> for Calvin
     }
 }
 
-/// A worker's state in a driven run: its tally, and where restarts go.
-struct DriverState<P> {
-    tally: Tally,
+/// A worker's state in a driven run: its reporting, and where restarts go.
+struct DriverState<R, P> {
+    reporter: Reporter<R>,
     restarts: Sender<Submission<Predicted<P>>>,
 }
 
 impl<Rec: Recorder> Calvin<Rec> {
     /// Runs `workload` (already loaded) with the sequencer on this thread, `lock_managers`
-    /// lock-manager threads and `workers` workers until `limit` (as `Docc::run`).
-    pub fn run<W>(
+    /// lock-manager threads and `workers` workers, reporting to `meter` until it stops issuing
+    /// (as `Docc::run_metered`; a restart is reported as a retry and counted in `ollp_restarts`
+    /// and `restarts:<kind>`). Returns the input log (programs with their predictions, restarts
+    /// marked) if `driver.keep_log` is set.
+    pub fn run_metered<W, M>(
         &self,
         workload: &W,
-        limit: RunLimit,
         driver: DriverConfig,
-    ) -> Result<RunStats, Error>
+        meter: &M,
+    ) -> Result<MeteredLog<Predicted<W::Program>>, Error>
     where
         W: Workload,
         W::Program: Clone + Send + Sync,
+        M: Meter,
     {
-        self.run_logged(
-            workload,
-            limit,
-            DriverConfig {
-                keep_log: false,
-                ..driver
-            },
-        )
-        .map(|(stats, _)| stats)
-    }
-
-    /// [`run`](Self::run), also returning the input log (programs with their predictions,
-    /// restarts marked) when `driver.keep_log` is set.
-    pub fn run_logged<W>(
-        &self,
-        workload: &W,
-        limit: RunLimit,
-        driver: DriverConfig,
-    ) -> Result<Logged<Predicted<W::Program>>, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-    {
-        let mut seq = Sequencer::new(workload, limit, self.config.batch, &driver, Predicted::new)?;
+        let mut seq = Sequencer::new(workload, self.config.batch, &driver, Predicted::new)?;
         let _run = self.db.begin_run()?;
-        let before = self.stats();
-        let gc_before = self.db.gc();
-        let mut stats = RunStats::new("calvin")?;
         let (done_tx, done_rx) = channel();
         let (restart_tx, restart_rx) = channel::<Submission<Predicted<W::Program>>>();
+        let mut run = Metered::default();
         type Job<P> = Submission<Predicted<P>>;
+        type State<'m, M, P> = DriverState<<M as Meter>::Probe<'m>, P>;
+        let workers = AtomicUsize::new(0);
         let ((), states) = self.pipeline(
             self.config.workers,
             || {
+                let w = workers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(DriverState {
-                    tally: Tally::new(done_tx.clone())?,
+                    reporter: Reporter::new(meter.probe(1 + w), done_tx.clone()),
                     restarts: restart_tx.clone(),
                 })
             },
-            |s: &mut DriverState<W::Program>, txn: &CalvinTxn<Job<W::Program>>, r| {
+            |s: &mut State<'_, M, W::Program>, txn: &CalvinTxn<Job<W::Program>>, r| {
                 let job = &txn.job;
-                s.tally
-                    .finished(job.program.kind(), job.client, job.submitted, &r);
+                s.reporter
+                    .finished(job.program.kind(), job.client, &job.ticket, &r);
             },
-            |s: &mut DriverState<W::Program>, txn: &CalvinTxn<Job<W::Program>>, found, t, k| {
+            |s: &mut State<'_, M, W::Program>, txn: &CalvinTxn<Job<W::Program>>, found, t, k| {
                 let job = &txn.job;
                 let kind = job.program.kind();
                 if job.program.restarts + 1 >= MAX_RESTARTS {
                     let e = outside_error(kind, t, k, "after 16 reconnaissance restarts");
-                    s.tally
-                        .finished(kind, job.client, job.submitted, &Err::<(), _>(e.into()));
+                    let r = Err::<(), _>(e.into());
+                    s.reporter.finished(kind, job.client, &job.ticket, &r);
                     return;
                 }
                 self.count_restart(kind);
-                s.tally.restarted(kind);
+                s.reporter.restarted(kind, &job.ticket);
+                s.reporter.probe.count("ollp_restarts", 1);
                 let mut prediction = job
                     .program
                     .prediction
@@ -766,20 +754,66 @@ impl<Rec: Recorder> Calvin<Rec> {
                     pipe,
                     set: std::cell::RefCell::new(Vec::new()),
                 };
-                sequence(&mut seq, &sink, &done_rx, Some(&restart_rx), &mut stats)
+                let mut probe = meter.probe(0);
+                sequence(
+                    &mut seq,
+                    &sink,
+                    &mut probe,
+                    &done_rx,
+                    Some(&restart_rx),
+                    &mut run,
+                )
             },
         )?;
-        stats.elapsed = seq.started().elapsed();
         for s in states {
-            stats.absorb(s.tally)?;
+            s.reporter.into_errors(&mut run);
         }
+        Ok((run, seq.log))
+    }
+
+    /// Runs `workload` (already loaded) until `limit` with the stand-alone meter.
+    pub fn run<W>(
+        &self,
+        workload: &W,
+        limit: RunLimit,
+        driver: DriverConfig,
+    ) -> Result<RunStats, Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send + Sync,
+    {
+        let driver = DriverConfig {
+            keep_log: false,
+            ..driver
+        };
+        self.run_logged(workload, limit, driver)
+            .map(|(stats, _)| stats)
+    }
+
+    /// [`run`](Self::run), also returning the input log when `driver.keep_log` is set.
+    pub fn run_logged<W>(
+        &self,
+        workload: &W,
+        limit: RunLimit,
+        driver: DriverConfig,
+    ) -> Result<Logged<Predicted<W::Program>>, Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send + Sync,
+    {
+        let meter = RunMeter::new(limit)?;
+        let before = self.stats();
+        let gc_before = self.db.gc();
+        let (run, log) = self.run_metered(workload, driver, &meter)?;
+        let mut stats = RunStats::from_meter("calvin", &meter, &run);
         let after = self.stats();
         stats.ollp_restarts = after.ollp_restarts - before.ollp_restarts;
+        stats.barriers = after.barriers - before.barriers;
         stats.lock_manager_busy_ns = after.lock_manager_busy_ns - before.lock_manager_busy_ns;
         stats.lock_managers = self.config.lock_managers;
-        let gc = self.db.gc();
-        stats.gc.tombstones_retired = gc.tombstones_retired - gc_before.tombstones_retired;
-        Ok((stats, seq.log))
+        stats.gc.tombstones_retired =
+            self.db.gc().tombstones_retired - gc_before.tombstones_retired;
+        Ok((stats, log))
     }
 
     /// Re-executes a recorded input log (with its predictions) on this engine, which must hold
