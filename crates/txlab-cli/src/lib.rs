@@ -28,6 +28,9 @@ use txlab_core::{AckMode, Error};
 use txlab_harness::machine::MachineInfo;
 use txlab_harness::point::EngineParams;
 use txlab_harness::registry::Protocol;
+use txlab_harness::registry::deterministic::{
+    DEFAULT_BATCH_EPOCH_US, DEFAULT_CONCURRENCY as DETERMINISTIC_CONCURRENCY, DeterministicParams,
+};
 use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
@@ -221,10 +224,19 @@ pub struct ParamArgs {
     /// paper's 40). silo-ta always batches 4 transactions per thread (the paper's).
     #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_BATCH_SIZE), allow_negative_numbers = true)]
     pub batch_size: usize,
-    /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 (the
-    /// paper's 300).
-    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_CONCURRENCY), allow_negative_numbers = true)]
-    pub concurrency: usize,
+    /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 [default:
+    /// 300, the paper's]. docc*, calvin: outstanding transactions per node, 1..=4194304
+    /// [default: 4096].
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::registry::deterministic::MAX_CONCURRENCY), allow_negative_numbers = true)]
+    pub concurrency: Option<usize>,
+    /// docc*, calvin: the sequencer's epoch (how long it collects submissions before sealing a
+    /// batch), microseconds, 1..=10000000.
+    #[arg(long, default_value_t = DEFAULT_BATCH_EPOCH_US, value_parser = ranged(1u64, 10_000_000), allow_negative_numbers = true)]
+    pub batch_epoch_us: u64,
+    /// calvin: lock-manager threads, 1..=--threads (1, as in Calvin and the DOCC paper; more
+    /// partition the keys over the managers).
+    #[arg(long, default_value_t = 1, value_parser = ranged(1usize, txlab_harness::registry::deterministic::MAX_WORKERS), allow_negative_numbers = true)]
+    pub lock_managers: usize,
     /// batch-vc, batch-srvc: transaction reordering worker threads, 0..=256; 0 is the
     /// single-thread layout (one thread forms, reorders and validates each batch). For
     /// batch-batch only 0 or not 0 matters: 0 forms and validates batches on one thread.
@@ -435,11 +447,16 @@ impl ParamArgs {
             },
             batch: BatchParams {
                 batch_size: self.batch_size,
-                concurrency: self.concurrency,
+                concurrency: self.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
                 reorder_workers: self.reorder_workers,
                 fvs: self.fvs,
                 policy: self.policy,
                 fvs_refinement: self.fvs_refinement,
+            },
+            deterministic: DeterministicParams {
+                batch_epoch_us: self.batch_epoch_us,
+                concurrency: self.concurrency.unwrap_or(DETERMINISTIC_CONCURRENCY),
+                lock_managers: self.lock_managers,
             },
         }
     }

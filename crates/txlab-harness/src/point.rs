@@ -8,6 +8,7 @@
 
 use crate::driver::{Driver, measure};
 use crate::registry::Protocol;
+use crate::registry::deterministic::DeterministicParams;
 use crate::registry::pipeline::BatchParams;
 use crate::runner::{RunConfig, RunResult};
 use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
@@ -30,6 +31,8 @@ pub struct EngineParams {
     pub ack: AckMode,
     /// The batching engines' parameters (`batch-*`).
     pub batch: BatchParams,
+    /// The deterministic engines' parameters (`docc*`, `calvin`).
+    pub deterministic: DeterministicParams,
 }
 
 /// Serializes a duration as fractional seconds.
@@ -55,6 +58,7 @@ impl Default for EngineParams {
             epoch: EpochConfig::DEFAULT_INTERVAL,
             ack: AckMode::EpochStable,
             batch: BatchParams::default(),
+            deterministic: DeterministicParams::default(),
         }
     }
 }
@@ -171,6 +175,7 @@ pub fn with_history_check(mut out: PointOutcome, recorder: &MemoryRecorder) -> P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::deterministic::DeterministicParams;
     use crate::registry::pipeline::BatchParams;
     use crate::workloads::{YcsbKind, validate_workload};
 
@@ -192,6 +197,11 @@ mod tests {
                 reorder_workers: 1,
                 ..BatchParams::default()
             },
+            deterministic: DeterministicParams {
+                batch_epoch_us: 500,
+                concurrency: 32,
+                lock_managers: 1,
+            },
         };
         let run = RunConfig {
             threads: 2,
@@ -201,7 +211,7 @@ mod tests {
         };
         // Every visible protocol, the batching engines (their own drivers) included.
         let protocols: Vec<Protocol> = Protocol::visible().collect();
-        assert_eq!(protocols.len(), 15);
+        assert_eq!(protocols.len(), 19);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();

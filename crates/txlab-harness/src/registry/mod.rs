@@ -13,11 +13,12 @@
 //! | interactive OCC engines | [`interactive`] | `silo`, `tictoc`, `mvto` and their NWR variants |
 //! | OCC-batching validator pipeline | [`pipeline`] | `batch-base`, `batch-batch`, `batch-sr`, `batch-vc`, `batch-srvc` |
 //! | thread-aware batching | [`thread_aware`] | `silo-ta` |
+//! | deterministic (a sequencer and workers) | [`deterministic`] | `docc`, `docc-snapshot`, `docc-basic`, `calvin` |
 //! | the harness's own cost | [`noop`] | `noop` (hidden) |
 //!
 //! Adding a protocol to a family adds its build function and one line to the family's list;
-//! adding a family (the deterministic `docc` and the distributed `rococo` engines) adds a
-//! module with its list and one line to [`FAMILIES`]. Nothing else matches on protocols.
+//! adding a family (the distributed `rococo` engines) adds a module with its list and one line
+//! to [`FAMILIES`]. Nothing else matches on protocols.
 //!
 //! Hidden entries (`noop`) exist for measuring the harness itself: `txlab list` does not show
 //! them, but `--protocol noop --workload noop` runs them. With the test-only cargo feature
@@ -26,6 +27,7 @@
 //! without validating its read set) also exists, so tests can show that `txlab run --check`
 //! fails on a really broken engine.
 
+pub mod deterministic;
 pub mod interactive;
 pub mod noop;
 pub mod pipeline;
@@ -76,6 +78,7 @@ pub const FAMILIES: &[&[Descriptor]] = &[
     interactive::PROTOCOLS,
     pipeline::PROTOCOLS,
     thread_aware::PROTOCOLS,
+    deterministic::PROTOCOLS,
     noop::PROTOCOLS,
     #[cfg(feature = "mutants")]
     interactive::MUTANTS,
@@ -251,6 +254,6 @@ mod tests {
                 "mvto-nwr-single"
             ]
         );
-        assert_eq!(Protocol::visible().count(), 15);
+        assert_eq!(Protocol::visible().count(), 19);
     }
 }
