@@ -3,10 +3,14 @@
 //!
 //! **Lock sets** come from the program's declared keys (or its reconnaissance prediction,
 //! `crate::recon`): one lock per key on dense and hash tables; on ordered tables one lock per
-//! phantom stripe (`PhantomStripes`), so a scan locks the stripes covering its range (shared)
-//! and an insert or delete locks its key's stripe (exclusive). A key that is written (any access
-//! but a read) is locked exclusively, otherwise shared. Stripe granularity keeps a NewOrder whose
-//! predicted order id is a few behind the real one inside its locked stripes.
+//! stripe of `2^lock_stripe_shift` consecutive keys hashed onto 256 stripes ([`LockSpace`], the
+//! `PhantomStripes` scheme with Calvin's own width), so a scan locks the stripes covering its
+//! range (shared) and an insert or delete locks its key's stripe (exclusive). A key that is
+//! written (any access but a read) is locked exclusively, otherwise shared. Stripe granularity
+//! keeps a NewOrder whose predicted order id is a few behind the real one inside its locked
+//! stripes; the default width (`2^10` keys: 64 orders' order lines) is wider than the ordered
+//! index's own phantom stripes (`2^6` keys: 4 orders' order lines), which a prediction made one
+//! epoch early misses most of the time.
 //!
 //! **Lock managers** (`lock_managers = k`, each a thread): lock keys are partitioned over the
 //! managers by hash (as the Aria repository's Calvin does for `k > 1`). A transaction is admitted
@@ -25,7 +29,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use txlab_core::storage::Index;
+use txlab_core::storage::{Index, PhantomStripes};
 use txlab_core::{IndexKind, TableId};
 use txlab_storage::Tables;
 
@@ -62,94 +66,114 @@ pub(crate) fn manager_of(key: &LockKey, managers: usize) -> usize {
     ((h >> 32) % managers as u64) as usize
 }
 
-/// The lock covering a point access of `(table, key)`.
-#[inline]
-pub(crate) fn point_lock(tables: &Tables<InPlaceRecord>, table: TableId, key: u64) -> LockKey {
-    match tables.get(table).ok().and_then(|i| i.phantom_stripes()) {
-        Some(stripes) => LockKey {
-            table: table.0,
-            stripe: true,
-            id: u64::from(stripes.stripe_of(key)),
-        },
-        None => LockKey {
-            table: table.0,
-            stripe: false,
-            id: key,
-        },
-    }
+/// Where locks live: per ordered table, stripes of `2^shift` consecutive keys (hashed onto
+/// `PhantomStripes::STRIPES`), wider than the index's own phantom stripes by default so that a
+/// prediction a few keys off (NewOrder's order id: 16 order-line keys per order) stays inside its
+/// locked stripe; per key on dense and hash tables.
+#[derive(Debug)]
+pub(crate) struct LockSpace {
+    tables: Box<[TableLocks]>,
 }
 
-/// Calls `f` with every lock a scan of `lo..=hi` of `table` needs (shared).
-pub(crate) fn scan_locks(
-    tables: &Tables<InPlaceRecord>,
-    table: TableId,
-    lo: u64,
-    hi: u64,
-    mut f: impl FnMut(LockKey),
-) {
-    let Ok(index) = tables.get(table) else {
-        return;
-    };
-    if let Some(stripes) = index.phantom_stripes() {
-        stripes.for_range(lo, hi, |s| {
-            f(LockKey {
+#[derive(Debug)]
+enum TableLocks {
+    Keys,
+    Dense { capacity: u64 },
+    Stripes(PhantomStripes),
+}
+
+impl LockSpace {
+    /// The lock space of `tables`, ordered tables striped by `2^shift` keys.
+    pub fn new(tables: &Tables<InPlaceRecord>, shift: u32) -> Self {
+        let tables = tables
+            .iter()
+            .map(|(_, index)| match index.kind() {
+                IndexKind::Ordered => TableLocks::Stripes(PhantomStripes::new(shift)),
+                IndexKind::Dense { capacity } => TableLocks::Dense { capacity },
+                _ if index.phantom_stripes().is_some() => {
+                    TableLocks::Stripes(PhantomStripes::new(shift))
+                }
+                _ => TableLocks::Keys,
+            })
+            .collect();
+        Self { tables }
+    }
+
+    /// The lock covering a point access of `(table, key)`.
+    #[inline]
+    pub fn point(&self, table: TableId, key: u64) -> LockKey {
+        match self.tables.get(usize::from(table.0)) {
+            Some(TableLocks::Stripes(stripes)) => LockKey {
                 table: table.0,
                 stripe: true,
-                id: u64::from(s),
-            })
-        });
-    } else if let IndexKind::Dense { capacity } = index.kind()
-        && lo < capacity
-    {
-        for key in lo..=hi.min(capacity - 1) {
-            f(LockKey {
+                id: u64::from(stripes.stripe_of(key)),
+            },
+            _ => LockKey {
                 table: table.0,
                 stripe: false,
                 id: key,
+            },
+        }
+    }
+
+    /// Calls `f` with every lock a scan of `lo..=hi` of `table` needs (shared).
+    pub fn scan(&self, table: TableId, lo: u64, hi: u64, mut f: impl FnMut(LockKey)) {
+        match self.tables.get(usize::from(table.0)) {
+            Some(TableLocks::Stripes(stripes)) => stripes.for_range(lo, hi, |s| {
+                f(LockKey {
+                    table: table.0,
+                    stripe: true,
+                    id: u64::from(s),
+                })
+            }),
+            Some(TableLocks::Dense { capacity }) if lo < *capacity => {
+                for key in lo..=hi.min(capacity - 1) {
+                    f(LockKey {
+                        table: table.0,
+                        stripe: false,
+                        id: key,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The lock set of `prediction` (module docs), sorted by manager then key, one request per
+    /// lock (exclusive where any access writes).
+    pub fn lock_set(&self, prediction: &Prediction, managers: usize, out: &mut Vec<LockReq>) {
+        out.clear();
+        for &(table, key, access) in &prediction.accesses.accesses {
+            let mode = if access.writes() {
+                Mode::Exclusive
+            } else {
+                Mode::Shared
+            };
+            out.push(LockReq {
+                key: self.point(table, key),
+                mode,
             });
         }
-    }
-}
-
-/// The lock set of `prediction` (module docs), sorted by manager then key, one request per lock
-/// (exclusive where any access writes).
-pub(crate) fn lock_set(
-    tables: &Tables<InPlaceRecord>,
-    prediction: &Prediction,
-    managers: usize,
-    out: &mut Vec<LockReq>,
-) {
-    out.clear();
-    for &(table, key, access) in &prediction.accesses.accesses {
-        let mode = if access.writes() {
-            Mode::Exclusive
-        } else {
-            Mode::Shared
-        };
-        out.push(LockReq {
-            key: point_lock(tables, table, key),
-            mode,
-        });
-    }
-    for s in &prediction.scans {
-        scan_locks(tables, s.table, s.lo, s.hi, |key| {
-            out.push(LockReq {
-                key,
-                mode: Mode::Shared,
-            })
-        });
-    }
-    out.sort_unstable_by_key(|r| (manager_of(&r.key, managers), r.key));
-    out.dedup_by(|later, kept| {
-        if later.key == kept.key {
-            if later.mode == Mode::Exclusive {
-                kept.mode = Mode::Exclusive;
-            }
-            true
-        } else {
-            false
+        for s in &prediction.scans {
+            self.scan(s.table, s.lo, s.hi, |key| {
+                out.push(LockReq {
+                    key,
+                    mode: Mode::Shared,
+                })
+            });
         }
-    });
+        out.sort_unstable_by_key(|r| (manager_of(&r.key, managers), r.key));
+        out.dedup_by(|later, kept| {
+            if later.key == kept.key {
+                if later.mode == Mode::Exclusive {
+                    kept.mode = Mode::Exclusive;
+                }
+                true
+            } else {
+                false
+            }
+        });
+    }
 }
 
 /// Whether `set` (sorted by [`lock_set`]) holds `key` in a mode that allows `mode`.

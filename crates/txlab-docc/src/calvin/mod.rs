@@ -69,6 +69,9 @@ pub struct CalvinConfig {
     pub batch: BatchConfig,
     /// Record histories on the logical clock (as `DoccConfig::sequence_clock`).
     pub sequence_clock: bool,
+    /// Ordered tables are locked in stripes of `2^lock_stripe_shift` consecutive keys
+    /// (`locks::LockSpace`), `0..=63`.
+    pub lock_stripe_shift: u32,
     /// Test-only fault injection (`Mutation::CalvinGrantOutOfOrder`, `CalvinSkipLock`).
     #[cfg(feature = "mutation")]
     pub mutation: Option<crate::config::Mutation>,
@@ -81,11 +84,15 @@ impl Default for CalvinConfig {
             lock_managers: 1,
             batch: BatchConfig::default(),
             sequence_clock: false,
+            lock_stripe_shift: DEFAULT_LOCK_STRIPE_SHIFT,
             #[cfg(feature = "mutation")]
             mutation: None,
         }
     }
 }
+
+/// Default [`CalvinConfig::lock_stripe_shift`]: stripes of 1,024 keys.
+pub const DEFAULT_LOCK_STRIPE_SHIFT: u32 = 10;
 
 impl CalvinConfig {
     /// Checks the configuration: an error naming the value and the accepted range.
@@ -96,6 +103,13 @@ impl CalvinConfig {
                 "lock_managers",
                 self.lock_managers,
                 format!("1..={} (at most one per worker)", self.workers),
+            ));
+        }
+        if self.lock_stripe_shift > 63 {
+            return Err(Error::invalid(
+                "lock_stripe_shift",
+                self.lock_stripe_shift,
+                "0..=63 (stripes of 2^shift keys)",
             ));
         }
         self.batch.validate()
@@ -118,6 +132,7 @@ impl CalvinConfig {
 pub struct Calvin<Rec: Recorder = NoRecorder> {
     db: Docc<InPlace, Rec>,
     config: CalvinConfig,
+    space: locks::LockSpace,
     stats: std::sync::Mutex<CalvinStats>,
     /// Nanoseconds the lock managers spent handling messages, live (summed over managers).
     busy_ns: std::sync::atomic::AtomicU64,
@@ -138,8 +153,10 @@ impl<Rec: Recorder> Calvin<Rec> {
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
+        let db = Docc::with_recorder(schema, config.docc(), recorder)?;
         Ok(Self {
-            db: Docc::with_recorder(schema, config.docc(), recorder)?,
+            space: locks::LockSpace::new(&db.tables, config.lock_stripe_shift),
+            db,
             config,
             stats: std::sync::Mutex::new(CalvinStats::default()),
             busy_ns: std::sync::atomic::AtomicU64::new(0),

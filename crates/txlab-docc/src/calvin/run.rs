@@ -1,7 +1,7 @@
 //! Calvin's pipeline: lock-manager threads, a ready queue, worker threads executing under locks,
 //! and the three ways to feed it (`execute_log`, the driver, `replay`). See the parent module.
 
-use super::locks::{self, LockManager, LockReq, Mode, Msg, covers, point_lock, scan_locks};
+use super::locks::{LockManager, LockReq, LockSpace, Mode, Msg, covers};
 use super::{BARRIER_AFTER, CalvinTxn, MAX_RESTARTS};
 use crate::calvin::Calvin;
 use crate::config::mutated;
@@ -26,7 +26,6 @@ use txlab_core::storage::Index;
 use txlab_core::{
     Access, Conflict, ConflictCause, Error, Program, RunLimit, TableId, TxError, TxOps, TxResult,
 };
-use txlab_storage::Tables;
 use txlab_workload::Workload;
 
 /// What Calvin did (engine-wide, over every run so far; `Calvin::stats`).
@@ -183,7 +182,7 @@ struct CWorker<'e, Rec: Recorder> {
 /// before it runs (the parent module's "guard").
 struct Guarded<'a, 'b, Rec: Recorder> {
     ops: Exec<'a, InPlace, Rec>,
-    tables: &'a Tables<InPlaceRecord>,
+    space: &'a LockSpace,
     locks: &'b [LockReq],
     managers: usize,
     seen: &'b mut Prediction,
@@ -200,7 +199,7 @@ impl<Rec: Recorder> Guarded<'_, '_, Rec> {
         };
         if covers(
             self.locks,
-            point_lock(self.tables, table, key),
+            self.space.point(table, key),
             mode,
             self.managers,
         ) {
@@ -249,10 +248,10 @@ impl<Rec: Recorder> TxOps for Guarded<'_, '_, Rec> {
         // The scan must hold the locks of the range up to where it stops (the stripes of
         // `lo..=k` before it visits key `k`, and of the whole range if it runs to the end),
         // which is what reconnaissance predicted.
-        let (tables, locks, managers) = (self.tables, self.locks, self.managers);
+        let (space, locks, managers) = (self.space, self.locks, self.managers);
         let covered = |a: u64, b: u64| {
             let mut ok = true;
-            scan_locks(tables, table, a, b, |k| {
+            space.scan(table, a, b, |k| {
                 ok &= covers(locks, k, Mode::Shared, managers)
             });
             ok
@@ -316,7 +315,7 @@ impl<'e, Rec: Recorder> CWorker<'e, Rec> {
                     retired_tags: &db.retired_tags,
                     _rec: PhantomData::<Rec>,
                 },
-                tables: &db.tables,
+                space: &self.calvin.space,
                 locks: &txn.locks,
                 managers: self.calvin.config.lock_managers,
                 seen: &mut self.seen,
@@ -423,7 +422,8 @@ impl<Rec: Recorder> Calvin<Rec> {
 
     /// The lock set of a program: its prediction if it has one, else its declared keys.
     fn locks_of(&self, prediction: &Prediction, out: &mut Vec<LockReq>) {
-        locks::lock_set(self.tables(), prediction, self.config.lock_managers, out);
+        self.space
+            .lock_set(prediction, self.config.lock_managers, out);
     }
 
     /// Runs the pipeline: lock managers and `workers` workers behind `feed`, which admits
