@@ -340,16 +340,20 @@ impl<L: Layout, Rec: Recorder> Exec<'_, L, Rec> {
         }
     }
 
-    /// The record of `(table, key)` from the prefetch list, if the first attempt looked it up
-    /// and it is not sealed.
+    /// The record of `(table, key)` from the prefetch list, if the first attempt looked it up at
+    /// about the same point of the program (the expected position or a few after it) and it is
+    /// not sealed. A retry runs the same program on mostly the same data, so its lookups come in
+    /// the first attempt's order; where the data changed the path (a scan found other rows), the
+    /// key is looked up in the index instead of searching the whole list, which would make a
+    /// retry of a long program quadratic.
     #[inline]
     fn prefetched(&mut self, table: TableId, key: u64) -> Option<*const L::Record> {
+        const WINDOW: usize = 8;
         let st = &mut *self.st;
         let at = |l: &Located<L::Record>| l.table == table && l.key == key;
-        let i = match st.prefetched.get(st.prefetch_pos) {
-            Some(l) if at(l) => st.prefetch_pos,
-            _ => st.prefetched.iter().position(at)?,
-        };
+        let from = st.prefetch_pos.min(st.prefetched.len());
+        let until = (from + WINDOW).min(st.prefetched.len());
+        let i = from + st.prefetched[from..until].iter().position(at)?;
         st.prefetch_pos = i + 1;
         st.lookups_seen_before += 1;
         let rec = st.prefetched[i].rec;
