@@ -64,6 +64,14 @@ pub enum Mutation {
     /// A program claiming `read_only` may write, and its writes are installed (while later
     /// transactions still do not wait for it).
     InstallReadOnlyWrites,
+    /// Garbage collection ignores the running transactions' bounds: an install keeps only the
+    /// new version and tombstones below the committer are retired (section 3.4's `TID_earliest`
+    /// taken as the committer's own `Seq`).
+    GcIgnoresRunning,
+    /// A prefetching retry takes the first attempt's reference at the same position in the
+    /// program (the `i`-th lookup of the table) without checking its key, as if a retry always
+    /// looked up the same keys (it does not when what it reads changed them: TPC-C's order ids).
+    PrefetchByPosition,
     /// Calvin's lock manager grants one lock of every fourth transaction without queueing it
     /// behind earlier requests (out of order).
     CalvinGrantOutOfOrder,

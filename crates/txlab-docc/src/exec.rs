@@ -123,6 +123,9 @@ pub(crate) struct ExecState<R> {
     pub misuse: Option<&'static str>,
     pub h_reads: Vec<ReadEvent>,
     pub h_scans: Vec<ScanEvent>,
+    /// `Mutation::PrefetchByPosition` (tests only).
+    #[cfg(feature = "mutation")]
+    pub mutant_prefetch_by_position: bool,
 }
 
 // The raw record pointers make `ExecState` neither `Send` nor `Sync`, which is what we want: a
@@ -144,6 +147,8 @@ impl<R> Default for ExecState<R> {
             misuse: None,
             h_reads: Vec::new(),
             h_scans: Vec::new(),
+            #[cfg(feature = "mutation")]
+            mutant_prefetch_by_position: false,
         }
     }
 }
@@ -350,7 +355,11 @@ impl<L: Layout, Rec: Recorder> Exec<'_, L, Rec> {
     fn prefetched(&mut self, table: TableId, key: u64) -> Option<*const L::Record> {
         const WINDOW: usize = 8;
         let st = &mut *self.st;
-        let at = |l: &Located<L::Record>| l.table == table && l.key == key;
+        #[cfg(feature = "mutation")]
+        let any_key = st.mutant_prefetch_by_position;
+        #[cfg(not(feature = "mutation"))]
+        let any_key = false;
+        let at = |l: &Located<L::Record>| l.table == table && (any_key || l.key == key);
         let from = st.prefetch_pos.min(st.prefetched.len());
         let until = (from + WINDOW).min(st.prefetched.len());
         let i = from + st.prefetched[from..until].iter().position(at)?;

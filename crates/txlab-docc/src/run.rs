@@ -154,6 +154,10 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
                     self.report.validation_failed = true;
                 }
                 self.st.start_retry();
+                #[cfg(feature = "mutation")]
+                {
+                    self.st.mutant_prefetch_by_position = mutated!(config, PrefetchByPosition);
+                }
                 let retried = {
                     let mut ops = self.exec(
                         &guard,
@@ -240,7 +244,10 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
     ) -> Result<(), Error> {
         let engine = self.engine;
         let known = waiters.bounds(&mut self.bounds);
-        let (keep, horizon) = if known {
+        let (keep, horizon) = if mutated!(engine.config, GcIgnoresRunning) {
+            // Trim as if nothing else ran: keep the new version only, retire below ourselves.
+            (Keep::Below(&[]), seq)
+        } else if known {
             // Our own bound is among them, so the list is not empty.
             (
                 Keep::Below(&self.bounds),

@@ -141,6 +141,18 @@ mutant!(
     false,
     InstallReadOnlyWrites
 );
+mutant!(
+    kit_catches_garbage_collection_ignoring_running_transactions,
+    Chain,
+    true,
+    GcIgnoresRunning
+);
+mutant!(
+    kit_catches_a_prefetching_retry_reusing_references_by_position,
+    Chain,
+    true,
+    PrefetchByPosition
+);
 
 /// A Calvin engine with a broken lock manager, which the kit must catch.
 macro_rules! calvin_mutant {
