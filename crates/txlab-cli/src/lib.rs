@@ -35,7 +35,7 @@ use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
 };
-use txlab_harness::report::{RunRecord, summarize, summary_table, write_results};
+use txlab_harness::report::{RunRecord, summarize_against, summary_table, write_results};
 use txlab_harness::sweep::{SweepSpec, run_sweep};
 use txlab_harness::workloads::{WorkloadKind, WorkloadParams};
 use txlab_workload::TpccConfig;
@@ -152,6 +152,12 @@ pub struct RunArgs {
     /// --protocol].
     #[arg(long, value_parser = parse_protocol)]
     pub baseline: Option<Protocol>,
+    /// Divide by the baseline's run at this thread count instead of each point's own (one of
+    /// --threads): a comparison at the same thread budget, e.g. `--protocol calvin,docc
+    /// --threads 1,2 --baseline-threads 1` (Calvin's lock manager and 1 worker, DOCC's 2
+    /// workers).
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
+    pub baseline_threads: Option<usize>,
     /// Output directory [default: results/run-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -293,6 +299,10 @@ pub struct CompareArgs {
     /// The protocol the others are compared to [default: the first of --protocol].
     #[arg(long, value_parser = parse_protocol)]
     pub baseline: Option<Protocol>,
+    /// Divide by the baseline's run at this thread count instead of each point's own (one of
+    /// --threads; see `txlab run --help`).
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
+    pub baseline_threads: Option<usize>,
     /// Output directory [default: results/compare-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -472,6 +482,7 @@ impl RunArgs {
             thetas: self.theta.clone(),
             repeat: self.repeat,
             baseline: self.baseline.or(self.protocol.first().copied()),
+            baseline_threads: self.baseline_threads,
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -498,6 +509,7 @@ impl CompareArgs {
             thetas: self.theta.clone(),
             repeat: self.rounds,
             baseline: self.baseline.or(self.protocol.first().copied()),
+            baseline_threads: self.baseline_threads,
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -603,7 +615,7 @@ pub fn sweep_into(
     let records = records.map_err(|e| Failure::Run(format!("run failed: {e}")))?;
     let machine = MachineInfo::detect();
     let baseline = spec.baseline.map(|b| b.name());
-    let summary = summarize(&records, baseline);
+    let summary = summarize_against(&records, baseline, spec.baseline_threads);
     write_results(out, &machine, spec, &records, &summary)
         .map_err(|e| Failure::Run(e.to_string()))?;
     print!("{}", summary_table(&summary, baseline));
@@ -629,7 +641,7 @@ fn compare_builds(
     let baseline = spec
         .baseline
         .map(|b| format!("{}:{}", args.builds[0].label, b.name()));
-    let summary = summarize(&records, baseline.as_deref());
+    let summary = summarize_against(&records, baseline.as_deref(), spec.baseline_threads);
     let machine = MachineInfo::detect();
     let config = serde_json::json!({
         "sweep": spec,

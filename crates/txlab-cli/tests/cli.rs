@@ -878,3 +878,26 @@ fn deterministic_flags_reach_the_engines_and_bad_values_name_the_flag() {
         }
     }
 }
+
+#[test]
+fn baseline_threads_reaches_the_spec_and_must_be_one_of_the_thread_counts() {
+    let r = run_args(&[
+        "--protocol",
+        "calvin,docc",
+        "--threads",
+        "1,2",
+        "--baseline-threads",
+        "1",
+    ]);
+    let spec = r.spec();
+    assert_eq!(spec.baseline_threads, Some(1));
+    spec.validate().unwrap();
+    let r = run_args(&["--threads", "1,2", "--baseline-threads", "3"]);
+    let e = r.spec().validate().unwrap_err().to_string();
+    assert!(
+        e.contains("--baseline-threads") && e.contains('3') && e.contains("[1, 2]"),
+        "{e}"
+    );
+    let msg = usage_error(&["compare", "--baseline-threads", "0"]);
+    assert!(msg.contains("--baseline-threads"), "{msg}");
+}

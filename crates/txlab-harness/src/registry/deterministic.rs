@@ -177,6 +177,8 @@ fn validate_calvin(threads: usize, p: &EngineParams, run: &RunConfig) -> Result<
     Ok(())
 }
 
+// The update fills txlab-docc's test-only `mutation` field when a test build turns it on.
+#[allow(clippy::needless_update)]
 fn docc_config(p: &EngineParams, run: &RunConfig, prefetch: bool, check: bool) -> DoccConfig {
     DoccConfig {
         workers: run.threads,
