@@ -518,8 +518,9 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k} {}", significant(*v)))
                 .collect();
+            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
             out.push_str(&format!(
-                "  {} {} {}: {}\n",
+                "  {} {} {}{theta}: {}\n",
                 r.protocol,
                 r.workload,
                 r.threads,
@@ -655,7 +656,10 @@ mod tests {
             t.contains("3.000 [3.000, 3.000]") && t.contains("1.500 [1.500, 1.500]"),
             "{t}"
         );
-        assert!(t.contains("docc ycsb-a 2: docc_retries 0.100"), "{t}");
+        assert!(
+            t.contains("docc ycsb-a 2 theta 0.9: docc_retries 0.100"),
+            "{t}"
+        );
         assert!(t.contains("lock_manager_utilization 0.500"), "{t}");
         // Without a baseline thread count the rows at 2 threads have no baseline run.
         let rows = summarize(&recs, Some("calvin"));

@@ -337,7 +337,7 @@ where
         *self.log.lock().unwrap_or_else(|e| e.into_inner()) = log;
         Ok(Driven {
             cpus: vec![None; threads],
-            counters: vec![("sequenced", run.sequenced)],
+            counters: Vec::new(),
         })
     }
 }
