@@ -119,6 +119,7 @@ impl BatchFiguresArgs {
             thetas: vec![0.99],
             repeat: self.rounds,
             baseline: None,
+            baseline_threads: None,
             warmup: self.warmup,
             duration: self.duration,
             cooldown: Duration::from_millis(100),

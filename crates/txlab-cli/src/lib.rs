@@ -31,12 +31,15 @@ use txlab_core::{AckMode, Error};
 use txlab_harness::machine::MachineInfo;
 use txlab_harness::point::EngineParams;
 use txlab_harness::registry::Protocol;
+use txlab_harness::registry::deterministic::{
+    DEFAULT_BATCH_EPOCH_US, DEFAULT_CONCURRENCY as DETERMINISTIC_CONCURRENCY, DeterministicParams,
+};
 use txlab_harness::registry::distributed::ClusterParams;
 use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
 };
-use txlab_harness::report::{RunRecord, summarize, summary_table, write_results};
+use txlab_harness::report::{RunRecord, summarize_against, summary_table, write_results};
 use txlab_harness::sweep::{SweepSpec, run_sweep};
 use txlab_harness::workloads::{WorkloadKind, WorkloadParams};
 use txlab_workload::TpccConfig;
@@ -156,6 +159,12 @@ pub struct RunArgs {
     /// --protocol].
     #[arg(long, value_parser = parse_protocol)]
     pub baseline: Option<Protocol>,
+    /// Divide by the baseline's run at this thread count instead of each point's own (one of
+    /// --threads): a comparison at the same thread budget, e.g. `--protocol calvin,docc
+    /// --threads 1,2 --baseline-threads 1` (Calvin's lock manager and 1 worker, DOCC's 2
+    /// workers).
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
+    pub baseline_threads: Option<usize>,
     /// Output directory [default: results/run-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -228,10 +237,19 @@ pub struct ParamArgs {
     /// paper's 40). silo-ta always batches 4 transactions per thread (the paper's).
     #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_BATCH_SIZE), allow_negative_numbers = true)]
     pub batch_size: usize,
-    /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 (the
-    /// paper's 300).
-    #[arg(long, default_value_t = DEFAULT_CONCURRENCY, value_parser = ranged(1usize, txlab_harness::registry::pipeline::MAX_CONCURRENCY), allow_negative_numbers = true)]
-    pub concurrency: usize,
+    /// batch-*: live transactions in the pipeline (over all processors), 1..=1048576 [default:
+    /// 300, the paper's]. docc*, calvin: outstanding transactions per node, 1..=4194304
+    /// [default: 4096].
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::registry::deterministic::MAX_CONCURRENCY), allow_negative_numbers = true)]
+    pub concurrency: Option<usize>,
+    /// docc*, calvin: the sequencer's epoch (how long it collects submissions before sealing a
+    /// batch), microseconds, 1..=10000000.
+    #[arg(long, default_value_t = DEFAULT_BATCH_EPOCH_US, value_parser = ranged(1u64, 10_000_000), allow_negative_numbers = true)]
+    pub batch_epoch_us: u64,
+    /// calvin: lock-manager threads, 1..=--threads (1, as in Calvin and the DOCC paper; more
+    /// partition the keys over the managers).
+    #[arg(long, default_value_t = 1, value_parser = ranged(1usize, txlab_harness::registry::deterministic::MAX_WORKERS), allow_negative_numbers = true)]
+    pub lock_managers: usize,
     /// batch-vc, batch-srvc: transaction reordering worker threads, 0..=256; 0 is the
     /// single-thread layout (one thread forms, reorders and validates each batch). For
     /// batch-batch only 0 or not 0 matters: 0 forms and validates batches on one thread.
@@ -306,6 +324,10 @@ pub struct CompareArgs {
     /// The protocol the others are compared to [default: the first of --protocol].
     #[arg(long, value_parser = parse_protocol)]
     pub baseline: Option<Protocol>,
+    /// Divide by the baseline's run at this thread count instead of each point's own (one of
+    /// --threads; see `txlab run --help`).
+    #[arg(long, value_parser = ranged(1usize, txlab_harness::runner::MAX_THREADS), allow_negative_numbers = true)]
+    pub baseline_threads: Option<usize>,
     /// Output directory [default: results/compare-YYYYmmdd-HHMMSS, UTC].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -460,7 +482,7 @@ impl ParamArgs {
             },
             batch: BatchParams {
                 batch_size: self.batch_size,
-                concurrency: self.concurrency,
+                concurrency: self.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
                 reorder_workers: self.reorder_workers,
                 fvs: self.fvs,
                 policy: self.policy,
@@ -472,6 +494,11 @@ impl ParamArgs {
                 client_threads: self.client_threads,
                 link_latency_us: self.link_latency_us,
                 gc_epoch_ms: self.gc_epoch_ms,
+            },
+            deterministic: DeterministicParams {
+                batch_epoch_us: self.batch_epoch_us,
+                concurrency: self.concurrency.unwrap_or(DETERMINISTIC_CONCURRENCY),
+                lock_managers: self.lock_managers,
             },
         }
     }
@@ -487,6 +514,7 @@ impl RunArgs {
             thetas: self.theta.clone(),
             repeat: self.repeat,
             baseline: self.baseline.or(self.protocol.first().copied()),
+            baseline_threads: self.baseline_threads,
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -513,6 +541,7 @@ impl CompareArgs {
             thetas: self.theta.clone(),
             repeat: self.rounds,
             baseline: self.baseline.or(self.protocol.first().copied()),
+            baseline_threads: self.baseline_threads,
             warmup: self.warmup,
             duration: self.duration,
             cooldown: self.cooldown,
@@ -618,7 +647,7 @@ pub fn sweep_into(
     let records = records.map_err(|e| Failure::Run(format!("run failed: {e}")))?;
     let machine = MachineInfo::detect();
     let baseline = spec.baseline.map(|b| b.name());
-    let summary = summarize(&records, baseline);
+    let summary = summarize_against(&records, baseline, spec.baseline_threads);
     write_results(out, &machine, spec, &records, &summary)
         .map_err(|e| Failure::Run(e.to_string()))?;
     print!("{}", summary_table(&summary, baseline));
@@ -644,7 +673,7 @@ fn compare_builds(
     let baseline = spec
         .baseline
         .map(|b| format!("{}:{}", args.builds[0].label, b.name()));
-    let summary = summarize(&records, baseline.as_deref());
+    let summary = summarize_against(&records, baseline.as_deref(), spec.baseline_threads);
     let machine = MachineInfo::detect();
     let config = serde_json::json!({
         "sweep": spec,

@@ -56,12 +56,17 @@ fn defaults_are_documented_values() {
     assert!(!p.hyperthreads);
     assert_eq!(
         (p.batch_size, p.concurrency, p.reorder_workers, p.fvs),
-        (40, 300, 4, FvsChoice::Sort)
+        (40, None, 4, FvsChoice::Sort)
     );
     assert_eq!(
         r.spec().engine.batch,
         BatchParams::default(),
         "the flags' defaults are the engines' defaults"
+    );
+    assert_eq!(
+        r.spec().engine.deterministic,
+        txlab_harness::registry::deterministic::DeterministicParams::default(),
+        "the deterministic engines' defaults too (--concurrency 4096, 5 ms epochs)"
     );
 }
 
@@ -98,11 +103,11 @@ fn batching_flags_parse_and_bad_values_name_the_flag() {
         ),
         (
             &["run", "--concurrency", "0"],
-            &["--concurrency", "'0'", "1..=1048576"],
+            &["--concurrency", "'0'", "1..=4194304"],
         ),
         (
             &["run", "--concurrency", "many"],
-            &["--concurrency", "many", "1..=1048576"],
+            &["--concurrency", "many", "1..=4194304"],
         ),
         (
             &["run", "--reorder-workers", "257"],
@@ -487,8 +492,10 @@ fn non_numeric_values_of_every_integer_flag_name_the_flag_the_value_and_the_rang
         ("--epoch-ms", "1..=10000"),
         ("--seed", "0..=18446744073709551615"),
         ("--batch-size", "1..=65536"),
-        ("--concurrency", "1..=1048576"),
+        ("--concurrency", "1..=4194304"),
         ("--reorder-workers", "0..=256"),
+        ("--batch-epoch-us", "1..=10000000"),
+        ("--lock-managers", "1..=1024"),
     ];
     for &(flag, range) in cases {
         for bad in ["abc", "-1", "1.5", ""] {
@@ -828,4 +835,69 @@ fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
         e.to_string().contains("--builds") && e.to_string().contains("no such file"),
         "{e}"
     );
+}
+
+#[test]
+fn deterministic_flags_reach_the_engines_and_bad_values_name_the_flag() {
+    let r = run_args(&[
+        "--protocol",
+        "docc,docc-snapshot,docc-basic,calvin",
+        "--workload",
+        "tpcc",
+        "--threads",
+        "2",
+        "--batch-epoch-us",
+        "2500",
+        "--concurrency",
+        "512",
+        "--lock-managers",
+        "2",
+    ]);
+    let d = r.spec().engine.deterministic;
+    assert_eq!(
+        (d.batch_epoch_us, d.concurrency, d.lock_managers),
+        (2500, 512, 2)
+    );
+    // The pipeline keeps its own default when --concurrency is not given.
+    let r = run_args(&["--protocol", "batch-base"]);
+    assert_eq!(r.spec().engine.batch.concurrency, 300);
+    assert_eq!(r.spec().engine.deterministic.concurrency, 4096);
+    for (args, needles) in [
+        (
+            &["run", "--batch-epoch-us", "0"][..],
+            &["--batch-epoch-us", "'0'", "1..=10000000"][..],
+        ),
+        (
+            &["run", "--lock-managers", "0"][..],
+            &["--lock-managers", "'0'", "1..=1024"][..],
+        ),
+    ] {
+        let msg = usage_error(args);
+        for n in needles {
+            assert!(msg.contains(n), "{args:?}: message lacks {n:?}:\n{msg}");
+        }
+    }
+}
+
+#[test]
+fn baseline_threads_reaches_the_spec_and_must_be_one_of_the_thread_counts() {
+    let r = run_args(&[
+        "--protocol",
+        "calvin,docc",
+        "--threads",
+        "1,2",
+        "--baseline-threads",
+        "1",
+    ]);
+    let spec = r.spec();
+    assert_eq!(spec.baseline_threads, Some(1));
+    spec.validate().unwrap();
+    let r = run_args(&["--threads", "1,2", "--baseline-threads", "3"]);
+    let e = r.spec().validate().unwrap_err().to_string();
+    assert!(
+        e.contains("--baseline-threads") && e.contains('3') && e.contains("[1, 2]"),
+        "{e}"
+    );
+    let msg = usage_error(&["compare", "--baseline-threads", "0"]);
+    assert!(msg.contains("--baseline-threads"), "{msg}");
 }

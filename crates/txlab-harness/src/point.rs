@@ -8,6 +8,7 @@
 
 use crate::driver::{Driver, measure};
 use crate::registry::Protocol;
+use crate::registry::deterministic::DeterministicParams;
 use crate::registry::distributed::ClusterParams;
 use crate::registry::pipeline::BatchParams;
 use crate::runner::{RunConfig, RunResult};
@@ -33,6 +34,8 @@ pub struct EngineParams {
     pub batch: BatchParams,
     /// The distributed engines' cluster (`rococo`, `2pl-2pc`, `occ-2pc`).
     pub cluster: ClusterParams,
+    /// The deterministic engines' parameters (`docc*`, `calvin`).
+    pub deterministic: DeterministicParams,
 }
 
 /// Serializes a duration as fractional seconds.
@@ -59,6 +62,7 @@ impl Default for EngineParams {
             ack: AckMode::EpochStable,
             batch: BatchParams::default(),
             cluster: ClusterParams::default(),
+            deterministic: DeterministicParams::default(),
         }
     }
 }
@@ -175,6 +179,7 @@ pub fn with_history_check(mut out: PointOutcome, recorder: &MemoryRecorder) -> P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::registry::deterministic::DeterministicParams;
     use crate::registry::pipeline::BatchParams;
     use crate::workloads::{YcsbKind, validate_workload};
 
@@ -196,6 +201,11 @@ mod tests {
                 reorder_workers: 1,
                 ..BatchParams::default()
             },
+            deterministic: DeterministicParams {
+                batch_epoch_us: 500,
+                concurrency: 32,
+                lock_managers: 1,
+            },
             ..EngineParams::default()
         };
         let run = RunConfig {
@@ -209,7 +219,7 @@ mod tests {
         let protocols: Vec<Protocol> = Protocol::visible()
             .filter(|p| p.accepts(WorkloadKind::SmallBank).is_ok())
             .collect();
-        assert_eq!(protocols.len(), 15);
+        assert_eq!(protocols.len(), 19);
         for p in protocols {
             for w in [WorkloadKind::Ycsb(YcsbKind::A), WorkloadKind::SmallBank] {
                 let out = run_point(p, w, &params, &engine, &run, true).unwrap();

@@ -257,6 +257,14 @@ pub struct SummaryRow {
     /// Throughput relative to the baseline protocol's at the same point, per round, with its
     /// interval; `None` for the baseline itself or without a baseline run.
     pub ratio: Option<Estimate>,
+    /// Commits per CPU-second (process CPU time over the measured interval) relative to the
+    /// baseline's, per round, with its interval: the ratio at equal CPU spent, which threads
+    /// that wait without working (or a different thread budget) do not inflate.
+    pub cpu_ratio: Option<Estimate>,
+    /// Engine counters over all rounds: per commit (summed over the rounds, divided by their
+    /// commits), except `NAME_busy_ns` counters, which become `NAME_utilization`, the busy time
+    /// as a fraction of the measured time.
+    pub counters: BTreeMap<String, f64>,
     /// Median conflict abort rate.
     pub abort_rate: f64,
     /// Median p50 latency (µs).
@@ -267,10 +275,49 @@ pub struct SummaryRow {
     pub oversubscribed: bool,
 }
 
+/// Commits per CPU-second of a run.
+fn per_cpu_second(r: &RunResult) -> f64 {
+    r.commits as f64 / r.cpu_time_s
+}
+
+/// [`SummaryRow::counters`] of a point's runs.
+fn counter_rates(g: &[&RunRecord]) -> BTreeMap<String, f64> {
+    let commits: u64 = g.iter().map(|r| r.result.commits).sum();
+    let elapsed_ns: f64 = g.iter().map(|r| r.result.elapsed_s * 1e9).sum();
+    let mut sums: BTreeMap<&str, u64> = BTreeMap::new();
+    for r in g {
+        for (k, v) in &r.result.counters {
+            *sums.entry(k.as_str()).or_default() += v;
+        }
+    }
+    sums.into_iter()
+        .filter_map(|(k, v)| match k.strip_suffix("_busy_ns") {
+            Some(name) if elapsed_ns > 0.0 => {
+                Some((format!("{name}_utilization"), v as f64 / elapsed_ns))
+            }
+            None if commits > 0 => Some((k.to_string(), v as f64 / commits as f64)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The summary of `records`: one row per (protocol, workload, threads, theta) in order of first
-/// appearance, ratios against `baseline` (`crate::stats`: medians over rounds, bootstrap
-/// intervals, per-round ratios). Runs without commits are left out of the estimates.
+/// appearance, ratios against `baseline` at the same point (`crate::stats`: medians over
+/// rounds, bootstrap intervals, per-round ratios). Runs without commits are left out of the
+/// estimates.
 pub fn summarize(records: &[RunRecord], baseline: Option<&str>) -> Vec<SummaryRow> {
+    summarize_against(records, baseline, None)
+}
+
+/// [`summarize`], with the baseline's runs taken at `baseline_threads` threads (when given)
+/// instead of each row's own thread count: a comparison at the same thread budget when the
+/// protocols use their threads differently (DOCC's 2 workers against Calvin's lock manager and
+/// 1 worker).
+pub fn summarize_against(
+    records: &[RunRecord],
+    baseline: Option<&str>,
+    baseline_threads: Option<usize>,
+) -> Vec<SummaryRow> {
     type Key = (String, String, usize, u64);
     let key = |r: &RunRecord| {
         (
@@ -307,15 +354,19 @@ pub fn summarize(records: &[RunRecord], baseline: Option<&str>) -> Vec<SummaryRo
                         .collect::<Vec<_>>(),
                 )
             };
-            let ratio = baseline.filter(|b| *b != k.0).and_then(|b| {
-                let base = groups.get(&(b.to_string(), k.1.clone(), k.2, k.3))?;
+            let base_threads = baseline_threads.unwrap_or(k.2);
+            let base = baseline
+                .filter(|b| *b != k.0 || base_threads != k.2)
+                .and_then(|b| groups.get(&(b.to_string(), k.1.clone(), base_threads, k.3)));
+            let ratio_of = |f: &dyn Fn(&RunResult) -> f64| {
+                let base = base?;
                 Estimate::of_ratios(g.iter().filter(|r| r.result.commits > 0).filter_map(|r| {
                     let a = base
                         .iter()
                         .find(|a| a.repeat == r.repeat && a.result.commits > 0)?;
-                    Some((r.result.throughput_tps, a.result.throughput_tps))
+                    Some((f(&r.result), f(&a.result)))
                 }))
-            });
+            };
             SummaryRow {
                 protocol: k.0.clone(),
                 workload: k.1.clone(),
@@ -324,7 +375,9 @@ pub fn summarize(records: &[RunRecord], baseline: Option<&str>) -> Vec<SummaryRo
                 rounds: g.len(),
                 empty_runs: g.iter().filter(|r| r.result.commits == 0).count(),
                 throughput: Estimate::of(&measured(g)),
-                ratio,
+                ratio: ratio_of(&|r| r.throughput_tps),
+                cpu_ratio: ratio_of(&per_cpu_second),
+                counters: counter_rates(g),
                 abort_rate: col(&|r| r.abort_rate),
                 p50_us: col(&|r| r.latency.p50_us),
                 p99_us: col(&|r| r.latency.p99_us),
@@ -395,6 +448,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
     header.push("throughput/s [95% CI]".into());
     if let (true, Some(b)) = (with_ratio, baseline) {
         header.push(format!("vs {b} [95% CI]"));
+        header.push("per CPU-s".into());
     }
     header.extend(["abort%", "p50 µs", "p99 µs", "runs"].map(String::from));
     let mut table = vec![header];
@@ -411,7 +465,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
             None => "no commits".into(),
         });
         if with_ratio {
-            row.push(match r.ratio {
+            let ratio = |q: Option<Estimate>| match q {
                 Some(e) if e.n > 1 => format!(
                     "{}{:.3} [{:.3}, {:.3}]",
                     if e.distinguishes_from_one() { "" } else { "~" },
@@ -422,7 +476,9 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
                 Some(e) => format!("{:.3}", e.median),
                 None if baseline == Some(r.protocol.as_str()) => "baseline".into(),
                 None => "-".into(),
-            });
+            };
+            row.push(ratio(r.ratio));
+            row.push(ratio(r.cpu_ratio));
         }
         let num = |x: f64| {
             if x.is_finite() {
@@ -447,18 +503,49 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
     let mut out = aligned(&table, 2);
     if with_ratio {
         out.push_str(
-            "~: the ratio's interval contains 1 (not distinguishable from the baseline at 95 %)\n",
+            "~: the ratio's interval contains 1 (not distinguishable from the baseline at 95 %); \
+             per CPU-s: the ratio of commits per CPU-second\n",
         );
     }
+    let counted: Vec<&SummaryRow> = rows.iter().filter(|r| !r.counters.is_empty()).collect();
+    if !counted.is_empty() {
+        out.push_str(
+            "engine counters per commit (NAME_utilization: busy fraction of the measured time):\n",
+        );
+        for r in counted {
+            let list: Vec<String> = r
+                .counters
+                .iter()
+                .map(|(k, v)| format!("{k} {}", significant(*v)))
+                .collect();
+            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
+            out.push_str(&format!(
+                "  {} {} {}{theta}: {}\n",
+                r.protocol,
+                r.workload,
+                r.threads,
+                list.join(", ")
+            ));
+        }
+    }
     out
+}
+
+/// `x` with three significant digits (no exponent for the counters' usual range).
+fn significant(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+    format!("{x:.digits$}")
 }
 
 /// `summary.csv`: one row per [`SummaryRow`].
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
     let mut out = String::from(
         "protocol,workload,threads,theta,rounds,empty_runs,throughput_median,throughput_lo,\
-         throughput_hi,ratio_median,ratio_lo,ratio_hi,distinguishable,abort_rate,p50_us,p99_us,\
-         oversubscribed\n",
+         throughput_hi,ratio_median,ratio_lo,ratio_hi,distinguishable,cpu_ratio_median,\
+         cpu_ratio_lo,cpu_ratio_hi,abort_rate,p50_us,p99_us,oversubscribed\n",
     );
     let opt = |x: Option<f64>| x.map_or_else(String::new, |x| format!("{x:.6}"));
     for r in rows {
@@ -479,6 +566,9 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
             opt(q.map(|e| e.hi)),
             q.map(|e| e.distinguishes_from_one().to_string())
                 .unwrap_or_default(),
+            opt(r.cpu_ratio.map(|e| e.median)),
+            opt(r.cpu_ratio.map(|e| e.lo)),
+            opt(r.cpu_ratio.map(|e| e.hi)),
             format!("{:.6}", r.abort_rate),
             format!("{:.3}", r.p50_us),
             format!("{:.3}", r.p99_us),
@@ -534,6 +624,46 @@ mod tests {
             result,
             check: None,
         }
+    }
+
+    #[test]
+    fn ratios_against_a_baseline_thread_count_per_cpu_second_and_counter_rates() {
+        let mut recs = Vec::new();
+        for round in 0..4u32 {
+            let mut base = record("calvin", round, 1000.0);
+            base.threads = 1;
+            base.result.counters = [("lock_manager_busy_ns".to_string(), 500_000_000)].into();
+            recs.push(base);
+            let mut docc = record("docc", round, 3000.0);
+            docc.result.cpu_time_s = 4.0;
+            docc.result.counters = [("docc_retries".to_string(), 300)].into();
+            recs.push(docc);
+        }
+        let rows = summarize_against(&recs, Some("calvin"), Some(1));
+        let docc = rows.iter().find(|r| r.protocol == "docc").unwrap();
+        assert!((docc.ratio.unwrap().median - 3.0).abs() < 1e-9, "{docc:?}");
+        // 3000 commits on 4 CPU-seconds against 1000 on 2.
+        assert!(
+            (docc.cpu_ratio.unwrap().median - 1.5).abs() < 1e-9,
+            "{docc:?}"
+        );
+        assert!((docc.counters["docc_retries"] - 0.1).abs() < 1e-9);
+        let calvin = rows.iter().find(|r| r.protocol == "calvin").unwrap();
+        assert!(calvin.ratio.is_none(), "the baseline itself");
+        assert!((calvin.counters["lock_manager_utilization"] - 0.5).abs() < 1e-9);
+        let t = summary_table(&rows, Some("calvin"));
+        assert!(
+            t.contains("3.000 [3.000, 3.000]") && t.contains("1.500 [1.500, 1.500]"),
+            "{t}"
+        );
+        assert!(
+            t.contains("docc ycsb-a 2 theta 0.9: docc_retries 0.100"),
+            "{t}"
+        );
+        assert!(t.contains("lock_manager_utilization 0.500"), "{t}");
+        // Without a baseline thread count the rows at 2 threads have no baseline run.
+        let rows = summarize(&recs, Some("calvin"));
+        assert!(rows.iter().all(|r| r.ratio.is_none()));
     }
 
     #[test]

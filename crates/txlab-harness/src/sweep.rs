@@ -35,6 +35,9 @@ pub struct SweepSpec {
     pub repeat: u32,
     /// The protocol the others' throughput is divided by, per round, in the summary.
     pub baseline: Option<Protocol>,
+    /// The baseline's thread count the ratios divide by (`None`: each point's own), one of
+    /// `threads` (`report::summarize_against`).
+    pub baseline_threads: Option<usize>,
     /// Warm-up per run (serialized in seconds).
     #[serde(serialize_with = "crate::point::ser_secs")]
     pub warmup: Duration,
@@ -121,6 +124,13 @@ impl SweepSpec {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
+            ));
+        }
+        if let Some(t) = self.baseline_threads.filter(|t| !self.threads.contains(t)) {
+            return Err(Error::invalid(
+                "--baseline-threads",
+                t,
+                format!("one of the thread counts of the run ({:?})", self.threads),
             ));
         }
         if self.params.tpcc_scaled && !self.workloads.iter().any(|w| w.is_tpcc()) {
@@ -400,6 +410,7 @@ mod tests {
             thetas: vec![0.0, 0.9],
             repeat: 2,
             baseline: None,
+            baseline_threads: None,
             warmup: Duration::ZERO,
             duration: Duration::from_millis(10),
             cooldown: Duration::from_millis(1),

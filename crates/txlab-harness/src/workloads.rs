@@ -292,7 +292,7 @@ pub trait WorkloadVisitor {
     fn visit<W>(self, workload: &W) -> Self::Output
     where
         W: Workload + Sync,
-        W::Program: Clone + Send + 'static;
+        W::Program: Clone + Send + Sync + 'static;
 }
 
 impl AnyWorkload {

@@ -36,6 +36,7 @@
 //! Histories are checked for strict serializability when [`Protocol::STRICT`] is set, for
 //! serializability otherwise.
 
+pub mod deterministic;
 pub mod hermitage;
 pub mod mutation;
 pub mod no_alloc;

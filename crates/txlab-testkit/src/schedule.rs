@@ -16,7 +16,9 @@ use crate::replay::{Op, Schedule, Step, replay};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 
-fn op(keys: u64) -> impl Strategy<Value = Op> {
+/// One random operation over keys `0..keys` (reads, blind writes, read-modify-writes, inserts,
+/// deletes, scans).
+pub fn op(keys: u64) -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (0..keys).prop_map(Op::Read),
         2 => (0..keys).prop_map(|k| Op::Write(k, 0)),

@@ -14,11 +14,12 @@
 //! | OCC-batching validator pipeline | [`pipeline`] | `batch-base`, `batch-batch`, `batch-sr`, `batch-vc`, `batch-srvc` |
 //! | thread-aware batching | [`thread_aware`] | `silo-ta` |
 //! | distributed, pieces on servers (ROCOCO and its 2PC baselines) | [`distributed`] | `rococo`, `2pl-2pc`, `occ-2pc` |
+//! | deterministic (a sequencer and workers) | [`deterministic`] | `docc`, `docc-snapshot`, `docc-basic`, `calvin` |
 //! | the harness's own cost | [`noop`] | `noop` (hidden) |
 //!
 //! Adding a protocol to a family adds its build function and one line to the family's list;
-//! adding a family (the deterministic `docc` engines) adds a
-//! module with its list and one line to [`FAMILIES`]. Nothing else matches on protocols.
+//! adding a family adds a module with its list and one line to [`FAMILIES`]. Nothing else
+//! matches on protocols.
 //!
 //! Hidden entries (`noop`) exist for measuring the harness itself: `txlab list` does not show
 //! them, but `--protocol noop --workload noop` runs them. With the test-only cargo feature
@@ -27,6 +28,7 @@
 //! without validating its read set) also exists, so tests can show that `txlab run --check`
 //! fails on a really broken engine.
 
+pub mod deterministic;
 pub mod distributed;
 pub mod interactive;
 pub mod noop;
@@ -79,6 +81,7 @@ pub const FAMILIES: &[&[Descriptor]] = &[
     pipeline::PROTOCOLS,
     thread_aware::PROTOCOLS,
     distributed::PROTOCOLS,
+    deterministic::PROTOCOLS,
     noop::PROTOCOLS,
     #[cfg(feature = "mutants")]
     interactive::MUTANTS,
@@ -254,6 +257,6 @@ mod tests {
                 "mvto-nwr-single"
             ]
         );
-        assert_eq!(Protocol::visible().count(), 18);
+        assert_eq!(Protocol::visible().count(), 22);
     }
 }

@@ -1,0 +1,214 @@
+//! The order as DOCC's workers see it: batches of jobs, claimed one at a time in sequence order.
+//!
+//! - A [`Batch`] is one sequencer's batch of one epoch: its jobs, each job's position (`Seq`
+//!   for versions, a dense `rank` for the waiting phase) and its dependency (`need`, see
+//!   `crate::wait`), computed when the batch is pushed: with snapshots a job depends on the last
+//!   read-write job before it (`Program::read_only`), otherwise on the job just before it.
+//! - **Claiming** (the "one atomic cursor"): a worker takes the next job of its current
+//!   batch with one `fetch_add`; past the end it moves to the next batch by number. Claims are
+//!   therefore in order: when job `N` is claimed, every earlier job has been claimed, and since
+//!   a worker holds one job at a time until it completes, the oldest unfinished job is always
+//!   being worked on, so every wait ends.
+//! - **Running bounds**: a worker publishes [`CLAIMING`] before each claim and the job's `Seq`
+//!   after it (`crate::wait::Waiters::set_running`); while it waits for a batch to arrive it
+//!   holds nothing and publishes [`IDLE`]. The committer reads them to know which versions
+//!   running transactions need (`crate::commit`).
+//! - Fully finished batches are dropped from the front.
+
+use crate::seq::Seq;
+use crate::wait::{CLAIMING, IDLE, Waiters};
+use std::collections::VecDeque;
+use txlab_core::Program;
+use txlab_core::sync::{
+    Arc, AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, MutexGuard, Ordering,
+};
+
+/// A job: something that holds a program (a borrowed log entry, or a driver's submission).
+pub(crate) trait Job: Send + Sync {
+    /// The program.
+    type P: Program;
+    /// The program to run.
+    fn program(&self) -> &Self::P;
+}
+
+impl<P: Program + Sync> Job for &P {
+    type P = P;
+    #[inline]
+    fn program(&self) -> &P {
+        self
+    }
+}
+
+/// A job's dependency (`crate::wait`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Dep {
+    /// Wait until the chain reached this (0: no dependency).
+    pub need: u64,
+    /// Whether later jobs wait for this one (it publishes the chain when it completes).
+    pub chain: bool,
+    /// Whether the program claims `read_only`.
+    pub read_only: bool,
+}
+
+/// One sequencer's batch of one epoch (module docs).
+#[derive(Debug)]
+pub(crate) struct Batch<J> {
+    pub number: u64,
+    /// `Seq` of job 0 (job `i` is `seq_base + i`).
+    pub seq_base: u64,
+    /// Rank of job 0.
+    pub base_rank: u64,
+    pub jobs: Vec<J>,
+    pub deps: Vec<Dep>,
+    cursor: AtomicUsize,
+    done: Box<[AtomicBool]>,
+    left: AtomicUsize,
+}
+
+impl<J> Batch<J> {
+    /// The raw `Seq` of job `i`.
+    #[inline]
+    pub fn seq(&self, i: usize) -> u64 {
+        self.seq_base + i as u64
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.jobs.len()
+    }
+}
+
+#[derive(Debug)]
+struct Inner<J> {
+    batches: VecDeque<Arc<Batch<J>>>,
+    closed: bool,
+    next_number: u64,
+    /// Rank of the last chain job pushed (its dependants wait for `rank + 1`).
+    last_chain: Option<u64>,
+}
+
+/// The batches of one run (module docs).
+#[derive(Debug)]
+pub(crate) struct Schedule<J> {
+    inner: Mutex<Inner<J>>,
+    arrived: Condvar,
+    snapshot: bool,
+}
+
+/// A claimed job: its batch and index.
+pub(crate) type Claim<J> = (Arc<Batch<J>>, usize);
+
+impl<J: Job> Schedule<J> {
+    /// An empty schedule; `snapshot` selects the dependency rule (module docs).
+    pub fn new(snapshot: bool) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                batches: VecDeque::new(),
+                closed: false,
+                next_number: 0,
+                last_chain: None,
+            }),
+            arrived: Condvar::new(),
+            snapshot,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner<J>> {
+        self.inner.lock().ignore_poison()
+    }
+
+    /// Appends a batch of `jobs` whose job 0 is `seq0` and has rank `base_rank`.
+    pub fn push(&self, seq0: Seq, base_rank: u64, jobs: Vec<J>) {
+        let mut inner = self.lock();
+        let mut deps = Vec::with_capacity(jobs.len());
+        for (i, job) in jobs.iter().enumerate() {
+            let read_only = job.program().read_only();
+            let chain = !(self.snapshot && read_only);
+            deps.push(Dep {
+                need: inner.last_chain.map_or(0, |r| r + 1),
+                chain,
+                read_only,
+            });
+            if chain {
+                inner.last_chain = Some(base_rank + i as u64);
+            }
+        }
+        let n = jobs.len();
+        let batch = Arc::new(Batch {
+            number: inner.next_number,
+            seq_base: seq0.raw(),
+            base_rank,
+            jobs,
+            deps,
+            cursor: AtomicUsize::new(0),
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            left: AtomicUsize::new(n),
+        });
+        inner.next_number += 1;
+        if n > 0 {
+            inner.batches.push_back(batch);
+        }
+        drop(inner);
+        self.arrived.notify_all();
+    }
+
+    /// No more batches will come: workers finish once the last is claimed.
+    pub fn close(&self) {
+        self.lock().closed = true;
+        self.arrived.notify_all();
+    }
+
+    /// Claims the next job in order for worker `me` (module docs), publishing what it holds in
+    /// `slots`; `None` once the schedule is closed and everything is claimed. Blocks while the
+    /// next batch has not arrived.
+    pub fn claim(
+        &self,
+        current: &mut Option<Arc<Batch<J>>>,
+        slots: &Waiters,
+        me: usize,
+    ) -> Option<Claim<J>> {
+        slots.set_running(me, CLAIMING);
+        loop {
+            if let Some(b) = current {
+                let i = b.cursor.fetch_add(1, Ordering::AcqRel);
+                if i < b.len() {
+                    slots.set_running(me, b.seq(i));
+                    return Some((Arc::clone(b), i));
+                }
+            }
+            let want = current.as_ref().map_or(0, |b| b.number + 1);
+            let mut inner = self.lock();
+            loop {
+                if let Some(b) = inner.batches.iter().find(|b| b.number >= want) {
+                    *current = Some(Arc::clone(b));
+                    break;
+                }
+                if inner.closed {
+                    slots.set_running(me, IDLE);
+                    return None;
+                }
+                slots.set_running(me, IDLE);
+                inner = self.arrived.wait(inner).ignore_poison();
+                slots.set_running(me, CLAIMING);
+            }
+        }
+    }
+
+    /// Marks job `i` of `batch` finished (after its commit and chain publish).
+    pub fn complete(&self, batch: &Batch<J>, i: usize) {
+        batch.done[i].store(true, Ordering::Release);
+        if batch.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let mut inner = self.lock();
+            Self::drop_finished(&mut inner);
+        }
+    }
+
+    fn drop_finished(inner: &mut Inner<J>) {
+        while let Some(front) = inner.batches.front() {
+            if front.left.load(Ordering::Acquire) != 0 {
+                break;
+            }
+            inner.batches.pop_front();
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! Engine behaviour the kits do not pin down: read-only misuse, deterministic user aborts, bad
+//! input, the run lock, retry and prefetching counters, and garbage collection.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use txlab_check::MemoryRecorder;
+use txlab_core::deterministic::Deterministic;
+use txlab_core::{AccessSet, Engine, Error, Program, Schema, TableId, TableSpec, TxError, TxOps};
+use txlab_core::{TxResult, Worker};
+use txlab_docc::{Chain, Docc, DoccBasic, DoccConfig, InPlace, Layout};
+use txlab_testkit::deterministic::{
+    OneShot, Present, Setup, one_shot_schema, tpcc_small, workload_log, ycsb_hot,
+};
+use txlab_testkit::replay::Op;
+use txlab_workload::Workload;
+
+const T: TableId = TableId(0);
+
+/// Adds `delta` to key 0 unless the value read is at least `limit` (then rolls back), and
+/// claims `read_only` when told to (a liar when `delta != 0`).
+#[derive(Debug, Clone)]
+struct Capped {
+    delta: u64,
+    limit: u64,
+    claims_read_only: bool,
+}
+
+impl Program for Capped {
+    type Output = u64;
+    fn run<X: TxOps + ?Sized>(&self, tx: &mut X) -> TxResult<u64> {
+        let v = u64::from_le_bytes(tx.read(T, 0)?.expect("loaded").try_into().unwrap());
+        if v >= self.limit {
+            return Err(TxError::user_abort("over the cap"));
+        }
+        if self.delta != 0 {
+            tx.write(T, 0, &(v + self.delta).to_le_bytes())?;
+        }
+        Ok(v)
+    }
+    fn declare(&self, _out: &mut AccessSet) {}
+    fn kind(&self) -> &'static str {
+        "capped"
+    }
+    fn read_only(&self) -> bool {
+        self.claims_read_only
+    }
+}
+
+fn kv_schema() -> Schema {
+    let mut s = Schema::new();
+    s.add(TableSpec::dense("kv", 8, 4)).unwrap();
+    s
+}
+
+fn engines_agree_on_caps<L: Layout>(prefetch: bool) {
+    let cfg = DoccConfig {
+        prefetch,
+        ..DoccConfig::default()
+    };
+    let log: Vec<Capped> = (0..40)
+        .map(|i| Capped {
+            delta: 1,
+            limit: 25,
+            claims_read_only: i == 7,
+        })
+        .collect();
+    for workers in [1, 2, 4] {
+        let db = Docc::<L>::new(&kv_schema(), cfg).unwrap();
+        db.load(T, 0, &0u64.to_le_bytes()).unwrap();
+        let r = db.execute_log(&log, workers).unwrap();
+        // Program 7 claims read_only and writes: a misuse naming its kind, nothing written.
+        match &r[7] {
+            Err(TxError::Error(Error::Misuse(m))) => assert!(m.ends_with("kind: capped"), "{m}"),
+            other => panic!("program 7: {other:?}"),
+        }
+        // The others add 1 each until the value reaches 25, then roll back, deterministically.
+        let oks: Vec<u64> = r.iter().filter_map(|x| x.as_ref().ok().copied()).collect();
+        assert_eq!(oks, (0..25).collect::<Vec<_>>(), "{workers} workers");
+        assert!(
+            r[26..]
+                .iter()
+                .all(|x| matches!(x, Err(TxError::UserAbort(_))))
+        );
+        let mut w = db.worker().unwrap();
+        let mut tx = w.begin();
+        assert_eq!(tx.read(T, 0).unwrap().unwrap(), 25u64.to_le_bytes());
+    }
+}
+
+#[test]
+fn misuse_and_user_aborts_are_decided_on_validated_reads() {
+    engines_agree_on_caps::<InPlace>(false);
+    engines_agree_on_caps::<Chain>(false);
+    engines_agree_on_caps::<Chain>(true);
+}
+
+#[test]
+fn bad_input_is_refused_with_the_value_named() {
+    let db = DoccBasic::new(
+        &kv_schema(),
+        DoccConfig {
+            prefetch: false,
+            ..DoccConfig::default()
+        },
+    )
+    .unwrap();
+    let log = [Capped {
+        delta: 0,
+        limit: 9,
+        claims_read_only: true,
+    }];
+    let e = db.execute_log(&log, 0).unwrap_err();
+    assert!(e.to_string().contains("workers = 0"), "{e}");
+    let e = db.execute_log(&log, 1025).unwrap_err();
+    assert!(e.to_string().contains("1..=1024"), "{e}");
+    // Prefetching needs placeholders.
+    let e = Docc::<InPlace>::new(&kv_schema(), DoccConfig::default()).unwrap_err();
+    assert!(e.to_string().contains("prefetch = true"), "{e}");
+    // Interactive workers and deterministic runs exclude each other.
+    db.load(T, 0, &0u64.to_le_bytes()).unwrap();
+    let w = db.worker().unwrap();
+    let e = db.execute_log(&log, 1).unwrap_err();
+    assert!(
+        matches!(e, Error::Misuse(m) if m.contains("interactive workers")),
+        "{e}"
+    );
+    drop(w);
+    assert_eq!(db.execute_log(&log, 1).unwrap()[0], Ok(0));
+}
+
+/// A writer of key 0 that holds its first attempt until a reader has read key 0, so the reader
+/// must fail validation and retry (a handshake, not a timing assumption: it needs two workers).
+#[derive(Debug)]
+struct Handshake {
+    writer: bool,
+    read_done: Arc<AtomicBool>,
+}
+
+impl Program for Handshake {
+    type Output = u64;
+    fn run<X: TxOps + ?Sized>(&self, tx: &mut X) -> TxResult<u64> {
+        if self.writer {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !self.read_done.load(Ordering::SeqCst) {
+                assert!(Instant::now() < deadline, "the reader never read");
+                std::thread::yield_now();
+            }
+            tx.write(T, 0, &7u64.to_le_bytes())?;
+            return Ok(0);
+        }
+        let v = u64::from_le_bytes(tx.read(T, 0)?.expect("loaded").try_into().unwrap());
+        let w = u64::from_le_bytes(tx.read(T, 1)?.expect("loaded").try_into().unwrap());
+        self.read_done.store(true, Ordering::SeqCst);
+        tx.write(T, 2, &(v + w).to_le_bytes())?;
+        Ok(v)
+    }
+    fn declare(&self, _out: &mut AccessSet) {}
+    fn kind(&self) -> &'static str {
+        "handshake"
+    }
+}
+
+/// The reader reads key 0 before the writer (earlier in the order) commits, so it retries; with
+/// prefetching its retry reaches keys 0, 1 and 2 through the first attempt's references.
+#[test]
+fn retries_reuse_the_first_attempts_references() {
+    for prefetch in [false, true] {
+        let db = Docc::<Chain>::new(
+            &kv_schema(),
+            DoccConfig {
+                prefetch,
+                ..DoccConfig::default()
+            },
+        )
+        .unwrap();
+        for k in 0..3 {
+            db.load(T, k, &1u64.to_le_bytes()).unwrap();
+        }
+        let read_done = Arc::new(AtomicBool::new(false));
+        let log = [
+            Handshake {
+                writer: true,
+                read_done: Arc::clone(&read_done),
+            },
+            Handshake {
+                writer: false,
+                read_done,
+            },
+        ];
+        let r = db.execute_log(&log, 2).unwrap();
+        assert_eq!(
+            r[1],
+            Ok(7),
+            "the reader's result is the one after the writer"
+        );
+        let s = db.stats();
+        assert_eq!((s.retries, s.validation_failures), (1, 1), "{s:?}");
+        let saved = if prefetch { 3 } else { 0 };
+        assert_eq!(s.retry_lookups_saved, saved, "{s:?}");
+        assert_eq!(s.retry_lookups_seen_before, saved, "{s:?}");
+    }
+}
+
+/// Versions per key stay bounded on a hot update workload, and deleted keys leave their index.
+#[test]
+fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
+    let w = ycsb_hot();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    for round in 0..5 {
+        db.execute_log(&workload_log(&w, round, 2_000), 2).unwrap();
+        let (most, records) = db.version_census(w.table()).unwrap();
+        assert_eq!(records, 10);
+        // An install keeps the newest version and the one each running transaction reads (at
+        // most 2 here); an install that met a worker between two jobs trims nothing, once.
+        assert!(most <= 4, "round {round}: {most} versions on one key");
+    }
+    let gc = db.gc();
+    assert!(gc.versions_allocated > 5_000);
+    assert!(gc.versions_live() <= 20, "{gc:?}");
+
+    // Inserts then deletes on an ordered table: the tombstones leave the index.
+    let db = Docc::<Chain, MemoryRecorder>::with_recorder(
+        &one_shot_schema(),
+        DoccConfig::default(),
+        Arc::new(MemoryRecorder::new()),
+    )
+    .unwrap();
+    Present(0).load(&db).unwrap();
+    let mut log = Vec::new();
+    for k in 0..50 {
+        log.push(OneShot {
+            ops: vec![Op::Insert(k, k)],
+            claims_read_only: false,
+        });
+        log.push(OneShot {
+            ops: vec![Op::Delete(k)],
+            claims_read_only: false,
+        });
+    }
+    // Later transactions move the horizon past the deletes.
+    for _ in 0..20 {
+        log.push(OneShot {
+            ops: vec![Op::Write(1_000, 1)],
+            claims_read_only: false,
+        });
+    }
+    db.execute_log(&log, 2).unwrap();
+    let (_, records) = db.version_census(TableId(0)).unwrap();
+    assert!(
+        records <= 2,
+        "{records} records left of 50 deleted keys and one live key"
+    );
+    assert!(db.gc().tombstones_retired >= 48, "{:?}", db.gc());
+}
+
+/// A long TPC-C run: versions per key stay bounded once the run is warm.
+#[test]
+fn tpcc_versions_per_key_stay_bounded() {
+    let w = tpcc_small();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    let mut most_seen = Vec::new();
+    for round in 0..4 {
+        db.execute_log(&workload_log(&w, 100 + round, 1_500), 2)
+            .unwrap();
+        let most = (0..w.schema().len())
+            .map(|t| {
+                db.version_census(TableId(t as u16))
+                    .map(|c| c.0)
+                    .unwrap_or(0)
+            })
+            .max()
+            .unwrap();
+        most_seen.push(most);
+    }
+    assert!(most_seen.iter().all(|&m| m <= 4), "{most_seen:?}");
+    w.check(&db).unwrap();
+}
+
+/// Delivery's deleted new-order rows leave the index once no running transaction can need them.
+#[test]
+fn tpcc_deleted_rows_leave_the_index() {
+    let w = tpcc_small();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    for round in 0..3 {
+        db.execute_log(&workload_log(&w, 200 + round, 2_000), 2)
+            .unwrap();
+    }
+    let new_order = TableId(4);
+    let (_, mapped) = db.version_census(new_order).unwrap();
+    let mut present = 0;
+    let mut worker = db.worker().unwrap();
+    let mut tx = worker.begin();
+    tx.scan(new_order, 0, u64::MAX, &mut |_, _| {
+        present += 1;
+        true
+    })
+    .unwrap();
+    drop(tx);
+    assert!(db.gc().tombstones_retired > 100, "{:?}", db.gc());
+    // A few tombstones wait for the horizon, and reads of missing keys leave absent records.
+    assert!(
+        mapped <= present + 64,
+        "{mapped} records mapped for {present} rows"
+    );
+}
+
+/// Resident memory of the process (Linux), bytes.
+fn rss_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// A long run on hot keys: after warm-up, resident memory stays flat (versions are trimmed and
+/// freed through the epoch collector).
+///
+/// `cargo test --release -p txlab-docc --test semantics -- --ignored long_runs_keep_memory_flat`
+#[test]
+#[ignore = "long: 600,000 transactions"]
+fn long_runs_keep_memory_flat() {
+    let w = ycsb_hot();
+    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    w.load(&db).unwrap();
+    let mut after_warmup = 0;
+    for round in 0..30 {
+        db.execute_log(&workload_log(&w, round, 20_000), 2).unwrap();
+        let rss = rss_bytes().expect("/proc/self/statm");
+        if round == 3 {
+            after_warmup = rss;
+        }
+        if round > 3 {
+            assert!(
+                rss < after_warmup + (16 << 20),
+                "round {round}: {rss} bytes resident, {after_warmup} after warm-up"
+            );
+        }
+    }
+    let (most, _) = db.version_census(w.table()).unwrap();
+    assert!(most <= 4, "{most}");
+}
