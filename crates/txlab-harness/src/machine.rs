@@ -18,8 +18,8 @@ pub struct MachineInfo {
     pub physical_cores: usize,
     /// Kernel name and release from `uname` (e.g. `Linux 6.8.0`).
     pub kernel: String,
-    /// `git rev-parse HEAD` of the source checkout the binary was built from (else of the working
-    /// directory), or `unknown`.
+    /// `git rev-parse HEAD` of the source checkout the binary was built from (recorded at build
+    /// time, so it stays true wherever the binary runs), or `unknown` when built outside git.
     pub git_revision: String,
     /// The txlab-harness crate version.
     pub crate_version: String,
@@ -100,27 +100,9 @@ fn kernel() -> String {
     format!("{} {}", sys.to_string_lossy(), rel.to_string_lossy())
 }
 
-/// The revision of the checkout this binary was built from, else of the working directory.
+/// The revision of the checkout this binary was built from, baked in by `build.rs`.
 fn git_revision() -> String {
-    let source_dir = env!("CARGO_MANIFEST_DIR");
-    rev_parse(Some(source_dir))
-        .or_else(|| rev_parse(None))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn rev_parse(dir: Option<&str>) -> Option<String> {
-    let mut cmd = std::process::Command::new("git");
-    if let Some(d) = dir {
-        cmd.args(["-C", d]);
-    }
-    cmd.args(["rev-parse", "HEAD"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    env!("TXLAB_GIT_REVISION").to_string()
 }
 
 #[cfg(test)]
@@ -150,6 +132,24 @@ mod tests {
         );
         if line_aligned {
             assert_eq!(m.record_layout, "line-aligned (64 B): silo, tictoc, mvto");
+        }
+    }
+
+    #[test]
+    fn revision_is_the_checkout_the_binary_was_built_from() {
+        // The build script records HEAD of this crate's checkout; the test binary is rebuilt
+        // whenever HEAD moves, so the two agree. It is a compile-time constant: the directory a
+        // carried binary runs in cannot change it.
+        let source = std::process::Command::new("git")
+            .args(["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        let baked = git_revision();
+        match source {
+            Some(rev) => assert_eq!(baked, rev),
+            None => assert_eq!(baked, "unknown"),
         }
     }
 }
