@@ -76,6 +76,17 @@ impl Choice {
     }
 }
 
+/// A message choice made while the pool is empty, as recorded (it advances the clock instead).
+fn reduce_to_empty_pool(c: Choice) -> Choice {
+    match c {
+        Choice::Deliver(_) => Choice::Deliver(0),
+        Choice::Drop(_) => Choice::Drop(0),
+        Choice::Duplicate(_) => Choice::Duplicate(0),
+        Choice::Delay(_) => Choice::Delay(0),
+        other => other,
+    }
+}
+
 /// A list of choices with a compact text form: `d` deliver, `x` drop, `u` duplicate, `w` delay,
 /// `c` crash, `r` restart, each followed by its index, separated by spaces.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -475,7 +486,13 @@ impl<N: Node, F: FnMut(NodeId) -> N> StepDriver<N, F> {
     fn apply(&mut self, c: Choice) -> bool {
         self.absorb_external();
         if c.is_message() && self.world.pool.is_empty() {
-            return self.advance();
+            // Recorded when it advanced the clock: a replay finds the pool empty at the same
+            // choice and advances there too, so the choices after it keep their places.
+            let advanced = self.advance();
+            if advanced {
+                self.executed.push(reduce_to_empty_pool(c));
+            }
+            return advanced;
         }
         let len = self.world.pool.len().max(1);
         let n = self.world.ids.len();

@@ -262,3 +262,45 @@ fn bad_cluster_shapes_are_refused() {
     let e = StepDriver::new(&many, StepConfig::default(), |_| Toy::new(0)).unwrap_err();
     assert!(e.to_string().contains("1025") && e.to_string().contains("1..=1024"));
 }
+
+#[test]
+fn a_choice_made_on_an_empty_pool_is_recorded_so_the_schedule_replays() {
+    /// Node 0 sends 1 and 2 at start and 3 and 4 when its timer fires; node 1 logs arrivals.
+    #[derive(Debug, Default)]
+    struct Ticker {
+        got: Vec<u32>,
+    }
+    impl Node for Ticker {
+        type Msg = Num;
+        fn on_start(&mut self, ctx: &mut Ctx<'_, Num>) {
+            if ctx.me() == NodeId(0) {
+                ctx.send(NodeId(1), Num(1)).unwrap();
+                ctx.send(NodeId(1), Num(2)).unwrap();
+                ctx.set_timer(Duration::from_millis(1), TimerId(0));
+            }
+        }
+        fn on_message(&mut self, _: NodeId, msg: Num, _: &mut Ctx<'_, Num>) {
+            self.got.push(msg.0);
+        }
+        fn on_timer(&mut self, _: TimerId, ctx: &mut Ctx<'_, Num>) {
+            ctx.send(NodeId(1), Num(3)).unwrap();
+            ctx.send(NodeId(1), Num(4)).unwrap();
+        }
+    }
+    let go = |s: Schedule| {
+        let mut d = StepDriver::new(&ids(2), StepConfig::default(), |_| Ticker::default()).unwrap();
+        let r = d.run(Source::Choices(s), |_| Ok(()), |_| false).unwrap();
+        (d.world().node(NodeId(1)).unwrap().got.clone(), r.schedule)
+    };
+    // The third choice finds the pool empty and advances the clock (the timer sends 3 and 4);
+    // the fourth then delivers 4 before 3.
+    let (got, recorded) = go("d0 d0 d7 d1".parse().unwrap());
+    assert_eq!(got, vec![1, 2, 4, 3]);
+    assert!(
+        recorded.to_string().starts_with("d0 d0 d0 d1"),
+        "{recorded}"
+    );
+    let (again, recorded_again) = go(recorded.clone());
+    assert_eq!(again, got);
+    assert_eq!(recorded_again, recorded);
+}

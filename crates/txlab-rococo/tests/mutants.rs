@@ -9,9 +9,9 @@
 
 mod common;
 
-use common::{Case, hot_ycsb, params, run_step, small_tpcc};
+use common::{Case, hot_ycsb, params, run_step, runner, small_tpcc};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
+use proptest::test_runner::{TestCaseError, TestError};
 use std::time::Duration;
 use txlab_net::step::Schedule;
 use txlab_net::step::strategy::{Faults, choices};
@@ -72,12 +72,7 @@ fn catch<W: PiecedWorkload>(
     mutant: Mutant,
     make: fn(Option<Mutant>, txlab_rococo::Protocol, u64) -> Case<W>,
 ) -> (u64, Schedule, String) {
-    let mut runner = TestRunner::new(Config {
-        cases: 400,
-        failure_persistence: None,
-        max_shrink_iters: 2000,
-        ..Config::default()
-    });
+    let (mut runner, proptest_seed) = runner(400, 2000);
     let r = runner.run(&(any::<u64>(), choices(120, FAULTS)), |(seed, s)| {
         run_step(&make(Some(mutant), mutant.protocol(), seed), s)
             .map(drop)
@@ -85,7 +80,7 @@ fn catch<W: PiecedWorkload>(
     });
     match r {
         Err(TestError::Fail(why, (seed, schedule))) => (seed, schedule, why.to_string()),
-        other => panic!("{mutant:?} was not caught: {other:?}"),
+        other => panic!("{mutant:?} was not caught (TXLAB_SEED={proptest_seed}): {other:?}"),
     }
 }
 

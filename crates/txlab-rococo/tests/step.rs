@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::{Case, cases, hot_ycsb, params, run_step, small_tpcc};
+use common::{Case, cases, hot_ycsb, params, run_step, runner, small_tpcc};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use proptest::test_runner::{Config, TestCaseError};
 use txlab_net::step::Schedule;
 use txlab_net::step::strategy::{Faults, choices};
 use txlab_rococo::{PiecedWorkload, Protocol};
@@ -45,33 +45,42 @@ fn tpcc(protocol: Protocol, (districts, servers, seed): Shape) -> Case<txlab_wor
     }
 }
 
+/// A case spec as printed on failure: `<family> <protocol> <keys|districts> <servers> <seed>`.
+fn parse_case(spec: &str) -> (String, Protocol, Shape) {
+    let f: Vec<&str> = spec.split_whitespace().collect();
+    let usage = "TXLAB_STEP_CASE='<family> <protocol> <n> <servers> <seed>'";
+    assert_eq!(f.len(), 5, "{usage}, got {spec:?}");
+    let num = |s: &str| -> u64 {
+        s.parse()
+            .unwrap_or_else(|_| panic!("{usage}, got {spec:?}"))
+    };
+    let protocol = Protocol::from_name(f[1]).unwrap_or_else(|e| panic!("{e}"));
+    (
+        f[0].to_string(),
+        protocol,
+        (num(f[2]), num(f[3]) as u16, num(f[4])),
+    )
+}
+
+/// Runs `spec` (of `family`) under `schedule`, panicking with the kit's error.
+fn run_spec<W: PiecedWorkload>(make: fn(Protocol, Shape) -> Case<W>, spec: &str, schedule: &str) {
+    let (_, protocol, shape) = parse_case(spec);
+    let schedule: Schedule = schedule.parse().unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = run_step(&make(protocol, shape), schedule) {
+        panic!("{spec}: {e}");
+    }
+}
+
 /// Replays `TXLAB_STEP_CASE` / `TXLAB_STEP_SCHEDULE` if both are set and name `family`.
 fn replay<W: PiecedWorkload>(family: &str, make: fn(Protocol, Shape) -> Case<W>) -> bool {
-    let (Ok(case), Some(schedule)) = (
+    let (Ok(case), Ok(schedule)) = (
         std::env::var("TXLAB_STEP_CASE"),
-        txlab_net::step::schedule_from_env(),
+        std::env::var("TXLAB_STEP_SCHEDULE"),
     ) else {
         return false;
     };
-    let f: Vec<&str> = case.split_whitespace().collect();
-    assert_eq!(
-        f.len(),
-        5,
-        "TXLAB_STEP_CASE='<family> <protocol> <n> <servers> <seed>'"
-    );
-    if f[0] != family {
-        return true;
-    }
-    let c = make(
-        Protocol::from_name(f[1]).unwrap(),
-        (
-            f[2].parse().unwrap(),
-            f[3].parse().unwrap(),
-            f[4].parse().unwrap(),
-        ),
-    );
-    if let Err(e) = run_step(&c, schedule.unwrap()) {
-        panic!("{e}");
+    if parse_case(&case).0 == family {
+        run_spec(make, &case, &schedule);
     }
     true
 }
@@ -86,11 +95,7 @@ fn property<W: PiecedWorkload>(
         return;
     }
     for protocol in Protocol::ALL {
-        let mut runner = TestRunner::new(Config {
-            cases: n,
-            failure_persistence: None,
-            ..Config::default()
-        });
+        let (mut runner, seed) = runner(n, Config::default().max_shrink_iters);
         let r = runner.run(
             &(&shapes, choices(150, FAULTS)),
             |(shape, s): (Shape, Schedule)| {
@@ -106,7 +111,7 @@ fn property<W: PiecedWorkload>(
             },
         );
         if let Err(e) = r {
-            panic!("{}: {e}", protocol.name());
+            panic!("{} (TXLAB_SEED={seed}): {e}", protocol.name());
         }
     }
 }
@@ -124,4 +129,29 @@ fn scaled_tpcc_under_every_schedule() {
         (Just(2u64), Just(2u16), any::<u64>()),
         cases(500),
     );
+}
+
+/// Schedules that once failed, replayed on every run: `(TXLAB_STEP_CASE, TXLAB_STEP_SCHEDULE)`.
+///
+/// - A server collected a finished transaction (GC, §3.4), then a late commit request of
+///   another one carried it as undecided: the server brought it back as a vertex involving
+///   only itself and, waiting for it to be COMMITTING, had no other server to ask
+///   (`status_errors`). Collected transactions now stay collected (`Graph::merge_all`), and
+///   late start and commit requests of collected transactions are ignored.
+const YCSB_REGRESSIONS: &[(&str, &str)] =
+    &[("ycsb rococo 2 2 3405232657703426386", REGRESSION_GC_REVIVAL)];
+
+const REGRESSION_GC_REVIVAL: &str = concat!(
+    "d4 d4 d6 d0 d5 d5 w1 w2 d3 d3 d0 x2 d0 w1 d0 x0 w0 d0 d0 d2 d1 d1 d1 w2 d1 d0 w1 u0 ",
+    "d0 d0 d1 x2 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 w0 d0 d0 d0 d0 d0 d3 d1 w4 d0 d0 d0 d0 d0 ",
+    "d0 d0 d0 d0 d0 d0 d0 d1 w0 d0 d1 d1 x0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 d0 ",
+    "d3 d0 d0 d0 d3 w5 d0 d0 d2 d2 x2 d2 d4 w4 d2 d0 w3 d1 d1 d0 d0 d0 d0 w2 w0 x0 d0 d0 ",
+    "d0 d0 d0 d0 d0 d0 d0 u0",
+);
+
+#[test]
+fn ycsb_schedules_that_once_failed_pass() {
+    for (spec, schedule) in YCSB_REGRESSIONS {
+        run_spec(ycsb, spec, schedule);
+    }
 }

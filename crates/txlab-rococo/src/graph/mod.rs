@@ -299,10 +299,14 @@ impl Graph {
         }
     }
 
-    /// Merges every vertex of `deps`.
-    pub fn merge_all(&mut self, deps: &Deps) {
+    /// Merges every vertex of `deps`, except those absent here whose epoch tag `collected`
+    /// says GC may have dropped: such a transaction has finished everywhere (`server::gc`), so
+    /// it stays collected instead of coming back as a vertex nobody will ever decide here.
+    pub fn merge_all(&mut self, deps: &Deps, collected: impl Fn(u64) -> bool) {
         for v in &deps.vertices {
-            self.merge(v);
+            if self.vertices.contains_key(&v.id) || !collected(v.epoch) {
+                self.merge(v);
+            }
         }
     }
 

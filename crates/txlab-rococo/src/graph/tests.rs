@@ -140,3 +140,26 @@ fn a_different_order_for_a_decided_vertex_is_counted_not_adopted() {
     g.merge(&info(9, Status::Decided, &[]));
     assert_eq!(g.scc_mismatches, 3);
 }
+
+#[test]
+fn a_collected_vertex_stays_collected_when_a_message_names_it_again() {
+    let mut g = Graph::default();
+    g.local(7, 0, 1);
+    let mut old = info(5, Status::Started, &[]);
+    old.epoch = 1;
+    let mut known = info(7, Status::Committing, &[(5, EDGE_D)]);
+    known.epoch = 1;
+    let mut new = info(8, Status::Started, &[(7, EDGE_D)]);
+    new.epoch = 3;
+    let deps = Deps {
+        vertices: vec![old, known, new],
+    };
+    // Epoch 1 may have been collected: 5, absent, stays out (it finished everywhere); 7, still
+    // here, is merged as usual; 8 is too recent to have been collected.
+    g.merge_all(&deps, |epoch| epoch <= 1);
+    assert!(g.get(5).is_none());
+    assert!(g.decided_or_collected(5));
+    assert_eq!(g.get(7).unwrap().status, Status::Committing);
+    assert!(g.get(8).is_some());
+    assert_eq!(g.undecided_ancestors(8), vec![7, 8]);
+}

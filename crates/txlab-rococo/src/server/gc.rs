@@ -19,6 +19,13 @@
 //! if the asker still waits on it, that is counted as an internal error (`gc_status_errors`;
 //! tests require zero, and the mutant that drops entries without the delay makes them appear),
 //! while a late duplicate of a request already answered is ignored.
+//!
+//! Collected stays collected: a transaction tagged at or below the floor has finished on every
+//! server, so when a message names one that is absent here (the graph of a late commit request
+//! or status reply, a delayed or duplicated start or commit request), its vertex is not merged
+//! back (`Graph::merge_all`) and the request is ignored. Merged back, it would be a vertex
+//! nobody decides here again, and a commit waiting for it to be COMMITTING would find no
+//! server to ask; a start request run again would execute its pieces twice.
 
 use super::{Program, Server};
 use crate::config::{Mutant, Recording};

@@ -98,6 +98,9 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         s: Start<Program<W>>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
+        if self.stale(s.txn, Some(s.epoch)) {
+            return;
+        }
         let epoch = s.epoch.max(self.epochs.current);
         self.graph.local(s.txn, self.me, epoch);
         let mut t = self.txns.remove(&s.txn).unwrap_or_else(|| LocalTxn {
@@ -132,6 +135,16 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         };
         self.send(ctx, from, Msg::StartReply(Box::new(reply)));
         self.wake(ctx, BTreeSet::new());
+    }
+
+    /// Whether a request for `txn`, tagged `epoch`, is a late copy of one whose transaction
+    /// finished everywhere and was collected here (`server::gc`): nothing of it is left here,
+    /// and its tag is at or below the GC floor. Such a request is ignored; acting on it would
+    /// run the transaction's pieces a second time or bring back a vertex nobody decides.
+    fn stale(&self, txn: TxnId, epoch: Option<u64>) -> bool {
+        !self.txns.contains_key(&txn)
+            && self.graph.get(txn).is_none()
+            && epoch.is_some_and(|e| self.epochs.collected(e))
     }
 
     /// One new piece: accepted, its conflicts turned into edges, run now if immediate.
@@ -198,7 +211,11 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     /// A commit request (§3.2): aggregate its graph, mark the transaction COMMITTING and
     /// evaluate it (module docs).
     pub(super) fn commit(&mut self, from: NodeId, c: Commit, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
-        self.graph.merge_all(&c.deps);
+        if self.stale(c.txn, c.deps.get(c.txn).map(|v| v.epoch)) {
+            return;
+        }
+        let epochs = &self.epochs;
+        self.graph.merge_all(&c.deps, |e| epochs.collected(e));
         let Some(t) = self.txns.get_mut(&c.txn) else {
             self.fail(format!(
                 "commit request for transaction {} that never started here",
@@ -502,7 +519,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         deps: &crate::graph::Deps,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
-        self.graph.merge_all(deps);
+        let epochs = &self.epochs;
+        self.graph.merge_all(deps, |e| epochs.collected(e));
         for v in &deps.vertices {
             if let Some(&(want, _)) = self.rococo.asked.get(&v.id)
                 && self.graph.get(v.id).is_some_and(|g| g.status >= want)

@@ -9,11 +9,14 @@
 //!   (`txlab_rococo::history::check`);
 //! - the shards, merged, pass the workload's consistency conditions (`Workload::check`).
 //!
-//! `TXLAB_PROPTEST_CASES` sets the proptest case counts, `TXLAB_STEP_SCHEDULE` replays one step
-//! schedule, `TXLAB_SIM_SEED` one simulation seed.
+//! `TXLAB_PROPTEST_CASES` sets the proptest case counts; the proptest seed is fixed, so CI runs
+//! the same cases every time, and `TXLAB_SEED=N` (or `TXLAB_SEED=random`) explores others (a
+//! failure names its seed). `TXLAB_STEP_SCHEDULE` replays one step schedule, `TXLAB_SIM_SEED`
+//! one simulation seed.
 
 #![allow(dead_code)]
 
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::cell::RefCell;
 use std::sync::Arc;
 use txlab_net::NodeId;
@@ -34,6 +37,36 @@ pub fn cases(default: u32) -> u32 {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
+}
+
+/// The default proptest seed (module docs).
+const SEED: u64 = 0x726f_636f_636f;
+
+/// A proptest runner of `cases` cases (`max_shrink_iters` as given) seeded from `TXLAB_SEED`
+/// (a number, or `random` for a fresh one), else from a fixed seed; returns the seed to print.
+pub fn runner(cases: u32, max_shrink_iters: u32) -> (TestRunner, u64) {
+    let seed = match std::env::var("TXLAB_SEED").as_deref() {
+        Ok("random") => {
+            use std::hash::{BuildHasher, Hasher};
+            std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+        }
+        Ok(s) => s
+            .parse()
+            .unwrap_or_else(|_| panic!("TXLAB_SEED={s:?}: accepted: a u64 or `random`")),
+        Err(_) => SEED,
+    };
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = Config {
+        cases,
+        max_shrink_iters,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
+    (TestRunner::new_with_rng(config, rng), seed)
 }
 
 /// One run's setup.
