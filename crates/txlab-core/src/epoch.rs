@@ -15,14 +15,16 @@
 //!   `E > e` and every active worker has `e_w > e`, no transaction can still commit in epoch `e`:
 //!   the stable epoch is `min(E, min active e_w) - 1`.
 //!
-//! Orderings: this is the store→load (Dekker) handshake. A worker stores `e_w`, issues
-//! `fence(SeqCst)`, and re-reads `E` until the two agree; the advancer reads `E`, issues
-//! `fence(SeqCst)`, then reads every `e_w`. The two fences are totally ordered: if the
-//! advancer's fence comes first, the worker's re-read of `E` sees any increment made before it;
-//! if the worker's comes first, the advancer sees the worker's `e_w`. So they cannot both miss
-//! each other. Explicit fences (rather than `SeqCst` accesses alone) are what loom models exactly;
-//! its model test found the access-only version wanting. The cost is one `mfence` per
-//! transaction begin, off the per-operation path.
+//! Orderings: this is the store→load (Dekker) handshake. A worker stores `e_w` (`Relaxed`),
+//! issues `fence(SeqCst)`, and re-reads `E` until the two agree; the advancer reads `E`, issues
+//! `fence(SeqCst)`, then reads every `e_w`. The two fences are totally ordered, and the
+//! fence-to-fence rule of `SeqCst` fences orders the accesses around them whatever their own
+//! orderings: if the advancer's fence comes first, the worker's re-read of `E` sees any increment
+//! made before it; if the worker's comes first, the advancer sees the worker's `e_w`. So they
+//! cannot both miss each other, and the store needs no ordering of its own. Explicit fences
+//! (rather than `SeqCst` accesses alone) are what loom models exactly; its model test found the
+//! access-only version wanting. The cost is one `mfence` per transaction begin, off the
+//! per-operation path.
 //!
 //! The same manager serves Silo, the NWR protocols' epoch check and group commit, and TicToc/MVTO
 //! group commit. Epoch 0 is never used by a transaction (the global epoch starts at 1), so an
@@ -233,7 +235,9 @@ impl EpochHandle {
     pub fn enter(&self) -> u64 {
         let mut e = self.shared.global.load(Ordering::SeqCst);
         loop {
-            self.slot.store(e, Ordering::SeqCst);
+            // Relaxed: the fence below orders this store before the re-read of `E` (module
+            // docs); a `SeqCst` store would add a second full barrier (`xchg` on x86).
+            self.slot.store(e, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             let now = self.shared.global.load(Ordering::SeqCst);
             if now == e {

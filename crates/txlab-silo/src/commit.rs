@@ -5,7 +5,8 @@
 //!          bit, spinning: the global order rules out deadlock); remember each replaced word. A
 //!          RETIRED record (unlinked, crate::retire): unlock, abort with RecordRetired
 //!          (txlab_occ::lock_writes).
-//!          fence(SeqCst); e = global epoch                      <- serialization point
+//!          fence(SeqCst) (not in a read-only transaction); e = global epoch
+//!                                                               <- serialization point
 //! Phase 2  validate: every read-set entry's record must still hold the word read (without LOCK)
 //!          and must not be locked by another transaction (one not in our write set); every
 //!          scanned stripe must still have the version read (phantoms).
@@ -21,6 +22,13 @@
 //! transactions that each read what the other writes cannot both pass validation; the `Release`
 //! fence before the value stores and the `Release` publish pair with readers' `Acquire`
 //! load/fence (the seqlock argument in `txlab_core::value`).
+//!
+//! A read-only transaction (no writes, NWR off) skips the fence: it stored nothing, so there is
+//! no store→load pair to order, and happens-before alone does the rest. If it read a version
+//! that writer `W` installed (a `Release` store it loaded with `Acquire`), everything `W` did
+//! before, including locking every record it wrote, happens before our later validation loads,
+//! which therefore see `W`'s lock or a later TID on any record of `W` we read an older version
+//! of, and abort; and the epoch `W` read happens before our load of `E`, so ours is not smaller.
 //!
 //! Silo+NWR adds a Phase 0 and marks in the other phases, each one call into [`crate::nwr`]
 //! (compiled out for `NoNwr`); history recording ([`record_installed`]) and the test-only
@@ -51,7 +59,9 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     if let Err(c) = lock_writes(&mut tx.w.sets, checks.lock_writes) {
         return Err(tx.abort_with(c));
     }
-    fence(Ordering::SeqCst);
+    if nwr_on || !tx.w.sets.writes.is_empty() {
+        fence(Ordering::SeqCst);
+    }
     let epoch = tx.w.epoch.global();
     if nwr_on {
         nwr::mark_reads(tx, epoch, checks.nwr);

@@ -11,7 +11,7 @@
 //!         never written): commit above its key's retire floor (`crate::retire`); and for every
 //!         phantom stripe holding one, once per stripe: announce the first write (SeqCst
 //!         fetch_add of the stripe's version, `crate::stripe_clock`).
-//!         fence(SeqCst); epoch = global epoch                       (recorded in CommitInfo)
+//!         fence(SeqCst) (not when read-only); epoch = global epoch  (recorded in CommitInfo)
 //! Step 2  commit_ts = max( max over the write set of rts + 1   (of the locked word),
 //!                          max over the read set  of wts       (as read),
 //!                          max over announced stripes of scan_rts + 1,
@@ -62,7 +62,11 @@
 //! a scanner's `scan_rts` raise precedes its version load (Step 3), so in the single total order
 //! either the first writer sees the raise or the scanner sees the announce. An announce or a
 //! raise is never undone on abort: a stale announce only aborts scanners, a stale raise only
-//! pushes first writers up.
+//! pushes first writers up. A read-only transaction (NWR off) skips the fence: it locked nothing,
+//! so there is no store→load pair to order; if it read a version writer `W` published (`Release`
+//! store, loaded with `Acquire`), `W`'s locks happen before our Step 3 loads, which see the lock
+//! or the new `wts` on any record of `W` whose older version we read, and abort (we cannot extend
+//! under another writer's lock).
 //!
 //! **Group commit.** TicToc's timestamps carry no epoch; the epoch read right after locking is the
 //! transaction's epoch in [`CommitInfo`]. A transaction that read another's write loaded the
@@ -70,7 +74,8 @@
 //! readers never get an earlier epoch than the writers they depend on (the global epoch only
 //! grows); acknowledging at epoch stability therefore never acknowledges a dependent before its
 //! dependency.
-//!//! TicToc+NWR adds a Phase 0, the epoch's floor and marks in the other steps, each one call into
+//!
+//! TicToc+NWR adds a Phase 0, the epoch's floor and marks in the other steps, each one call into
 //! [`crate::nwr`] (compiled out for `NoNwr`); history recording ([`record_installed`]) and the
 //! test-only mutations ([`Checks`]) are likewise kept off the baseline's path.
 
@@ -104,7 +109,9 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         return Err(tx.abort_with(c));
     }
     announce_first_writes(tx);
-    fence(Ordering::SeqCst);
+    if nwr_on || !tx.w.sets.writes.is_empty() {
+        fence(Ordering::SeqCst);
+    }
     let epoch = tx.w.epoch.global();
     let mut commit_ts = commit_ts(tx, &checks);
     let mut unmarked = false;

@@ -42,8 +42,10 @@ impl DistinctKeys {
 
     /// Starts a new transaction: forgets the keys picked so far (keeping the buffers).
     pub fn clear(&mut self) {
+        if self.picked.len() > LINEAR_SCAN_LIMIT {
+            self.picked_set.clear();
+        }
         self.picked.clear();
-        self.picked_set.clear();
     }
 
     /// The keys picked since the last [`clear`](Self::clear), in order.
@@ -51,6 +53,7 @@ impl DistinctKeys {
         &self.picked
     }
 
+    #[inline(always)]
     fn contains(&self, key: u64) -> bool {
         if self.picked.len() <= LINEAR_SCAN_LIMIT {
             self.picked.contains(&key)
@@ -59,6 +62,7 @@ impl DistinctKeys {
         }
     }
 
+    #[inline]
     fn record(&mut self, key: u64) -> u64 {
         self.picked.push(key);
         if self.picked.len() > LINEAR_SCAN_LIMIT {
@@ -75,8 +79,20 @@ impl DistinctKeys {
     ///
     /// The caller must not ask for more than `n` keys per transaction; if it does, a repeated key
     /// is returned rather than looping forever.
+    #[inline(always)]
     pub fn pick<R: Rng + ?Sized>(&mut self, rng: &mut R) -> u64 {
-        for _ in 0..=MAX_REDRAWS {
+        let key = self.zipf.sample(rng);
+        if !self.contains(key) {
+            return self.record(key);
+        }
+        self.redraw(rng)
+    }
+
+    /// The rare path of [`pick`](Self::pick): the first draw repeated a picked key.
+    #[cold]
+    #[inline(never)]
+    fn redraw<R: Rng + ?Sized>(&mut self, rng: &mut R) -> u64 {
+        for _ in 0..MAX_REDRAWS {
             let key = self.zipf.sample(rng);
             if !self.contains(key) {
                 return self.record(key);

@@ -13,7 +13,7 @@
 //! | TPC-C (and ROCOCO's scaled variant) | [`tpcc`] | `tpcc`, `tpcc-np` | TPC-C 5.11; Mu et al., OSDI 2014, §5 "Scaled TPC-C" |
 //!
 //! Shared pieces: [`zipf`] (skewed key choice, item 0 hottest), [`distinct`] (distinct keys per
-//! transaction), [`rng`] (per-worker ChaCha8 streams) and [`stamp`] (values that identify their
+//! transaction), [`rng`] (per-worker xoshiro256++ streams) and [`stamp`] (values that identify their
 //! writer).
 //!
 //! # Invariants every workload keeps

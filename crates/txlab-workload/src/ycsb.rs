@@ -286,6 +286,7 @@ impl Workload for Ycsb {
             keys: DistinctKeys::new(self.zipf.clone()),
             read: self.read,
             rmw: self.rmw,
+            rmw_ratio: self.cfg.rmw_ratio,
             ops_per_txn: self.cfg.ops_per_txn,
             txn: YcsbTxn {
                 table: self.table,
@@ -436,6 +437,8 @@ pub struct YcsbGenerator {
     keys: DistinctKeys,
     read: Bernoulli,
     rmw: Bernoulli,
+    /// No draw decides the write kind when every write is blind (YCSB A and B).
+    rmw_ratio: f64,
     ops_per_txn: usize,
     txn: YcsbTxn,
     started: bool,
@@ -455,7 +458,7 @@ impl Generator for YcsbGenerator {
             let key = self.keys.pick(&mut self.rng);
             let kind = if self.read.sample(&mut self.rng) {
                 YcsbOpKind::Read
-            } else if self.rmw.sample(&mut self.rng) {
+            } else if self.rmw_ratio > 0.0 && self.rmw.sample(&mut self.rng) {
                 YcsbOpKind::ReadModifyWrite
             } else {
                 YcsbOpKind::BlindUpdate

@@ -213,7 +213,7 @@ impl Zipf {
     }
 
     /// Draws an item in `0..n`.
-    #[inline]
+    #[inline(always)]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         match &self.sampler {
             Sampler::Uniform(u) => u.sample(rng),
@@ -229,15 +229,22 @@ impl Zipf {
                     c.alias as u64
                 }
             }
-            Sampler::Skewed(z) => loop {
-                // The distribution returns a rank in 1..=n as a float. Rounding at the very top of
-                // the envelope could yield n + 1; such a draw is rejected like any other envelope
-                // point outside the support, which keeps the result exact.
-                let rank = z.sample(rng);
-                if rank >= 1.0 && rank <= self.n as f64 {
-                    return rank as u64 - 1;
-                }
-            },
+            Sampler::Skewed(z) => self.sample_skewed(z, rng),
+        }
+    }
+
+    /// Rejection-inversion, kept out of line so that the table and uniform draws above inline
+    /// into their callers (a call with this path's register saves cost as much as the draw).
+    #[inline(never)]
+    fn sample_skewed<R: Rng + ?Sized>(&self, z: &rand_distr::Zipf<f64>, rng: &mut R) -> u64 {
+        loop {
+            // The distribution returns a rank in 1..=n as a float. Rounding at the very top of
+            // the envelope could yield n + 1; such a draw is rejected like any other envelope
+            // point outside the support, which keeps the result exact.
+            let rank = z.sample(rng);
+            if rank >= 1.0 && rank <= self.n as f64 {
+                return rank as u64 - 1;
+            }
         }
     }
 

@@ -114,6 +114,46 @@ fn preset_mixes_are_within_tolerance_over_100k_transactions() {
     );
 }
 
+/// Keys follow the configured Zipf law through the whole generator (RNG, sampler, distinct-key
+/// picker): a chi-square test over one-operation transactions passes against the analytic law
+/// and fails against a law with theta off by 0.05.
+#[test]
+fn generated_keys_follow_the_zipf_law_and_a_wrong_theta_fails() {
+    const RECORDS: u64 = 100;
+    const TXNS: usize = 200_000;
+    // Chi-square critical value, 99 degrees of freedom, p = 0.001.
+    const LIMIT: f64 = 148.2;
+    for theta in [0.0, 0.5, 0.99] {
+        let cfg = YcsbConfig {
+            records: RECORDS,
+            ops_per_txn: 1,
+            theta,
+            ..small(YcsbPreset::A)
+        };
+        let keys = collect(&Ycsb::new(cfg).unwrap(), 17, 3, TXNS, |t| t.ops()[0].key);
+        let mut counts = vec![0u64; RECORDS as usize];
+        for key in keys {
+            counts[key as usize] += 1;
+        }
+        let chi_square = |theta: f64| {
+            let law = crate::Zipf::new(RECORDS, theta).unwrap();
+            (0..RECORDS)
+                .map(|i| {
+                    let expected = law.probability(i) * TXNS as f64;
+                    (counts[i as usize] as f64 - expected).powi(2) / expected
+                })
+                .sum::<f64>()
+        };
+        let right = chi_square(theta);
+        assert!(right < LIMIT, "theta {theta}: chi-square {right:.1}");
+        let wrong = chi_square(theta + 0.05);
+        assert!(
+            wrong > LIMIT,
+            "theta {theta}: theta + 0.05 passes ({wrong:.1})"
+        );
+    }
+}
+
 #[test]
 fn same_seed_and_thread_give_the_same_transactions_and_others_differ() {
     let ycsb = Ycsb::new(YcsbConfig {
