@@ -186,6 +186,7 @@ fn read_run(path: &Path) -> Result<RunRecord, String> {
     result.latency_cdf = serde_json::from_value(res["latency_cdf"].clone()).unwrap_or_default();
     for (map, key) in [
         (&mut result.conflicts_by_cause, "conflicts_by_cause"),
+        (&mut result.conflicts_by_table, "conflicts_by_table"),
         (&mut result.counters, "counters"),
         (&mut result.commits_by_kind, "commits_by_kind"),
     ] {

@@ -32,16 +32,13 @@ pub struct RetireFloors {
 }
 
 impl RetireFloors {
-    /// Floors for an ordered table (`by_stripe`) or a hash table, all 0.
-    pub fn new(by_stripe: bool) -> Self {
-        let n = if by_stripe {
-            PhantomStripes::STRIPES
-        } else {
-            HASH_FLOOR_SLOTS
-        };
+    /// Floors for an ordered table (one per stripe of its `stripes`) or, with `None`, a hash
+    /// table; all 0.
+    pub fn new(stripes: Option<&PhantomStripes>) -> Self {
+        let n = stripes.map_or(HASH_FLOOR_SLOTS, PhantomStripes::len);
         Self {
             slots: (0..n).map(|_| AtomicU64::new(0)).collect(),
-            by_stripe,
+            by_stripe: stripes.is_some(),
         }
     }
 
@@ -80,7 +77,7 @@ mod tests {
 
     #[test]
     fn a_floor_only_grows_and_is_shared_by_its_slot_only() {
-        let f = RetireFloors::new(false);
+        let f = RetireFloors::new(None);
         f.raise(7, None, 100);
         f.raise(7, None, 40);
         assert_eq!(f.of_key(7, None), 100, "a lower raise leaves the floor");

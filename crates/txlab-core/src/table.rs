@@ -7,6 +7,7 @@
 //! byte-key form (see `txlab-storage`).
 
 use crate::error::Error;
+use crate::storage::StripeLayout;
 
 /// A table's id: its position in the [`Schema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -52,6 +53,8 @@ pub struct TableSpec {
     pub value_size: usize,
     /// The index behind the table.
     pub index: IndexKind,
+    /// How an ordered index groups keys onto phantom stripes (ignored by other indexes).
+    pub stripes: StripeLayout,
 }
 
 impl TableSpec {
@@ -61,6 +64,7 @@ impl TableSpec {
             name: name.into(),
             value_size,
             index: IndexKind::Dense { capacity },
+            stripes: StripeLayout::default(),
         }
     }
 
@@ -70,6 +74,7 @@ impl TableSpec {
             name: name.into(),
             value_size,
             index: IndexKind::Hash,
+            stripes: StripeLayout::default(),
         }
     }
 
@@ -79,11 +84,36 @@ impl TableSpec {
             name: name.into(),
             value_size,
             index: IndexKind::Ordered,
+            stripes: StripeLayout::default(),
+        }
+    }
+
+    /// The same table with its ordered index's keys grouped onto phantom stripes by `layout`
+    /// (e.g. one partition per TPC-C district, so that scans of one district never conflict with
+    /// inserts into another).
+    pub fn with_stripes(self, layout: StripeLayout) -> Self {
+        Self {
+            stripes: layout,
+            ..self
         }
     }
 
     /// Checks the declaration; returns an error naming the bad field.
     pub fn validate(&self) -> Result<(), Error> {
+        if self.index == IndexKind::Ordered {
+            self.stripes.validate().map_err(|e| match e {
+                Error::InvalidConfig {
+                    name,
+                    value,
+                    expected,
+                } => Error::InvalidConfig {
+                    name,
+                    value,
+                    expected: format!("table '{}': phantom stripes: {expected}", self.name),
+                },
+                other => other,
+            })?;
+        }
         if self.value_size == 0 || self.value_size > MAX_VALUE_SIZE {
             return Err(Error::invalid(
                 "value_size",
@@ -182,6 +212,11 @@ mod tests {
             .unwrap_err();
         assert!(e.to_string().contains("value_size"), "{e}");
         assert!(TableSpec::ordered("t", 8).validate().is_ok());
+        let e = TableSpec::ordered("t", 8)
+            .with_stripes(StripeLayout::partitioned(32, 0))
+            .validate()
+            .unwrap_err();
+        assert!(e.to_string().contains("partitions = 0"), "{e}");
     }
 
     #[test]

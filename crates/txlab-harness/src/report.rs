@@ -11,7 +11,9 @@
 //! - `param_<name>`: one per workload parameter (`Workload::parameters`);
 //! - `abort_<cause>`: conflict aborts by `ConflictCause::name()`;
 //! - `counter_<name>`: protocol-specific counters (`Worker::drain_counters`);
-//! - `commits_<kind>`: commits by transaction type (`Program::kind()`, e.g. `commits_new_order`).
+//! - `commits_<kind>`: commits by transaction type (`Program::kind()`, e.g. `commits_new_order`);
+//! - `abort_<cause>@<table>`: conflict aborts by cause and by the table the conflict named
+//!   (`RunResult::conflicts_by_table`, e.g. `abort_phantom_validation@new_order`).
 //!
 //! Fields containing a comma, quote or newline are quoted RFC 4180 style. `cpus` lists the
 //! pinned CPU of each worker separated by `;` (`-` for an unpinned worker).
@@ -90,6 +92,7 @@ struct Extra {
     causes: BTreeSet<String>,
     counters: BTreeSet<String>,
     kinds: BTreeSet<String>,
+    tables: BTreeSet<String>,
 }
 
 fn extra_columns(records: &[RunRecord]) -> Extra {
@@ -98,12 +101,14 @@ fn extra_columns(records: &[RunRecord]) -> Extra {
         causes: BTreeSet::new(),
         counters: BTreeSet::new(),
         kinds: BTreeSet::new(),
+        tables: BTreeSet::new(),
     };
     for r in records {
         e.kinds.extend(r.result.commits_by_kind.keys().cloned());
         e.params.extend(r.parameters.keys().cloned());
         e.causes.extend(r.result.conflicts_by_cause.keys().cloned());
         e.counters.extend(r.result.counters.keys().cloned());
+        e.tables.extend(r.result.conflicts_by_table.keys().cloned());
     }
     e
 }
@@ -118,6 +123,7 @@ pub fn csv_header(records: &[RunRecord]) -> Vec<String> {
         .chain(e.causes.iter().map(|c| format!("abort_{c}")))
         .chain(e.counters.iter().map(|c| format!("counter_{c}")))
         .chain(e.kinds.iter().map(|k| format!("commits_{k}")))
+        .chain(e.tables.iter().map(|t| format!("abort_{t}")))
         .collect()
 }
 
@@ -182,6 +188,13 @@ pub fn to_csv(records: &[RunRecord]) -> String {
                 .iter()
                 .map(|k| r.commits_by_kind.get(k).copied().unwrap_or(0).to_string()),
         );
+        row.extend(e.tables.iter().map(|t| {
+            r.conflicts_by_table
+                .get(t)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        }));
         let row: Vec<String> = row.iter().map(|f| field(f)).collect();
         out.push_str(&row.join(","));
         out.push('\n');
@@ -265,6 +278,9 @@ pub struct SummaryRow {
     /// commits), except `NAME_busy_ns` counters, which become `NAME_utilization`, the busy time
     /// as a fraction of the measured time.
     pub counters: BTreeMap<String, f64>,
+    /// Conflict aborts by `cause@table` ([`RunResult::conflicts_by_table`]) as a fraction of all
+    /// attempts (commits plus conflict aborts), pooled over the rounds.
+    pub aborts_by_table: BTreeMap<String, f64>,
     /// Median conflict abort rate.
     pub abort_rate: f64,
     /// Median p50 latency (µs).
@@ -278,6 +294,23 @@ pub struct SummaryRow {
 /// Commits per CPU-second of a run.
 fn per_cpu_second(r: &RunResult) -> f64 {
     r.commits as f64 / r.cpu_time_s
+}
+
+/// [`SummaryRow::aborts_by_table`] of a point's runs.
+fn abort_shares(g: &[&RunRecord]) -> BTreeMap<String, f64> {
+    let attempts: u64 = g
+        .iter()
+        .map(|r| r.result.commits + r.result.conflicts)
+        .sum();
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for r in g {
+        for (k, v) in &r.result.conflicts_by_table {
+            *sums.entry(k.clone()).or_default() += v;
+        }
+    }
+    sums.into_iter()
+        .map(|(k, n)| (k, n as f64 / attempts.max(1) as f64))
+        .collect()
 }
 
 /// [`SummaryRow::counters`] of a point's runs.
@@ -378,6 +411,7 @@ pub fn summarize_against(
                 ratio: ratio_of(&|r| r.throughput_tps),
                 cpu_ratio: ratio_of(&per_cpu_second),
                 counters: counter_rates(g),
+                aborts_by_table: abort_shares(g),
                 abort_rate: col(&|r| r.abort_rate),
                 p50_us: col(&|r| r.latency.p50_us),
                 p99_us: col(&|r| r.latency.p99_us),
@@ -507,6 +541,28 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
              per CPU-s: the ratio of commits per CPU-second\n",
         );
     }
+    let aborted: Vec<&SummaryRow> = rows
+        .iter()
+        .filter(|r| !r.aborts_by_table.is_empty())
+        .collect();
+    if !aborted.is_empty() {
+        out.push_str("aborted attempts by cause@table (% of attempts, all rounds):\n");
+        for r in aborted {
+            let list: Vec<String> = r
+                .aborts_by_table
+                .iter()
+                .map(|(k, v)| format!("{k} {}", significant(100.0 * v)))
+                .collect();
+            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
+            out.push_str(&format!(
+                "  {} {} {}{theta}: {}\n",
+                r.protocol,
+                r.workload,
+                r.threads,
+                list.join(", ")
+            ));
+        }
+    }
     let counted: Vec<&SummaryRow> = rows.iter().filter(|r| !r.counters.is_empty()).collect();
     if !counted.is_empty() {
         out.push_str(
@@ -594,6 +650,7 @@ mod tests {
         result.conflicts = 10;
         result.retries = 10;
         result.conflicts_by_cause = [("read_validation".to_string(), 10)].into();
+        result.conflicts_by_table = [("read_validation@stock".to_string(), 10)].into();
         result.counters = [("omitted_writes".to_string(), 3)].into();
         result.commits_by_kind = [("new_order".to_string(), 5u64)].into();
         result.throughput_tps = tps;
@@ -648,6 +705,9 @@ mod tests {
             "{docc:?}"
         );
         assert!((docc.counters["docc_retries"] - 0.1).abs() < 1e-9);
+        // 10 conflicts of 3010 attempts in every round.
+        let share = docc.aborts_by_table["read_validation@stock"];
+        assert!((share - 10.0 / 3010.0).abs() < 1e-12, "{share}");
         let calvin = rows.iter().find(|r| r.protocol == "calvin").unwrap();
         assert!(calvin.ratio.is_none(), "the baseline itself");
         assert!((calvin.counters["lock_manager_utilization"] - 0.5).abs() < 1e-9);
@@ -661,6 +721,10 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("lock_manager_utilization 0.500"), "{t}");
+        assert!(
+            t.contains("docc ycsb-a 2 theta 0.9: read_validation@stock 0.332"),
+            "{t}"
+        );
         // Without a baseline thread count the rows at 2 threads have no baseline run.
         let rows = summarize(&recs, Some("calvin"));
         assert!(rows.iter().all(|r| r.ratio.is_none()));
@@ -674,7 +738,8 @@ mod tests {
             "protocol,workload,threads,theta,repeat,duration_s,commits,aborts,throughput_tps,\
              abort_rate,p50_us,p90_us,p99_us,p999_us,max_us,oversubscribed,user_aborts,retries,\
              abandoned,unacknowledged,cpu_time_s,peak_rss_bytes,ack,seed,cpus,param_records,\
-             abort_read_validation,counter_omitted_writes,commits_new_order"
+             abort_read_validation,counter_omitted_writes,commits_new_order,\
+             abort_read_validation@stock"
         );
     }
 

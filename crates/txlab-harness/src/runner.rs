@@ -43,7 +43,9 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use txlab_core::meter::Meter;
 use txlab_core::retry::Backoff;
-use txlab_core::{AckMode, Engine, Error, Program, RetryPolicy, RunLimit, Transaction};
+use txlab_core::{
+    AckMode, Engine, Error, Program, RetryPolicy, RunLimit, Schema, TableId, Transaction,
+};
 use txlab_core::{TxError, Worker};
 use txlab_workload::{Generator, Workload};
 
@@ -241,6 +243,10 @@ pub struct RunResult {
     pub abandoned: u64,
     /// Conflict aborts by `ConflictCause::name()`.
     pub conflicts_by_cause: BTreeMap<String, u64>,
+    /// Conflict aborts of the interactive runner by cause and by the table the conflict named:
+    /// `<cause>@<table>` (e.g. `phantom_validation@new_order`; `@-` where it named no table).
+    /// Tables are named by the workload's schema ([`RunResult::name_tables`]).
+    pub conflicts_by_table: BTreeMap<String, u64>,
     /// Protocol-specific counters (`Worker::drain_counters`), summed over workers.
     pub counters: BTreeMap<String, u64>,
     /// Commits by transaction type (`Program::kind()`, e.g. TPC-C's `new_order`).
@@ -284,6 +290,7 @@ impl RunResult {
             retries: 0,
             abandoned: 0,
             conflicts_by_cause: BTreeMap::new(),
+            conflicts_by_table: BTreeMap::new(),
             counters: BTreeMap::new(),
             commits_by_kind: BTreeMap::new(),
             unacknowledged: 0,
@@ -299,6 +306,24 @@ impl RunResult {
             ack: "commit".into(),
             latency_ns: crate::session::new_histogram()?,
         })
+    }
+}
+
+impl RunResult {
+    /// Replaces the table ids in [`RunResult::conflicts_by_table`]'s keys (`cause@#3`) with the
+    /// names `schema` gives them (`cause@order_line`); ids the schema lacks stay as they are.
+    pub fn name_tables(&mut self, schema: &Schema) {
+        let by_id = std::mem::take(&mut self.conflicts_by_table);
+        for (key, n) in by_id {
+            let named = key
+                .split_once("@#")
+                .and_then(|(cause, id)| {
+                    let spec = schema.table(TableId(id.parse().ok()?)).ok()?;
+                    Some(format!("{cause}@{}", spec.name))
+                })
+                .unwrap_or(key);
+            *self.conflicts_by_table.entry(named).or_default() += n;
+        }
     }
 }
 
@@ -425,6 +450,7 @@ fn worker_loop<E: Engine, W: Workload>(
                     if measuring {
                         t.conflicts += 1;
                         t.causes.add(c.cause.name(), 1);
+                        t.tables.add(c.cause.name(), c.table);
                     }
                     if policy.max_attempts.is_some_and(|m| attempts >= m) {
                         if measuring {

@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use txlab_core::meter::{Meter, Probe, Ticket};
 use txlab_core::sync::{AtomicU32, AtomicU64, Condvar, IgnorePoison, Mutex, Ordering};
-use txlab_core::{AckMode, ConflictCause, Error};
+use txlab_core::{AckMode, ConflictCause, Error, TableId};
 
 const WARMUP: u32 = 0;
 const MEASURE: u32 = 1;
@@ -67,6 +67,30 @@ impl Tally {
     }
 }
 
+/// Conflict aborts by cause and by the table the conflict named (`None`: it named none).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TableTally(Vec<(&'static str, Option<TableId>, u64)>);
+
+impl TableTally {
+    #[inline]
+    pub(crate) fn add(&mut self, cause: &'static str, table: Option<TableId>) {
+        if let Some(e) = self.0.iter_mut().find(|e| e.0 == cause && e.1 == table) {
+            e.2 += 1;
+        } else {
+            self.0.push((cause, table, 1));
+        }
+    }
+
+    /// Adds the counts to `out` under [`RunResult::conflicts_by_table`]'s keys, with tables by
+    /// id (`#3`) until [`RunResult::name_tables`] names them.
+    fn merge_into(&self, out: &mut BTreeMap<String, u64>) {
+        for &(cause, table, n) in &self.0 {
+            let table = table.map_or_else(|| "-".to_string(), |t| format!("#{}", t.0));
+            *out.entry(format!("{cause}@{table}")).or_default() += n;
+        }
+    }
+}
+
 /// What one thread counted (only transactions issued in the measured interval).
 #[derive(Debug, Clone)]
 pub(crate) struct ThreadTally {
@@ -77,6 +101,8 @@ pub(crate) struct ThreadTally {
     pub(crate) abandoned: u64,
     pub(crate) unacknowledged: u64,
     pub(crate) causes: Tally,
+    /// Conflicts by cause and table (reported by the interactive runner, which sees the table).
+    pub(crate) tables: TableTally,
     pub(crate) counters: Tally,
     /// Commits by `Program::kind()`.
     pub(crate) kinds: Tally,
@@ -253,6 +279,7 @@ impl<'c> Session<'c> {
             res.unacknowledged += t.unacknowledged;
             res.per_thread_commits.push(t.commits);
             t.causes.merge_into(&mut res.conflicts_by_cause);
+            t.tables.merge_into(&mut res.conflicts_by_table);
             t.counters.merge_into(&mut res.counters);
             t.kinds.merge_into(&mut res.commits_by_kind);
             latency
@@ -355,6 +382,7 @@ impl<'s> Meter for Session<'s> {
                 abandoned: 0,
                 unacknowledged: 0,
                 causes: Tally::default(),
+                tables: TableTally::default(),
                 counters: Tally::default(),
                 kinds: Tally::default(),
                 latency: Histogram::new_from(&self.histogram),

@@ -6,10 +6,11 @@ use txlab_core::program::AccessSet;
 use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Engine, Error, Program};
 use txlab_core::{
-    RetryPolicy, RunLimit, Schema, TableId, Transaction, TxError, TxOps, TxResult, Worker,
+    RetryPolicy, RunLimit, Schema, TableId, TableSpec, Transaction, TxError, TxOps, TxResult,
+    Worker,
 };
 use txlab_harness::noop::{NoopEngine, NoopWorkload};
-use txlab_harness::runner::{RunConfig, run_workload};
+use txlab_harness::runner::{RunConfig, RunResult, run_workload};
 use txlab_harness::topology::Placement;
 use txlab_workload::{Generator, Workload};
 
@@ -288,6 +289,7 @@ fn counts_add_up_and_match_the_engine_over_the_measured_interval() {
     assert_eq!(r.retries, r.conflicts);
     assert_eq!(r.abandoned, 0);
     assert_eq!(r.conflicts_by_cause.values().sum::<u64>(), r.conflicts);
+    assert_eq!(r.conflicts_by_table.values().sum::<u64>(), r.conflicts);
     assert!(r.conflicts_by_cause.contains_key("read_validation"));
     assert!(r.conflicts_by_cause.contains_key("lock_busy"));
     // One latency sample per commit.
@@ -504,5 +506,35 @@ fn a_transaction_limit_ends_the_measured_interval_after_that_many_transactions()
         RunConfig::default()
             .with_limit(RunLimit::Transactions(0))
             .is_err()
+    );
+}
+
+#[test]
+fn conflicts_by_table_are_named_by_the_workload_schema() {
+    let mut schema = Schema::new();
+    schema.add(TableSpec::ordered("new_order", 8)).unwrap();
+    schema.add(TableSpec::hash("stock", 8)).unwrap();
+    let mut r = RunResult::empty(1).unwrap();
+    r.conflicts_by_table = [
+        ("phantom_validation@#0".to_string(), 3),
+        ("read_validation@#1".to_string(), 2),
+        ("lock_busy@-".to_string(), 1),
+        ("lock_busy@#9".to_string(), 4),
+    ]
+    .into();
+    r.name_tables(&schema);
+    let named: Vec<(&str, u64)> = r
+        .conflicts_by_table
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("lock_busy@#9", 4),
+            ("lock_busy@-", 1),
+            ("phantom_validation@new_order", 3),
+            ("read_validation@stock", 2),
+        ]
     );
 }

@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
 use txlab_core::retire_floor::RetireFloors;
 use txlab_core::retire_queue::Retire;
-use txlab_core::storage::{Guard, Index, PhantomStripes};
+use txlab_core::storage::{Guard, Index};
 use txlab_core::sync::{Arc, AtomicU64, Ordering};
 use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
 use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
@@ -116,8 +116,8 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
         let stripe_rts = tables
             .iter()
             .map(|(_, index)| {
-                index.phantom_stripes().map(|_| {
-                    (0..PhantomStripes::STRIPES)
+                index.phantom_stripes().map(|stripes| {
+                    (0..stripes.len())
                         .map(|_| CachePadded::new(AtomicU64::new(0)))
                         .collect()
                 })
@@ -127,7 +127,7 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             .iter()
             .map(|(_, index)| {
                 (index.unlinks_deleted_records() && index.phantom_stripes().is_none())
-                    .then(|| RetireFloors::new(false))
+                    .then(|| RetireFloors::new(None))
             })
             .collect();
         Ok(Self {

@@ -75,3 +75,11 @@ mutant!(
 // Skipping write locks only shows when two commits interleave between validation and install;
 // real threads on two cores hit that window by chance, so that mutant is caught deterministically
 // by the shuttle test instead (`tests/shuttle.rs`).
+
+/// The partitioned phantom of the kit (`txlab_testkit::phantom::insert_into_scanned_partition`)
+/// is stopped only by phantom validation: without it both transactions commit.
+#[test]
+#[should_panic(expected = "both committed")]
+fn partition_phantom_needs_phantom_validation() {
+    txlab_testkit::phantom::insert_into_scanned_partition::<SiloSkipPhantomValidation>();
+}

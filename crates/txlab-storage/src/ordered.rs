@@ -23,8 +23,11 @@
 //!   (address equality), and only the call whose tower mark succeeded bumps, after the mark (from
 //!   which point scans skip the node).
 //! - **Scans** visit `lo..=hi` in ascending key order and stop when the visitor returns `false`.
-//!   A scanner reads the stripes covering its range *before* scanning (see
-//!   [`PhantomStripes`]) and re-checks them at commit.
+//!   A scanner reads the stripes covering its range *before* scanning and re-checks them at
+//!   commit. Keys map onto stripes through [`StripeKey::stripe_point`] (monotone) and the
+//!   index's [`StripeLayout`]; [`PhantomStripes`] states the covering invariant that makes a
+//!   scan's stripes see every insert or unlink inside its range, and how a layout keeps the
+//!   stripes of disjoint partitions (TPC-C's districts) apart.
 
 use crate::guard_check::check_default_collector;
 use crate::stripe_key::StripeKey;
@@ -33,7 +36,7 @@ use crossbeam_skiplist::base::SkipList;
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Bound;
-use txlab_core::storage::{Entry, Index, PhantomStripes, Record, StripeBump};
+use txlab_core::storage::{Entry, Index, PhantomStripes, Record, StripeBump, StripeLayout};
 use txlab_core::sync::{AtomicU64, Ordering};
 use txlab_core::{Error, IndexKind, TableId};
 
@@ -55,7 +58,6 @@ pub struct OrderedIndex<K, R> {
     value_size: usize,
     list: SkipList<K, Slot<R>>,
     stripes: PhantomStripes,
-    stripe_shift: u32,
     /// Source of creator tokens (0 is never handed out, so it means "did not build a slot").
     next_token: AtomicU64,
 }
@@ -72,7 +74,6 @@ where
             value_size,
             list: SkipList::new(crossbeam_epoch::default_collector().clone()),
             stripes: PhantomStripes::new(DEFAULT_STRIPE_SHIFT),
-            stripe_shift: DEFAULT_STRIPE_SHIFT,
             next_token: AtomicU64::new(1),
         }
     }
@@ -92,7 +93,20 @@ where
         }
         Ok(Self {
             stripes: PhantomStripes::new(shift),
-            stripe_shift: shift,
+            ..Self::new(table, value_size)
+        })
+    }
+
+    /// An empty index whose keys are grouped onto phantom stripes by `layout`.
+    ///
+    /// Errors: [`Error::InvalidConfig`] naming the field of `layout` out of range.
+    pub fn with_layout(
+        table: TableId,
+        value_size: usize,
+        layout: StripeLayout,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            stripes: PhantomStripes::with_layout(layout)?,
             ..Self::new(table, value_size)
         })
     }
@@ -226,10 +240,10 @@ impl<K, R> OrderedIndex<K, R> {
         &self.stripes
     }
 
-    /// Stripe buckets span `2^stripe_shift` consecutive keys.
+    /// Stripe buckets span `2^stripe_shift` consecutive keys (within a partition of the layout).
     #[inline]
     pub fn stripe_shift(&self) -> u32 {
-        self.stripe_shift
+        self.stripes.layout().bucket_shift
     }
 
     /// Approximate number of keys mapped.
@@ -320,7 +334,7 @@ impl<K, R> fmt::Debug for OrderedIndex<K, R> {
             .field("table", &self.table)
             .field("value_size", &self.value_size)
             .field("len", &self.list.len())
-            .field("stripe_shift", &self.stripe_shift)
+            .field("stripes", &self.stripes.layout())
             .finish()
     }
 }
@@ -336,7 +350,7 @@ mod tests {
     use std::sync::atomic::Ordering as StdOrdering;
 
     fn stripe_versions(stripes: &PhantomStripes) -> Vec<u64> {
-        (0..PhantomStripes::STRIPES as u32)
+        (0..stripes.len() as u32)
             .map(|s| stripes.version(s))
             .collect()
     }
@@ -479,6 +493,47 @@ mod tests {
         let all = stripe_versions(stripes);
         assert_eq!(index.unlink(&120, e.record, &guard).unwrap(), None);
         assert_eq!(all, stripe_versions(stripes));
+    }
+
+    #[test]
+    fn a_partitioned_layout_keeps_other_partitions_changes_off_a_scans_stripes() {
+        type Rec = Counted<{ ids::ORDERED_SCAN }>;
+        // Partitions of 2^32 keys (TPC-C's NEW-ORDER: one per district), four of them.
+        let layout = StripeLayout::partitioned(32, 4);
+        let index = OrderedIndex::<u64, Rec>::with_layout(TableId(0), 8, layout).unwrap();
+        assert_eq!(index.stripes().len(), 4);
+        let guard = crossbeam_epoch::pin();
+        let (lo, hi) = (2u64 << 32, (2u64 << 32) | 0x7FF_FFFF);
+        let covering = |index: &OrderedIndex<u64, Rec>| {
+            let mut v = Vec::new();
+            index.for_stripes_covering(&lo, &hi, |s| v.push((s, index.stripes().version(s))));
+            v
+        };
+        let before = covering(&index);
+        assert_eq!(
+            before.len(),
+            1,
+            "a range inside one partition covers its one stripe"
+        );
+        for p in [0u64, 1, 3] {
+            let e = index.get_or_insert((p << 32) | 7, &guard).unwrap();
+            assert!(e.created);
+            index
+                .unlink(&((p << 32) | 7), e.record, &guard)
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(before, covering(&index), "other partitions bumped this one");
+        assert!(index.get_or_insert(hi, &guard).unwrap().created);
+        assert_ne!(
+            before,
+            covering(&index),
+            "an insert inside the range must bump"
+        );
+        assert!(
+            OrderedIndex::<u64, Rec>::with_layout(TableId(0), 8, StripeLayout::partitioned(32, 0))
+                .is_err()
+        );
     }
 
     #[test]

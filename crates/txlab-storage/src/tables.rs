@@ -83,9 +83,11 @@ impl<R: Record> Tables<R> {
                     AnyIndex::Dense(DenseIndex::new(id, spec.value_size, capacity)?)
                 }
                 (None, IndexKind::Hash) => AnyIndex::Hash(HashIndex::new(id, spec.value_size)),
-                (None, IndexKind::Ordered) => {
-                    AnyIndex::Ordered(OrderedIndex::new(id, spec.value_size))
-                }
+                (None, IndexKind::Ordered) => AnyIndex::Ordered(OrderedIndex::with_layout(
+                    id,
+                    spec.value_size,
+                    spec.stripes,
+                )?),
                 (None, other) => {
                     return Err(Error::invalid(
                         "index",

@@ -20,7 +20,9 @@
 //!   history checked; failures shrink to a minimal schedule. 2,000 cases by default,
 //!   `TXLAB_PROPTEST_CASES=N` for more.
 //! - [`phantom`]: a blind write of a key the same transaction's scan found missing, raced by
-//!   another writer of that key (a schedule the random ones reach too rarely).
+//!   another writer of that key (a schedule the random ones reach too rarely); a phantom inside a
+//!   partitioned table's scanned partition, which must be stopped, and inserts and deletes in
+//!   other partitions, which must not abort the scan.
 //! - [`stress`]: real threads (2 and 4) on contended YCSB (theta 0.99 over 10 and 1,000 keys) and
 //!   SmallBank (balance conservation), histories checked. Bounded by transaction count.
 //! - [`mutation`]: the same checks, run against a deliberately broken build of the protocol, must
@@ -160,6 +162,14 @@ macro_rules! protocol_kit {
             #[test]
             fn phantom_blind_write_after_scan_miss() {
                 $crate::phantom::blind_write_after_scan_miss::<$proto>();
+            }
+            #[test]
+            fn phantom_insert_into_scanned_partition() {
+                $crate::phantom::insert_into_scanned_partition::<$proto>();
+            }
+            #[test]
+            fn no_phantom_from_other_partitions() {
+                $crate::phantom::inserts_into_other_partitions::<$proto>();
             }
         }
     };

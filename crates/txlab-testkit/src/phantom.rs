@@ -8,10 +8,18 @@
 //! nothing, since the record already exists. Missing it lets both commit with the scanner's write
 //! installed last, which no serial order explains (the scanner saw the key absent, so it precedes
 //! the other writer; its write is the key's final value, so it follows it).
+//!
+//! [`insert_into_scanned_partition`] and [`inserts_into_other_partitions`]: phantom protection
+//! over a table whose stripes are partitioned ([`StripeLayout::partitioned`], as TPC-C's are by
+//! district). The first is a real phantom (a predicate write skew that only the scan's phantom
+//! check can break, with the insert far from the scan's first key); the second inserts and deletes
+//! in every other partition while a scan is open and requires the scan to commit: a check coarser
+//! than the partition (stripes shared across partitions) fails it.
 
 use crate::Protocol;
 use std::sync::Arc;
 use txlab_check::{MemoryRecorder, check};
+use txlab_core::storage::StripeLayout;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
 
 const T: TableId = TableId(0);
@@ -90,6 +98,146 @@ pub fn blind_write_after_scan_miss<P: Protocol>() {
                 if z_first { "first" } else { "after W's scan" }
             );
         }
+        let report = check(&recorder.take(), crate::check_options::<P>());
+        assert!(report.is_serializable(), "{}: {report}", P::NAME);
+    }
+}
+
+/// Partitions of the partitioned table: keys `p << PART_SHIFT | offset`.
+const PART_SHIFT: u32 = 16;
+/// The partitioned table and the one-row flag table of the partition tests.
+const ROWS: TableId = TableId(0);
+const FLAG: TableId = TableId(1);
+/// The partition the scanner scans.
+const SCANNED: u64 = 1;
+
+fn part_key(p: u64, offset: u64) -> u64 {
+    p << PART_SHIFT | offset
+}
+
+/// An engine over `ROWS` (4 partitions of `2^16` keys, one stripe each, rows at offsets 0 and
+/// 100 of every partition) and `FLAG` (one row).
+fn partitioned_db<P: Protocol>() -> (P::Engine, Arc<MemoryRecorder>) {
+    let mut schema = Schema::new();
+    schema
+        .add(TableSpec::ordered("rows", 8).with_stripes(StripeLayout::partitioned(PART_SHIFT, 4)))
+        .expect("valid table");
+    schema
+        .add(TableSpec::dense("flag", 8, 1))
+        .expect("valid table");
+    let recorder = Arc::new(MemoryRecorder::new());
+    let db = P::build(&schema, recorder.clone()).expect("engine builds");
+    for p in 0..4 {
+        for offset in [0, 100] {
+            db.load(ROWS, part_key(p, offset), &v(p))
+                .expect("load a row");
+        }
+    }
+    db.load(FLAG, 0, &v(0)).expect("load the flag");
+    (db, recorder)
+}
+
+/// Scans all of partition [`SCANNED`]; `None` if the scan aborted.
+fn scan_partition(w: &mut impl Transaction, name: &str) -> Option<Vec<u64>> {
+    let mut seen = Vec::new();
+    let r = w.scan(
+        ROWS,
+        part_key(SCANNED, 0),
+        part_key(SCANNED, 0xFFFF),
+        &mut |k, _| {
+            seen.push(k);
+            true
+        },
+    );
+    committed(r, "W scans", name).then_some(seen)
+}
+
+/// A phantom only the scan's check can stop: `W` scans partition 1 and writes the flag; `Z` reads
+/// the flag and inserts a row into partition 1 (far from the scan's first key); `Z` commits, then
+/// `W`. Both committing is a cycle (`W -rw(partition 1)-> Z -rw(flag)-> W`), so at most one may;
+/// the recorded history must pass the checker. Run with `Z` begun before `W` and after `W`'s scan.
+pub fn insert_into_scanned_partition<P: Protocol>() {
+    for z_first in [true, false] {
+        let (db, recorder) = partitioned_db::<P>();
+        let mut workers: Vec<_> = (0..3).map(|_| db.worker().expect("worker")).collect();
+        let [ww, wz_first, wz_late] = &mut workers[..] else {
+            unreachable!("three workers")
+        };
+        let z_early = z_first.then(|| wz_first.begin());
+        let mut w = ww.begin();
+        let seen = scan_partition(&mut w, P::NAME);
+        if let Some(seen) = &seen {
+            assert_eq!(
+                seen,
+                &[part_key(SCANNED, 0), part_key(SCANNED, 100)],
+                "{}",
+                P::NAME
+            );
+        }
+        let mut w_ok =
+            seen.is_some() && committed(w.write(FLAG, 0, &v(SCANNER)), "W writes", P::NAME);
+        let mut z = z_early.unwrap_or_else(|| wz_late.begin());
+        let mut z_ok = committed(z.read(FLAG, 0).map(|_| ()), "Z reads the flag", P::NAME);
+        z_ok = z_ok
+            && committed(
+                z.insert(ROWS, part_key(SCANNED, 0xF000), &v(OTHER)),
+                "Z inserts",
+                P::NAME,
+            );
+        z_ok = z_ok && committed(z.commit(), "Z commits", P::NAME);
+        w_ok = w_ok && committed(w.commit(), "W commits", P::NAME);
+        assert!(
+            !(w_ok && z_ok),
+            "{} (Z begun {}): both committed, yet W missed Z's row in the range it scanned and Z \
+             missed W's flag",
+            P::NAME,
+            if z_first { "first" } else { "after W's scan" }
+        );
+        let report = check(&recorder.take(), crate::check_options::<P>());
+        assert!(report.is_serializable(), "{}: {report}", P::NAME);
+    }
+}
+
+/// No false phantom across partitions: while `W`'s scan of partition 1 is open, `Z` inserts a row
+/// into and deletes a row from every other partition and commits; `W` then writes the flag and
+/// must commit too (nothing it read changed). Run with `Z` begun before `W` and after `W`'s scan.
+pub fn inserts_into_other_partitions<P: Protocol>() {
+    for z_first in [true, false] {
+        let (db, recorder) = partitioned_db::<P>();
+        let mut workers: Vec<_> = (0..3).map(|_| db.worker().expect("worker")).collect();
+        let [ww, wz_first, wz_late] = &mut workers[..] else {
+            unreachable!("three workers")
+        };
+        let z_early = z_first.then(|| wz_first.begin());
+        let mut w = ww.begin();
+        let seen = scan_partition(&mut w, P::NAME)
+            .unwrap_or_else(|| panic!("{}: a scan with no concurrent writer aborted", P::NAME));
+        assert_eq!(seen.len(), 2, "{}", P::NAME);
+        let mut z = z_early.unwrap_or_else(|| wz_late.begin());
+        for p in [0, 2, 3] {
+            assert!(
+                z.insert(ROWS, part_key(p, 0x8000), &v(OTHER))
+                    .expect("Z inserts"),
+                "{}: the key was free",
+                P::NAME
+            );
+            assert!(
+                z.delete(ROWS, part_key(p, 100)).expect("Z deletes"),
+                "{}",
+                P::NAME
+            );
+        }
+        z.commit()
+            .unwrap_or_else(|e| panic!("{}: Z, alone in its partitions, aborted: {e}", P::NAME));
+        w.write(FLAG, 0, &v(SCANNER)).expect("W writes the flag");
+        w.commit().unwrap_or_else(|e| {
+            panic!(
+                "{} (Z begun {}): a scan of partition {SCANNED} aborted because other partitions \
+                 changed: {e}",
+                P::NAME,
+                if z_first { "first" } else { "after W's scan" }
+            )
+        });
         let report = check(&recorder.take(), crate::check_options::<P>());
         assert!(report.is_serializable(), "{}: {report}", P::NAME);
     }

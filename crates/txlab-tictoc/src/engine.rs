@@ -91,14 +91,14 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     ) -> Result<Self, Error> {
         let stripe_clocks = tables
             .iter()
-            .map(|(_, index)| index.phantom_stripes().map(|_| StripeClocks::new()))
+            .map(|(_, index)| index.phantom_stripes().map(StripeClocks::new))
             .collect();
         let retire_floors = tables
             .iter()
             .map(|(_, index)| {
                 index
                     .unlinks_deleted_records()
-                    .then(|| RetireFloors::new(index.phantom_stripes().is_some()))
+                    .then(|| RetireFloors::new(index.phantom_stripes()))
             })
             .collect();
         Ok(Self {

@@ -79,11 +79,11 @@ pub(crate) struct StripeClocks {
 }
 
 impl StripeClocks {
-    /// Clocks for the [`PhantomStripes::STRIPES`] stripes of one table, all at version 0 and
-    /// `scan_rts` 0.
-    pub(crate) fn new() -> Self {
+    /// Clocks for the stripes of one table's `PhantomStripes`, all at version 0 and `scan_rts`
+    /// 0.
+    pub(crate) fn new(stripes: &PhantomStripes) -> Self {
         Self {
-            clocks: (0..PhantomStripes::STRIPES)
+            clocks: (0..stripes.len())
                 .map(|_| CachePadded::new(StripeClock::default()))
                 .collect(),
         }
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn a_first_write_after_the_scan_read_invalidates_it() {
-        let c = StripeClocks::new();
+        let c = StripeClocks::new(&PhantomStripes::new(0));
         let v0 = c.version(7);
         assert!(c.validate_scan(7, v0, 5), "nothing changed");
         assert_eq!(c.scan_rts(7), 5, "the validation raised scan_rts");
@@ -147,7 +147,7 @@ mod tests {
 
     #[test]
     fn scan_rts_only_grows() {
-        let c = StripeClocks::new();
+        let c = StripeClocks::new(&PhantomStripes::new(0));
         assert!(c.validate_scan(3, 0, 10));
         assert!(c.validate_scan(3, 0, 4));
         assert_eq!(c.scan_rts(3), 10);

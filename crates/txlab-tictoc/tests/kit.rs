@@ -77,3 +77,11 @@ mutant!(
     kit_catches_skipped_phantom_validation,
     Mutation::SkipPhantomValidation
 );
+
+/// The partitioned phantom of the kit (`txlab_testkit::phantom::insert_into_scanned_partition`)
+/// is stopped only by phantom validation: without it both transactions commit.
+#[test]
+#[should_panic(expected = "both committed")]
+fn partition_phantom_needs_phantom_validation() {
+    txlab_testkit::phantom::insert_into_scanned_partition::<TicTocSkipPhantomValidation>();
+}

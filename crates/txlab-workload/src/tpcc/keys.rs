@@ -27,6 +27,17 @@
 //! Invariant: every `pack` function is injective on valid ids and its `unpack_*` function inverts it
 //! (property-tested below together with the order preservation).
 
+/// Where `dx` starts in ORDER and NEW-ORDER keys (the bits below are the district's order ids).
+pub const ORDER_DISTRICT_SHIFT: u32 = 32;
+/// Where `dx` starts in ORDER-LINE keys.
+pub const ORDER_LINE_DISTRICT_SHIFT: u32 = 36;
+/// Where `dx` starts in ORDER-BY-CUSTOMER keys.
+pub const CUSTOMER_ORDER_DISTRICT_SHIFT: u32 = 44;
+/// Where `c_id` starts in ORDER-BY-CUSTOMER keys (the bits below are the customer's order ids).
+pub const CUSTOMER_ORDER_CUSTOMER_SHIFT: u32 = 27;
+/// Where `dx` starts in CUSTOMER-BY-LAST-NAME keys.
+pub const CUSTOMER_NAME_DISTRICT_SHIFT: u32 = 27;
+
 /// Largest number of districts over all warehouses (`dx` has 20 bits).
 pub const MAX_DISTRICTS_TOTAL: u64 = 1 << 20;
 /// Largest number of customers per district (`c_id` has 17 bits).
@@ -117,7 +128,7 @@ impl Keys {
     #[inline]
     pub fn order(&self, w: u32, d: u32, o: u32) -> u64 {
         debug_assert!(o <= MAX_ORDER_ID);
-        self.district_index(w, d) << 32 | u64::from(o)
+        self.district_index(w, d) << ORDER_DISTRICT_SHIFT | u64::from(o)
     }
 
     /// The ORDER / NEW-ORDER key range of a district (all order ids).
@@ -130,7 +141,7 @@ impl Keys {
     #[inline]
     pub fn order_line(&self, w: u32, d: u32, o: u32, ol: u32) -> u64 {
         debug_assert!(o <= MAX_ORDER_ID && ol <= MAX_ORDER_LINES);
-        self.district_index(w, d) << 36 | u64::from(o) << 4 | u64::from(ol)
+        self.district_index(w, d) << ORDER_LINE_DISTRICT_SHIFT | u64::from(o) << 4 | u64::from(ol)
     }
 
     /// The ORDER-LINE key range of orders `first..=last` of a district.
@@ -145,7 +156,9 @@ impl Keys {
     /// ORDER-BY-CUSTOMER key.
     #[inline]
     pub fn customer_order(&self, w: u32, d: u32, c: u32, o: u32) -> u64 {
-        self.district_index(w, d) << 44 | u64::from(c) << 27 | u64::from(o)
+        self.district_index(w, d) << CUSTOMER_ORDER_DISTRICT_SHIFT
+            | u64::from(c) << CUSTOMER_ORDER_CUSTOMER_SHIFT
+            | u64::from(o)
     }
 
     /// The ORDER-BY-CUSTOMER key range of one customer's orders.
@@ -161,7 +174,9 @@ impl Keys {
     #[inline]
     pub fn customer_name(&self, w: u32, d: u32, name: u32, c: u32) -> u64 {
         debug_assert!(name < LAST_NAMES);
-        self.district_index(w, d) << 27 | u64::from(name) << 17 | u64::from(c)
+        self.district_index(w, d) << CUSTOMER_NAME_DISTRICT_SHIFT
+            | u64::from(name) << 17
+            | u64::from(c)
     }
 
     /// The CUSTOMER-BY-LAST-NAME key range of one last name in a district.
@@ -188,7 +203,7 @@ impl Keys {
     /// Decodes an ORDER-LINE key.
     #[inline]
     pub fn unpack_order_line(&self, key: u64) -> OrderLineId {
-        let (w, d) = self.district_ids(key >> 36);
+        let (w, d) = self.district_ids(key >> ORDER_LINE_DISTRICT_SHIFT);
         OrderLineId {
             w,
             d,
@@ -200,7 +215,7 @@ impl Keys {
     /// Decodes an ORDER / NEW-ORDER key.
     #[inline]
     pub fn unpack_order(&self, key: u64) -> OrderLineId {
-        let (w, d) = self.district_ids(key >> 32);
+        let (w, d) = self.district_ids(key >> ORDER_DISTRICT_SHIFT);
         OrderLineId {
             w,
             d,

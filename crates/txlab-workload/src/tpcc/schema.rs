@@ -19,10 +19,23 @@
 //!
 //! Index kinds: dense where the key space is dense and fixed (warehouse, district, customer, item,
 //! stock), ordered where TPC-C inserts or scans. Key layouts are in [`keys`](super::keys).
+//!
+//! Phantom stripes: every scan TPC-C runs stays inside one district, so the ordered tables it
+//! scans or inserts into (NEW-ORDER, ORDER, ORDER-LINE and both secondary indexes) group their
+//! keys onto phantom stripes by district ([`StripeLayout::partitioned`] on the bits of `dx`): a
+//! district has stripes of its own, and an insert or delete in one district never changes the
+//! stripes a scan of another read (up to [`StripeLayout::MAX_STRIPES`] districts, beyond which
+//! districts share stripes modulo that count: false conflicts only). ORDER-BY-CUSTOMER also hashes
+//! customers onto 8 stripes per district (OrderStatus scans one customer's orders while NewOrder
+//! inserts another's). HISTORY is never scanned by the transactions and keeps the default layout.
 
 use super::codec::tpcc_row;
 use super::config::TpccConfig;
-use super::keys::Keys;
+use super::keys::{
+    CUSTOMER_NAME_DISTRICT_SHIFT, CUSTOMER_ORDER_CUSTOMER_SHIFT, CUSTOMER_ORDER_DISTRICT_SHIFT,
+    Keys, ORDER_DISTRICT_SHIFT, ORDER_LINE_DISTRICT_SHIFT,
+};
+use txlab_core::storage::StripeLayout;
 use txlab_core::{Error, Schema, TableId, TableSpec};
 
 tpcc_row! {
@@ -312,6 +325,12 @@ pub fn build(cfg: &TpccConfig) -> Result<(Schema, TpccTables), Error> {
     cfg.validate()?;
     let w = u64::from(cfg.warehouses);
     let districts = w * u64::from(cfg.districts_per_warehouse);
+    // One partition per district (`dx` starts at bit `shift`), `per_district` stripes each over
+    // buckets of `2^bucket_shift` keys.
+    let by_district = |shift: u32, bucket_shift: u32, per_district: u32| {
+        let partitions = districts.min(u64::from(StripeLayout::MAX_STRIPES / per_district)) as u32;
+        StripeLayout::partitioned(shift, partitions).with_buckets(bucket_shift, per_district)
+    };
     let mut s = Schema::new();
     let tables = TpccTables {
         warehouse: s.add(TableSpec::dense(
@@ -326,9 +345,27 @@ pub fn build(cfg: &TpccConfig) -> Result<(Schema, TpccTables), Error> {
             districts * u64::from(cfg.customers_per_district),
         ))?,
         history: s.add(TableSpec::ordered("history", HistoryRow::SIZE))?,
-        new_order: s.add(TableSpec::ordered("new_order", NewOrderRow::SIZE))?,
-        order: s.add(TableSpec::ordered("order", OrderRow::SIZE))?,
-        order_line: s.add(TableSpec::ordered("order_line", OrderLineRow::SIZE))?,
+        new_order: s.add(
+            TableSpec::ordered("new_order", NewOrderRow::SIZE).with_stripes(by_district(
+                ORDER_DISTRICT_SHIFT,
+                0,
+                1,
+            )),
+        )?,
+        order: s.add(
+            TableSpec::ordered("order", OrderRow::SIZE).with_stripes(by_district(
+                ORDER_DISTRICT_SHIFT,
+                0,
+                1,
+            )),
+        )?,
+        order_line: s.add(
+            TableSpec::ordered("order_line", OrderLineRow::SIZE).with_stripes(by_district(
+                ORDER_LINE_DISTRICT_SHIFT,
+                0,
+                1,
+            )),
+        )?,
         item: s.add(TableSpec::dense(
             "item",
             ItemRow::SIZE,
@@ -339,14 +376,19 @@ pub fn build(cfg: &TpccConfig) -> Result<(Schema, TpccTables), Error> {
             StockRow::SIZE,
             w * u64::from(cfg.items),
         ))?,
-        customer_by_name: s.add(TableSpec::ordered(
-            "customer_by_name",
-            CustomerNameRow::SIZE,
-        ))?,
-        order_by_customer: s.add(TableSpec::ordered(
-            "order_by_customer",
-            CustomerOrderRow::SIZE,
-        ))?,
+        customer_by_name: s.add(
+            TableSpec::ordered("customer_by_name", CustomerNameRow::SIZE)
+                .with_stripes(by_district(CUSTOMER_NAME_DISTRICT_SHIFT, 0, 1)),
+        )?,
+        order_by_customer: s.add(
+            TableSpec::ordered("order_by_customer", CustomerOrderRow::SIZE).with_stripes(
+                by_district(
+                    CUSTOMER_ORDER_DISTRICT_SHIFT,
+                    CUSTOMER_ORDER_CUSTOMER_SHIFT,
+                    8,
+                ),
+            ),
+        )?,
     };
     Ok((s, tables))
 }
