@@ -25,6 +25,7 @@
 //! See `docs/protocols/docc.md`.
 
 pub mod calvin;
+pub mod cluster;
 pub mod commit;
 pub mod config;
 pub mod driver;
@@ -48,6 +49,7 @@ pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
 pub use driver::{KindStats, Metered, RunStats};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
 pub use layout::{Chain, InPlace, Layout};
+pub use schedule::Positioned;
 pub use seq::Seq;
 pub use sequencer::{DriverConfig, InputLog, LoggedBatch, Submission};
 pub use stats::DoccStats;

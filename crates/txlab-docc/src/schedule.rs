@@ -39,6 +39,41 @@ impl<P: Program + Sync> Job for &P {
     }
 }
 
+/// A log entry run by position: the program and its index in the caller's list (results are
+/// returned in that order).
+pub(crate) struct Entry<'p, P> {
+    pub program: &'p P,
+    pub index: usize,
+}
+
+impl<P: Program + Sync> Job for Entry<'_, P> {
+    type P = P;
+    #[inline]
+    fn program(&self) -> &P {
+        self.program
+    }
+}
+
+/// A program at an explicit position: its `Seq` (the version it installs) and its rank (its
+/// place in the order: dense in one engine's own runs, with gaps in a partition of a cluster,
+/// which runs only its share of the global order).
+#[derive(Debug)]
+pub struct Positioned<'p, P> {
+    /// The position in the global order.
+    pub seq: Seq,
+    /// The rank (strictly increasing with `seq`).
+    pub rank: u64,
+    /// The program.
+    pub program: &'p P,
+}
+
+impl<P> Clone for Positioned<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for Positioned<'_, P> {}
+
 /// A job's dependency (`crate::wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dep {
