@@ -19,7 +19,7 @@ use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::meter::RunMeter;
 use crate::run::JobReport;
-use crate::schedule::{Batch, Entry, Positioned, Schedule};
+use crate::schedule::{Batch, Entry, Positioned, Schedule, in_order, log_positions};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use crate::stats::DoccStats;
@@ -507,17 +507,7 @@ impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
         let epochs = log.len().div_ceil(chunk) as u32;
         let first_epoch = self.take_epochs(epochs.max(1))?;
         let base = self.take_ranks(log.len() as u64);
-        let jobs = log
-            .iter()
-            .enumerate()
-            .map(|(i, program)| {
-                Ok(Positioned {
-                    seq: Seq::new(first_epoch + (i / chunk) as u32, 0, (i % chunk) as u32)?,
-                    rank: base + i as u64,
-                    program,
-                })
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
+        let jobs = log_positions(log, first_epoch, base)?;
         self.run_positioned(&jobs, workers)
     }
 }
@@ -563,16 +553,6 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
                 out.push((batch.jobs[i].index, r));
             },
         )?;
-        let mut results: Vec<Option<TxResult<P::Output>>> = (0..jobs.len()).map(|_| None).collect();
-        for (at, r) in parts.into_iter().flatten() {
-            results[at] = Some(r);
-        }
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.ok_or_else(|| Error::Internal(format!("log entry {i} was never executed")))
-            })
-            .collect()
+        in_order(parts.into_iter().flatten(), jobs.len())
     }
 }

@@ -19,6 +19,8 @@
 //! - `schedule`: batches, claims in sequence order, the horizon;
 //! - [`calvin`]: the Calvin-style deterministic-locking baseline on the same storage, sequencer
 //!   and driver, with reconnaissance for dependent programs ([`recon`]);
+//! - [`cluster`]: multi-partition DOCC and Calvin over `txlab-net` (`DoccCluster`,
+//!   `CalvinCluster`): one sans-IO node type, the sequencer, the merge and the exchange;
 //! - `interactive`: the `Engine`/`Worker`/`Transaction` entry point ("sequence at commit", not
 //!   deterministic).
 //!

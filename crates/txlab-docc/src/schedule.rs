@@ -67,6 +67,44 @@ pub struct Positioned<'p, P> {
     pub program: &'p P,
 }
 
+/// The positions of `log` run as one engine's own log: epochs from `first_epoch`, one per
+/// `2^24` programs, as sequencer 0; ranks from `base` (`Deterministic::execute_log`).
+pub(crate) fn log_positions<P>(
+    log: &[P],
+    first_epoch: u32,
+    base: u64,
+) -> Result<Vec<Positioned<'_, P>>, txlab_core::Error> {
+    let chunk = Seq::MAX_BATCH as usize;
+    log.iter()
+        .enumerate()
+        .map(|(i, program)| {
+            Ok(Positioned {
+                seq: Seq::new(first_epoch + (i / chunk) as u32, 0, (i % chunk) as u32)?,
+                rank: base + i as u64,
+                program,
+            })
+        })
+        .collect()
+}
+
+/// Results gathered from workers as `(index, result)`, in index order; `n` expected.
+pub(crate) fn in_order<T>(
+    parts: impl IntoIterator<Item = (usize, T)>,
+    n: usize,
+) -> Result<Vec<T>, txlab_core::Error> {
+    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for (i, r) in parts {
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.ok_or_else(|| txlab_core::Error::Internal(format!("log entry {i} never ran")))
+        })
+        .collect()
+}
+
 impl<P> Clone for Positioned<'_, P> {
     fn clone(&self) -> Self {
         *self

@@ -11,7 +11,7 @@ use crate::layout::{InPlace, InPlaceRecord, Keep, Layout};
 use crate::meter::RunMeter;
 use crate::recon::{Predicted, Prediction, Recon};
 use crate::run::Recording;
-use crate::schedule::{Entry, Job, Positioned};
+use crate::schedule::{Entry, Job, Positioned, in_order, log_positions};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use std::collections::{BTreeMap, VecDeque};
@@ -566,17 +566,7 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
             .db
             .take_epochs((log.len().div_ceil(chunk) as u32).max(1))?;
         let base = self.db.take_ranks(log.len() as u64);
-        let jobs = log
-            .iter()
-            .enumerate()
-            .map(|(i, program)| {
-                Ok(Positioned {
-                    seq: Seq::new(first_epoch + (i / chunk) as u32, 0, (i % chunk) as u32)?,
-                    rank: base + i as u64,
-                    program,
-                })
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
+        let jobs = log_positions(log, first_epoch, base)?;
         self.run_positioned(&jobs, workers)
     }
 }
@@ -641,15 +631,7 @@ impl<Rec: Recorder> Calvin<Rec> {
                 Ok(())
             },
         )?;
-        let mut results: Vec<Option<TxResult<P::Output>>> = (0..jobs.len()).map(|_| None).collect();
-        for (i, r) in parts.into_iter().flatten() {
-            results[i] = Some(r);
-        }
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| r.ok_or_else(|| Error::Internal(format!("log entry {i} never ran"))))
-            .collect()
+        in_order(parts.into_iter().flatten(), jobs.len())
     }
 }
 
