@@ -19,7 +19,7 @@ use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::meter::RunMeter;
 use crate::run::JobReport;
-use crate::schedule::{Batch, Schedule};
+use crate::schedule::{Batch, Entry, Positioned, Schedule, in_order, log_positions};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use crate::stats::DoccStats;
@@ -454,16 +454,41 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         let last = log.batches.last().map_or(0, |b| b.first.epoch());
         let first = log.batches.first().map_or(1, |b| b.first.epoch());
         self.reserve_epochs(first, last)?;
-        let schedule = Schedule::new(L::SNAPSHOT);
-        let total = log.len();
-        let base = self.take_ranks(total as u64);
-        let mut at = 0usize;
-        for b in &log.batches {
-            schedule.push(b.first, base + at as u64, b.programs.iter().collect());
-            at += b.programs.len();
-        }
-        schedule.close();
-        self.collect(&schedule, workers, base, total)
+        let base = self.take_ranks(log.len() as u64);
+        let jobs: Vec<_> = log
+            .batches
+            .iter()
+            .flat_map(|b| {
+                b.programs
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, program)| (Seq::from_raw(b.first.raw() + i as u64), program))
+            })
+            .enumerate()
+            .map(|(at, (seq, program))| Positioned {
+                seq,
+                rank: base + at as u64,
+                program,
+            })
+            .collect();
+        self.run_positioned(&jobs, workers)
+    }
+
+    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does (a partition of a
+    /// cluster runs its share of the global order this way: `Seq`s and ranks with gaps). Errors:
+    /// `workers` outside `1..=1024`, interactive workers alive or another run in progress.
+    pub fn execute_positioned<P>(
+        &self,
+        jobs: &[Positioned<'_, P>],
+        workers: usize,
+    ) -> Result<Vec<TxResult<P::Output>>, Error>
+    where
+        P: Program + Sync,
+        P::Output: Send,
+    {
+        crate::config::check_workers(workers)?;
+        let _run = self.begin_run()?;
+        self.run_positioned(jobs, workers)
     }
 }
 
@@ -481,49 +506,53 @@ impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
         let chunk = Seq::MAX_BATCH as usize;
         let epochs = log.len().div_ceil(chunk) as u32;
         let first_epoch = self.take_epochs(epochs.max(1))?;
-        let schedule = Schedule::new(L::SNAPSHOT);
         let base = self.take_ranks(log.len() as u64);
-        for (c, part) in log.chunks(chunk).enumerate() {
-            let seq0 = Seq::new(first_epoch + c as u32, 0, 0)?;
-            schedule.push(seq0, base + (c * chunk) as u64, part.iter().collect());
-        }
-        schedule.close();
-        self.collect(&schedule, workers, base, log.len())
+        let jobs = log_positions(log, first_epoch, base)?;
+        self.run_positioned(&jobs, workers)
     }
 }
 
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
-    /// Drives a closed schedule of borrowed programs whose ranks start at `base` and collects
-    /// the `total` results in rank order.
-    fn collect<P>(
+    /// Drives `jobs` (positions strictly increasing) as batches of consecutive positions and
+    /// collects the results in list order.
+    fn run_positioned<P>(
         &self,
-        schedule: &Schedule<&P>,
+        jobs: &[Positioned<'_, P>],
         workers: usize,
-        base: u64,
-        total: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
         P: Program + Sync,
         P::Output: Send,
     {
+        let schedule = Schedule::new(L::SNAPSHOT);
+        let mut start = 0;
+        while start < jobs.len() {
+            let (seq0, rank0) = (jobs[start].seq.raw(), jobs[start].rank);
+            let mut end = start + 1;
+            while end < jobs.len()
+                && jobs[end].seq.raw() == seq0 + (end - start) as u64
+                && jobs[end].rank == rank0 + (end - start) as u64
+            {
+                end += 1;
+            }
+            let batch = (start..end)
+                .map(|index| Entry {
+                    program: jobs[index].program,
+                    index,
+                })
+                .collect();
+            schedule.push(jobs[start].seq, rank0, batch);
+            start = end;
+        }
+        schedule.close();
         let parts = self.drive(
-            schedule,
+            &schedule,
             workers,
             |_| Ok(Vec::new()),
-            |out: &mut Vec<(usize, TxResult<P::Output>)>, batch: &Batch<&P>, i, r, _| {
-                out.push(((batch.base_rank - base) as usize + i, r));
+            |out: &mut Vec<(usize, TxResult<P::Output>)>, batch: &Batch<Entry<'_, P>>, i, r, _| {
+                out.push((batch.jobs[i].index, r));
             },
         )?;
-        let mut results: Vec<Option<TxResult<P::Output>>> = (0..total).map(|_| None).collect();
-        for (at, r) in parts.into_iter().flatten() {
-            results[at] = Some(r);
-        }
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                r.ok_or_else(|| Error::Internal(format!("log entry {i} was never executed")))
-            })
-            .collect()
+        in_order(parts.into_iter().flatten(), jobs.len())
     }
 }

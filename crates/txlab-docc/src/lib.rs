@@ -19,12 +19,15 @@
 //! - `schedule`: batches, claims in sequence order, the horizon;
 //! - [`calvin`]: the Calvin-style deterministic-locking baseline on the same storage, sequencer
 //!   and driver, with reconnaissance for dependent programs ([`recon`]);
+//! - [`cluster`]: multi-partition DOCC and Calvin over `txlab-net` (`DoccCluster`,
+//!   `CalvinCluster`): one sans-IO node type, the sequencer, the merge and the exchange;
 //! - `interactive`: the `Engine`/`Worker`/`Transaction` entry point ("sequence at commit", not
 //!   deterministic).
 //!
 //! See `docs/protocols/docc.md`.
 
 pub mod calvin;
+pub mod cluster;
 pub mod commit;
 pub mod config;
 pub mod driver;
@@ -48,6 +51,7 @@ pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
 pub use driver::{KindStats, Metered, RunStats};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
 pub use layout::{Chain, InPlace, Layout};
+pub use schedule::Positioned;
 pub use seq::Seq;
 pub use sequencer::{DriverConfig, InputLog, LoggedBatch, Submission};
 pub use stats::DoccStats;

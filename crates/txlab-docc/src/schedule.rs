@@ -39,6 +39,79 @@ impl<P: Program + Sync> Job for &P {
     }
 }
 
+/// A log entry run by position: the program and its index in the caller's list (results are
+/// returned in that order).
+pub(crate) struct Entry<'p, P> {
+    pub program: &'p P,
+    pub index: usize,
+}
+
+impl<P: Program + Sync> Job for Entry<'_, P> {
+    type P = P;
+    #[inline]
+    fn program(&self) -> &P {
+        self.program
+    }
+}
+
+/// A program at an explicit position: its `Seq` (the version it installs) and its rank (its
+/// place in the order: dense in one engine's own runs, with gaps in a partition of a cluster,
+/// which runs only its share of the global order).
+#[derive(Debug)]
+pub struct Positioned<'p, P> {
+    /// The position in the global order.
+    pub seq: Seq,
+    /// The rank (strictly increasing with `seq`).
+    pub rank: u64,
+    /// The program.
+    pub program: &'p P,
+}
+
+/// The positions of `log` run as one engine's own log: epochs from `first_epoch`, one per
+/// `2^24` programs, as sequencer 0; ranks from `base` (`Deterministic::execute_log`).
+pub(crate) fn log_positions<P>(
+    log: &[P],
+    first_epoch: u32,
+    base: u64,
+) -> Result<Vec<Positioned<'_, P>>, txlab_core::Error> {
+    let chunk = Seq::MAX_BATCH as usize;
+    log.iter()
+        .enumerate()
+        .map(|(i, program)| {
+            Ok(Positioned {
+                seq: Seq::new(first_epoch + (i / chunk) as u32, 0, (i % chunk) as u32)?,
+                rank: base + i as u64,
+                program,
+            })
+        })
+        .collect()
+}
+
+/// Results gathered from workers as `(index, result)`, in index order; `n` expected.
+pub(crate) fn in_order<T>(
+    parts: impl IntoIterator<Item = (usize, T)>,
+    n: usize,
+) -> Result<Vec<T>, txlab_core::Error> {
+    let mut results: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for (i, r) in parts {
+        results[i] = Some(r);
+    }
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.ok_or_else(|| txlab_core::Error::Internal(format!("log entry {i} never ran")))
+        })
+        .collect()
+}
+
+impl<P> Clone for Positioned<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for Positioned<'_, P> {}
+
 /// A job's dependency (`crate::wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dep {

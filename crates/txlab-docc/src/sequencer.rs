@@ -15,9 +15,9 @@
 //!   engine is re-submitted into the next batch with the access set it discovered, marked in the
 //!   log as the restart of its earlier entry.
 //!
-//! A multi-partition cluster reuses the same batches: each node's sequencer seals its own batch
-//! of an epoch and the nodes merge the epoch's batches in sequencer-id order (the `sequencer`
-//! field of `Seq`); see `docs/protocols/docc.md`.
+//! A multi-partition cluster (`crate::cluster`) sequences in its sans-IO nodes instead (timers,
+//! not a thread): each node seals its own batch of an epoch and every node merges the epoch's
+//! batches in sequencer-id order (the `sequencer` field of `Seq`); see `docs/protocols/docc.md`.
 
 use crate::config::{BatchConfig, check_workers};
 use crate::seq::Seq;

@@ -169,6 +169,11 @@ impl<Rec: Recorder> Calvin<Rec> {
     }
 
     #[inline]
+    /// The engine over the same storage (reads of committed state, `crate::cluster`).
+    pub(crate) fn inner(&self) -> &Docc<InPlace, Rec> {
+        &self.db
+    }
+
     fn tables(&self) -> &Tables<crate::layout::InPlaceRecord> {
         &self.db.tables
     }

@@ -11,7 +11,7 @@ use crate::layout::{InPlace, InPlaceRecord, Keep, Layout};
 use crate::meter::RunMeter;
 use crate::recon::{Predicted, Prediction, Recon};
 use crate::run::Recording;
-use crate::schedule::Job;
+use crate::schedule::{Entry, Job, Positioned, in_order, log_positions};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use std::collections::{BTreeMap, VecDeque};
@@ -541,19 +541,6 @@ impl<Rec: Recorder> Calvin<Rec> {
     }
 }
 
-/// A log entry of `execute_log`.
-struct Entry<'p, P> {
-    program: &'p P,
-    index: usize,
-}
-
-impl<P: Program + Sync> Job for Entry<'_, P> {
-    type P = P;
-    fn program(&self) -> &P {
-        self.program
-    }
-}
-
 /// The error of a program that accessed a key outside its lock set where it cannot be
 /// re-sequenced, or too often.
 fn outside_error(kind: &str, table: TableId, key: u64, why: &str) -> Error {
@@ -579,6 +566,37 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
             .db
             .take_epochs((log.len().div_ceil(chunk) as u32).max(1))?;
         let base = self.db.take_ranks(log.len() as u64);
+        let jobs = log_positions(log, first_epoch, base)?;
+        self.run_positioned(&jobs, workers)
+    }
+}
+
+impl<Rec: Recorder> Calvin<Rec> {
+    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does (a partition of a
+    /// cluster runs its share of the global order this way). Errors: another run in progress.
+    pub fn execute_positioned<P>(
+        &self,
+        jobs: &[Positioned<'_, P>],
+        workers: usize,
+    ) -> Result<Vec<TxResult<P::Output>>, Error>
+    where
+        P: Program + Sync,
+        P::Output: Send,
+    {
+        crate::config::check_workers(workers)?;
+        let _run = self.db.begin_run()?;
+        self.run_positioned(jobs, workers)
+    }
+
+    fn run_positioned<P>(
+        &self,
+        jobs: &[Positioned<'_, P>],
+        workers: usize,
+    ) -> Result<Vec<TxResult<P::Output>>, Error>
+    where
+        P: Program + Sync,
+        P::Output: Send,
+    {
         type Out<T> = Vec<(usize, TxResult<T>)>;
         let ((), parts) = self.pipeline(
             workers,
@@ -598,7 +616,8 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
             |pipe| {
                 let mut set = Vec::new();
                 let guard = crossbeam_epoch::pin();
-                for (i, program) in log.iter().enumerate() {
+                for (index, job) in jobs.iter().enumerate() {
+                    let program = job.program;
                     let mut prediction = Prediction::declared(program);
                     if prediction.accesses.dependent {
                         pipe.outstanding.wait_zero();
@@ -606,22 +625,13 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
                         lock(&self.stats).reconnaissance += 1;
                     }
                     self.locks_of(&prediction, &mut set);
-                    let seq = Seq::new(first_epoch + (i / chunk) as u32, 0, (i % chunk) as u32)?;
-                    let entry = Entry { program, index: i };
-                    pipe.admit(entry, base + i as u64, seq.raw(), std::mem::take(&mut set))?;
+                    let entry = Entry { program, index };
+                    pipe.admit(entry, job.rank, job.seq.raw(), std::mem::take(&mut set))?;
                 }
                 Ok(())
             },
         )?;
-        let mut results: Vec<Option<TxResult<P::Output>>> = (0..log.len()).map(|_| None).collect();
-        for (i, r) in parts.into_iter().flatten() {
-            results[i] = Some(r);
-        }
-        results
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| r.ok_or_else(|| Error::Internal(format!("log entry {i} never ran"))))
-            .collect()
+        in_order(parts.into_iter().flatten(), jobs.len())
     }
 }
 

@@ -1,0 +1,947 @@
+//! [`PartitionNode`]: one partition of a cluster as a sans-IO state machine (`txlab_net::Node`):
+//! a sequencer for its clients, the merge of every sequencer's epoch batches into the global
+//! order, and the execution of its share of that order (`docs/protocols/docc.md`,
+//! "Multi-partition").
+//!
+//! ```text
+//! sequence  every `epoch` seal a batch for the next epoch e (once this node has processed
+//!           epoch e - LAG): the restarts its transactions of epoch e - LAG asked for, then its
+//!           clients' new transactions; send it to every node
+//! merge     once every sequencer's batch of epoch e arrived (a missing one is pulled on a
+//!           timer), take them in sequencer-id order: Seq = (e, sequencer, index), ranks dense
+//! execute   in Seq order, its own share:
+//!           - single-partition transactions here: a run of consecutive ones through the local
+//!             engine (DOCC or Calvin, unchanged), each confined to this partition
+//!           - multi-partition T, non-leader: send the leader the declared rows it owns, serve
+//!             its on-demand reads, wait for the outcome, install the writes as version Seq
+//!           - multi-partition T, leader: once every read set arrived, run the program (local
+//!             rows from the committed state, remote ones from the read sets, on-demand reads for
+//!             the rest), send each participant its writes, install its own
+//!           - an access to a partition that is not a participant: nothing is installed; the
+//!             leader re-sequences T with that partition hinted (in its batch of epoch e + LAG)
+//! ```
+//!
+//! The node blocks only at the ordered position of a multi-partition transaction, and every
+//! participant reaches that position (they process the same order, and each blocks only at
+//! positions before it, which finish first): no deadlock. Every handler is idempotent by `Seq`,
+//! and everything a lost message would hold up is asked for again on the retry timer (pulls,
+//! read sets, on-demand reads; a repeated read set makes the leader resend its outcome).
+//!
+//! Where a restart goes is part of the order's input, not of the timing: a leader seals the
+//! restarts of epoch `e` into its batch of `e + LAG`, and seals that batch only after it has
+//! processed epoch `e`. With a scripted feed the whole input log is therefore the same under
+//! every transport, schedule and latency; a closed-loop feed makes it depend on timing, and the
+//! recorded log replays the run.
+//!
+//! The run ends for a node when it has processed every epoch up to `epochs` and the last `LAG`
+//! merged epochs were empty: nothing can be re-sequenced later than that.
+
+use super::local::PartitionEngine;
+use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
+use super::ops::{Apply, Confined, Split, View};
+use super::route::{Plan, Routing};
+use crate::schedule::Positioned;
+use crate::seq::Seq;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+use txlab_core::partition::Placement;
+use txlab_core::{AccessSet, Error, Program, TableId, TxError, TxResult};
+use txlab_net::{Ctx, Node, NodeId, TimerId};
+
+/// How many epochs a sequencer may run ahead of its node's execution, and where restarts go
+/// (module docs).
+pub const LAG: u32 = 2;
+
+const EPOCH: TimerId = TimerId(1);
+const RETRY: TimerId = TimerId(2);
+
+/// A program a cluster can run: it crosses the network.
+pub trait ClusterProgram:
+    Program<Output: Send> + Clone + Serialize + DeserializeOwned + Send + Sync + Debug + 'static
+{
+}
+
+impl<T> ClusterProgram for T where
+    T: Program<Output: Send> + Clone + Serialize + DeserializeOwned + Send + Sync + Debug + 'static
+{
+}
+
+/// Where a sequencer's transactions come from.
+pub trait Feed<P>: Send {
+    /// The new transactions of `epoch` (at most `free` for a closed loop; scripted feeds may
+    /// ignore it).
+    fn next(&mut self, epoch: u32, free: usize) -> Vec<Txn<P>>;
+
+    /// Whether the feed already holds the re-sequenced entries (a replayed log): then restarts
+    /// are not sealed again.
+    fn replays(&self) -> bool {
+        false
+    }
+}
+
+/// Replays sequencer `me`'s batches of a recorded log.
+#[derive(Debug)]
+pub struct LogFeed<P> {
+    batches: Vec<Vec<Txn<P>>>,
+}
+
+impl<P: Clone> LogFeed<P> {
+    /// Sequencer `me`'s batches of `log`.
+    pub fn new(log: &ClusterLog<P>, me: u16) -> Self {
+        Self {
+            batches: log
+                .epochs
+                .iter()
+                .map(|e| e.get(usize::from(me)).cloned().unwrap_or_default())
+                .collect(),
+        }
+    }
+}
+
+impl<P: Send> Feed<P> for LogFeed<P> {
+    fn next(&mut self, epoch: u32, _free: usize) -> Vec<Txn<P>> {
+        self.batches
+            .get_mut(epoch as usize - 1)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn replays(&self) -> bool {
+        true
+    }
+}
+
+/// A node's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeConfig {
+    /// How often the sequencer seals a batch.
+    pub epoch: Duration,
+    /// Epochs that take new transactions from the feed.
+    pub epochs: u32,
+    /// Worker threads of the local engine.
+    pub workers: usize,
+    /// Retransmission and pull period.
+    pub retry: Duration,
+    /// Transactions this node's clients keep outstanding (closed-loop feeds).
+    pub concurrency: usize,
+    /// Keep the merged input log.
+    pub keep_log: bool,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            epoch: Duration::from_millis(5),
+            epochs: 10,
+            workers: 1,
+            retry: Duration::from_millis(20),
+            concurrency: 64,
+            keep_log: true,
+        }
+    }
+}
+
+/// What a node did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Transactions this node ran to commit (single-partition, or multi-partition as leader).
+    pub committed: u64,
+    /// ... rolled back by their program.
+    pub user_aborts: u64,
+    /// ... that ended with a real error.
+    pub errors: u64,
+    /// Attempts that touched a non-participant partition (re-sequenced).
+    pub restarts: u64,
+    /// Single-partition transactions run here.
+    pub single: u64,
+    /// Multi-partition transactions led here.
+    pub multi_led: u64,
+    /// Multi-partition transactions this node took part in without leading.
+    pub multi_joined: u64,
+    /// Rows sent to leaders in read sets.
+    pub read_set_rows: u64,
+    /// On-demand reads the leader asked for (keys and scans).
+    pub remote_reads: u64,
+    /// Messages sent again on the retry timer (read sets, outcomes, on-demand reads).
+    pub retransmits: u64,
+    /// Batches pulled.
+    pub pulls: u64,
+    /// Batches sealed.
+    pub batches: u64,
+    /// Transactions this node's clients submitted that finished.
+    pub finished: u64,
+}
+
+/// A merged entry of the order this node has to process.
+#[derive(Debug)]
+struct Entry<P> {
+    seq: Seq,
+    rank: u64,
+    txn: Arc<Txn<P>>,
+    plan: Plan,
+}
+
+/// The multi-partition transaction at the head of the queue.
+#[derive(Debug, Default)]
+struct Mp {
+    seq: u64,
+    /// Non-leader: the read set sent (for retransmission).
+    rows: Vec<Row>,
+    /// Leader: participants whose read set arrived.
+    sets: HashSet<u16>,
+    view: View,
+    /// Leader: on-demand reads asked for.
+    requested: BTreeMap<u16, Vec<Read>>,
+}
+
+/// One partition of a cluster (module docs).
+pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
+    me: u16,
+    nodes: u16,
+    engine: Arc<E>,
+    routing: Arc<Routing>,
+    config: NodeConfig,
+    feed: Box<dyn Feed<P>>,
+    // Sequencer.
+    sealed: Vec<Vec<Txn<P>>>,
+    seal_due: bool,
+    restarts: BTreeMap<u32, Vec<Txn<P>>>,
+    outstanding: usize,
+    submitted: HashMap<u64, Duration>,
+    // Merge.
+    inbox: BTreeMap<u32, Vec<Option<Vec<Txn<P>>>>>,
+    merged_through: u32,
+    empty_tail: u32,
+    next_rank: u64,
+    queue: VecDeque<Entry<P>>,
+    log: Option<ClusterLog<P>>,
+    scratch: AccessSet,
+    // Exchange.
+    mp: Option<Mp>,
+    early: HashMap<u64, Vec<(u16, Vec<Row>)>>,
+    outcomes: HashMap<u64, HashMap<u16, Outcome>>,
+    last_done: u64,
+    // Results.
+    /// The driver's clock at the current handler.
+    now: Duration,
+    stats: NodeStats,
+    latency_us: Histogram<u64>,
+    fatal: Option<String>,
+}
+
+impl<E: PartitionEngine, P: ClusterProgram> Debug for PartitionNode<E, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PartitionNode")
+            .field("me", &self.me)
+            .field("merged_through", &self.merged_through)
+            .field("queue", &self.queue.len())
+            .field("stats", &self.stats)
+            .field("fatal", &self.fatal)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
+    /// Node `me` of a cluster routed by `routing`, running `engine` (loaded with its partition)
+    /// and sequencing what `feed` submits.
+    pub fn new(
+        me: u16,
+        engine: Arc<E>,
+        routing: Arc<Routing>,
+        config: NodeConfig,
+        feed: Box<dyn Feed<P>>,
+    ) -> Result<Self, Error> {
+        if me >= routing.nodes() {
+            return Err(Error::invalid(
+                "node",
+                me,
+                format!("0..{} (a node of the cluster)", routing.nodes()),
+            ));
+        }
+        crate::config::check_workers(config.workers)?;
+        crate::config::BatchConfig {
+            epoch: config.epoch,
+            max_txns: 1,
+        }
+        .validate()?;
+        Ok(Self {
+            me,
+            nodes: routing.nodes(),
+            engine,
+            routing,
+            config,
+            feed,
+            sealed: Vec::new(),
+            seal_due: false,
+            restarts: BTreeMap::new(),
+            outstanding: 0,
+            submitted: HashMap::new(),
+            inbox: BTreeMap::new(),
+            merged_through: 0,
+            empty_tail: 0,
+            next_rank: 0,
+            queue: VecDeque::new(),
+            log: config.keep_log.then(ClusterLog::default),
+            scratch: AccessSet::default(),
+            mp: None,
+            early: HashMap::new(),
+            outcomes: HashMap::new(),
+            last_done: 0,
+            now: Duration::ZERO,
+            stats: NodeStats::default(),
+            latency_us: Histogram::new_with_bounds(1, 600_000_000, 3)
+                .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?,
+            fatal: None,
+        })
+    }
+
+    /// This node's partition.
+    pub fn id(&self) -> u16 {
+        self.me
+    }
+
+    /// The local engine.
+    pub fn engine(&self) -> &Arc<E> {
+        &self.engine
+    }
+
+    /// What it did.
+    pub fn stats(&self) -> NodeStats {
+        self.stats
+    }
+
+    /// Latency of its clients' transactions, from submission to the end of their execution
+    /// here, in microseconds (the epoch wait included).
+    pub fn latency_us(&self) -> &Histogram<u64> {
+        &self.latency_us
+    }
+
+    /// The merged input log so far (with `keep_log`).
+    pub fn log(&self) -> Option<&ClusterLog<P>> {
+        self.log.as_ref()
+    }
+
+    /// The first fatal error (the node stops processing).
+    pub fn fatal(&self) -> Option<&str> {
+        self.fatal.as_deref()
+    }
+
+    /// The highest epoch this node has merged.
+    pub fn merged_through(&self) -> u32 {
+        self.merged_through
+    }
+
+    /// Whether this node's share of the run is over (module docs).
+    pub fn done(&self) -> bool {
+        self.fatal.is_some()
+            || (self.merged_through >= self.config.epochs
+                && self.empty_tail >= LAG
+                && self.queue.is_empty())
+    }
+
+    fn processed_through(&self) -> u32 {
+        self.queue
+            .front()
+            .map_or(self.merged_through, |h| h.seq.epoch() - 1)
+    }
+
+    fn fail(&mut self, e: impl std::fmt::Display) {
+        if self.fatal.is_none() {
+            self.fatal = Some(format!("node {}: {e}", self.me));
+        }
+    }
+
+    fn send(&mut self, ctx: &mut Ctx<'_, Msg<P>>, to: u16, msg: Msg<P>) {
+        if let Err(e) = ctx.send(NodeId(to), msg) {
+            self.fail(e);
+        }
+    }
+
+    // Sequencer.
+
+    fn try_seal(&mut self, ctx: &mut Ctx<'_, Msg<P>>) {
+        let e = self.sealed.len() as u32 + 1;
+        if !self.seal_due || self.fatal.is_some() || e > LAG + self.processed_through() {
+            return;
+        }
+        self.seal_due = false;
+        let mut txns = if e > LAG && !self.feed.replays() {
+            self.restarts.remove(&(e - LAG)).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        if e <= self.config.epochs {
+            let free = self.config.concurrency.saturating_sub(self.outstanding);
+            let fresh = self.feed.next(e, free);
+            for (i, t) in fresh.iter().enumerate() {
+                if t.restart_of.is_none() {
+                    let at = txns.len() + i;
+                    match Seq::new(e, u32::from(self.me), at as u32) {
+                        Ok(s) => {
+                            self.submitted.insert(s.raw(), ctx.now());
+                        }
+                        Err(err) => return self.fail(err),
+                    }
+                    self.outstanding += 1;
+                }
+            }
+            txns.extend(fresh);
+        }
+        if txns.len() >= Seq::MAX_BATCH as usize {
+            return self.fail(format!("batch of {} transactions", txns.len()));
+        }
+        self.stats.batches += 1;
+        self.sealed.push(txns.clone());
+        for n in 0..self.nodes {
+            if n != self.me {
+                let msg = Msg::Batch {
+                    epoch: e,
+                    txns: txns.clone(),
+                };
+                self.send(ctx, n, msg);
+            }
+        }
+        self.receive_batch(e, self.me, txns);
+    }
+
+    // Merge.
+
+    fn receive_batch(&mut self, epoch: u32, from: u16, txns: Vec<Txn<P>>) {
+        if epoch <= self.merged_through || from >= self.nodes {
+            return;
+        }
+        let n = usize::from(self.nodes);
+        let slot = &mut self
+            .inbox
+            .entry(epoch)
+            .or_insert_with(|| (0..n).map(|_| None).collect())[usize::from(from)];
+        if slot.is_none() {
+            *slot = Some(txns);
+        }
+        while let Some(batches) = self.inbox.get(&(self.merged_through + 1)) {
+            if batches.iter().any(Option::is_none) {
+                break;
+            }
+            let e = self.merged_through + 1;
+            let batches = self.inbox.remove(&e).unwrap_or_default();
+            self.merge(e, batches.into_iter().flatten().collect());
+        }
+    }
+
+    fn merge(&mut self, epoch: u32, batches: Vec<Vec<Txn<P>>>) {
+        let empty = batches.iter().all(Vec::is_empty);
+        self.empty_tail = if empty { self.empty_tail + 1 } else { 0 };
+        self.merged_through = epoch;
+        for (s, batch) in batches.iter().enumerate() {
+            for (i, txn) in batch.iter().enumerate() {
+                let rank = self.next_rank;
+                self.next_rank += 1;
+                let seq = match Seq::new(epoch, s as u32, i as u32) {
+                    Ok(s) => s,
+                    Err(e) => return self.fail(e),
+                };
+                let plan =
+                    match self
+                        .routing
+                        .plan(&txn.program, &txn.hints, s as u16, &mut self.scratch)
+                    {
+                        Ok(p) => p,
+                        Err(e) => return self.fail(format!("{}: {e}", txn.program.kind())),
+                    };
+                if plan.involves(self.me) || s == usize::from(self.me) {
+                    self.queue.push_back(Entry {
+                        seq,
+                        rank,
+                        txn: Arc::new(txn.clone()),
+                        plan,
+                    });
+                }
+            }
+        }
+        if let Some(log) = &mut self.log {
+            log.epochs.push(batches);
+        }
+    }
+
+    // Execution.
+
+    fn advance(&mut self, ctx: &mut Ctx<'_, Msg<P>>) {
+        while self.fatal.is_none() {
+            let Some(head) = self.queue.front() else {
+                break;
+            };
+            if !head.plan.involves(self.me) || head.plan.single() {
+                self.run_segment();
+            } else if !self.step_mp(ctx) {
+                break;
+            }
+        }
+        self.try_seal(ctx);
+    }
+
+    /// Runs the longest prefix of the queue that needs no other node.
+    fn run_segment(&mut self) {
+        let mut run = Vec::new();
+        while let Some(h) = self.queue.front() {
+            if h.plan.involves(self.me) && !h.plan.single() {
+                break;
+            }
+            run.extend(self.queue.pop_front());
+        }
+        let local: Vec<&Entry<P>> = run.iter().filter(|e| e.plan.involves(self.me)).collect();
+        let confined: Vec<Confined<'_, P>> = local
+            .iter()
+            .map(|e| Confined::new(&e.txn.program, &self.routing, self.me))
+            .collect();
+        let jobs: Vec<Positioned<'_, Confined<'_, P>>> = local
+            .iter()
+            .zip(&confined)
+            .map(|(e, c)| Positioned {
+                seq: e.seq,
+                rank: e.rank,
+                program: c,
+            })
+            .collect();
+        let results = if jobs.is_empty() {
+            Ok(Vec::new())
+        } else {
+            self.engine.run_at(&jobs, self.config.workers)
+        };
+        let outside: Vec<Option<u16>> = confined.iter().map(Confined::outside).collect();
+        drop(jobs);
+        drop(confined);
+        match results {
+            Err(e) => return self.fail(e),
+            Ok(results) => {
+                for ((entry, r), out) in local.iter().zip(results).zip(outside) {
+                    self.stats.single += 1;
+                    match out {
+                        Some(p) => self.restart(entry, p),
+                        None => self.tally(&r),
+                    }
+                }
+            }
+        }
+        for e in &run {
+            self.finish(e);
+        }
+    }
+
+    fn tally<T>(&mut self, r: &TxResult<T>) {
+        match r {
+            Ok(_) => self.stats.committed += 1,
+            Err(TxError::UserAbort(_)) => self.stats.user_aborts += 1,
+            Err(_) => self.stats.errors += 1,
+        }
+    }
+
+    /// Re-sequences `entry` with partition `p` hinted (the leader's job; module docs).
+    fn restart(&mut self, entry: &Entry<P>, p: u16) {
+        self.stats.restarts += 1;
+        if self.feed.replays() {
+            return;
+        }
+        let mut hints = entry.txn.hints.clone();
+        hints.push(p);
+        hints.sort_unstable();
+        hints.dedup();
+        self.restarts
+            .entry(entry.seq.epoch())
+            .or_default()
+            .push(Txn {
+                program: entry.txn.program.clone(),
+                hints,
+                restart_of: Some(entry.seq.raw()),
+            });
+    }
+
+    /// `entry`'s processing here is over.
+    fn finish(&mut self, entry: &Entry<P>) {
+        self.last_done = entry.seq.raw();
+        if entry.seq.sequencer() == u32::from(self.me)
+            && let Some(at) = self.submitted.remove(&entry.seq.raw())
+        {
+            self.outstanding -= 1;
+            self.stats.finished += 1;
+            let us = self.now.saturating_sub(at).as_micros() as u64;
+            let _ = self.latency_us.record(us.max(1));
+        }
+    }
+
+    /// The multi-partition transaction at the head; whether it finished here.
+    fn step_mp(&mut self, ctx: &mut Ctx<'_, Msg<P>>) -> bool {
+        let head = self.queue.front().expect("step_mp is called with a head");
+        let (seq, leader) = (head.seq.raw(), head.plan.leader);
+        if self.mp.as_ref().map(|m| m.seq) != Some(seq) {
+            let mut mp = Mp {
+                seq,
+                ..Mp::default()
+            };
+            if leader == self.me {
+                self.stats.multi_led += 1;
+                for (from, rows) in self.early.remove(&seq).unwrap_or_default() {
+                    mp.sets.insert(from);
+                    mp.view.add_rows(rows);
+                }
+            } else {
+                self.stats.multi_joined += 1;
+                match self.read_set(head) {
+                    Ok(rows) => mp.rows = rows,
+                    Err(e) => {
+                        self.fail(e);
+                        return false;
+                    }
+                }
+                self.stats.read_set_rows += mp.rows.len() as u64;
+                let msg = Msg::ReadSet {
+                    seq,
+                    rows: mp.rows.clone(),
+                };
+                self.send(ctx, leader, msg);
+            }
+            self.mp = Some(mp);
+        }
+        if leader != self.me {
+            return false;
+        }
+        self.lead(ctx)
+    }
+
+    /// The declared rows of the head transaction this node owns.
+    fn read_set(&self, head: &Entry<P>) -> Result<Vec<Row>, Error> {
+        let mut set = AccessSet::default();
+        head.txn.program.declare(&mut set);
+        let mut keys: Vec<(u16, u64)> = set
+            .accesses
+            .iter()
+            .filter(|(t, k, _)| {
+                self.routing.placement(*t) == Placement::Partitioned
+                    && self.routing.owner(*t, *k).is_ok_and(|p| p == self.me)
+            })
+            .map(|(t, k, _)| (t.0, *k))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter()
+            .map(|(table, key)| {
+                let got = self.engine.committed(TableId(table), key)?;
+                Ok(Row {
+                    table,
+                    key,
+                    version: got.as_ref().map_or(0, |g| g.1),
+                    value: got.map(|g| g.0),
+                })
+            })
+            .collect()
+    }
+
+    /// The leader's part: run once every read set is here (module docs).
+    fn lead(&mut self, ctx: &mut Ctx<'_, Msg<P>>) -> bool {
+        let head = self.queue.front().expect("lead is called with a head");
+        let mp = self.mp.as_ref().expect("lead is called with the exchange");
+        let others = head.plan.participants.iter().filter(|&&p| p != self.me);
+        if others.clone().any(|p| !mp.sets.contains(p)) {
+            return false;
+        }
+        let mut split = Split::new(
+            &*self.engine,
+            &self.routing,
+            self.me,
+            &head.plan.participants,
+            &mp.view,
+        );
+        let result = head.txn.program.run(&mut split);
+        if let Some(p) = split.blocked.outside {
+            let entry = self.queue.pop_front().expect("head");
+            self.decide(ctx, &entry, |_| Outcome::Restart);
+            self.restart(&entry, p);
+            self.finish(&entry);
+            self.mp = None;
+            return true;
+        }
+        if split.is_blocked() {
+            let reads = std::mem::take(&mut split.blocked.reads);
+            drop(split);
+            for (&node, list) in &reads {
+                self.stats.remote_reads += list.len() as u64;
+                let msg = Msg::ReadReq {
+                    seq: self.mp.as_ref().map_or(0, |m| m.seq),
+                    reads: list.clone(),
+                };
+                self.send(ctx, node, msg);
+            }
+            if let Some(mp) = &mut self.mp {
+                mp.requested = reads;
+            }
+            return false;
+        }
+        let writes = match &result {
+            Ok(_) => split.writes_by_node(),
+            Err(_) => Ok(BTreeMap::new()),
+        };
+        drop(split);
+        let entry = self.queue.pop_front().expect("head");
+        let mut writes = match writes {
+            Ok(w) => {
+                self.tally(&result);
+                w
+            }
+            Err(e) => {
+                self.tally::<()>(&Err(e));
+                BTreeMap::new()
+            }
+        };
+        let own = writes.remove(&self.me).unwrap_or_default();
+        self.decide(ctx, &entry, |p| {
+            Outcome::Commit(writes.remove(&p).unwrap_or_default())
+        });
+        self.apply(&entry, &own);
+        self.finish(&entry);
+        self.mp = None;
+        true
+    }
+
+    /// Sends every other participant its outcome and keeps it until acknowledged.
+    fn decide(
+        &mut self,
+        ctx: &mut Ctx<'_, Msg<P>>,
+        entry: &Entry<P>,
+        mut outcome: impl FnMut(u16) -> Outcome,
+    ) {
+        let seq = entry.seq.raw();
+        let mut kept = HashMap::new();
+        let me = self.me;
+        for &p in entry.plan.participants.iter().filter(|&&p| p != me) {
+            let o = outcome(p);
+            kept.insert(p, o.clone());
+            self.send(ctx, p, Msg::Outcome { seq, outcome: o });
+        }
+        self.outcomes.insert(seq, kept);
+    }
+
+    /// Installs this partition's writes of `entry` as version `Seq`.
+    fn apply(&mut self, entry: &Entry<P>, writes: &[WriteOp]) {
+        if writes.is_empty() {
+            return;
+        }
+        let apply = Apply {
+            writes,
+            kind: entry.txn.program.kind(),
+        };
+        let job = [Positioned {
+            seq: entry.seq,
+            rank: entry.rank,
+            program: &apply,
+        }];
+        match self.engine.run_at(&job, 1) {
+            Ok(r) => {
+                if let Some(Err(e)) = r.into_iter().next() {
+                    self.fail(format!("installing {}: {e}", entry.seq));
+                }
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn on_outcome(&mut self, ctx: &mut Ctx<'_, Msg<P>>, from: u16, seq: u64, outcome: Outcome) {
+        let at_head = self
+            .queue
+            .front()
+            .is_some_and(|h| h.seq.raw() == seq && h.plan.leader == from && from != self.me);
+        if at_head {
+            let entry = self.queue.pop_front().expect("head");
+            if let Outcome::Commit(w) = &outcome {
+                self.apply(&entry, w);
+            }
+            self.finish(&entry);
+            self.mp = None;
+            self.send(ctx, from, Msg::Applied { seq });
+            self.advance(ctx);
+        } else if seq <= self.last_done {
+            self.send(ctx, from, Msg::Applied { seq });
+        }
+    }
+
+    fn on_read_set(&mut self, ctx: &mut Ctx<'_, Msg<P>>, from: u16, seq: u64, rows: Vec<Row>) {
+        match &mut self.mp {
+            Some(mp) if mp.seq == seq => {
+                mp.sets.insert(from);
+                mp.view.add_rows(rows);
+                self.advance(ctx);
+            }
+            _ if seq <= self.last_done => {
+                // The participant did not get the outcome: send it again.
+                if let Some(o) = self.outcomes.get(&seq).and_then(|m| m.get(&from)).cloned() {
+                    self.stats.retransmits += 1;
+                    self.send(ctx, from, Msg::Outcome { seq, outcome: o });
+                }
+            }
+            _ => {
+                let list = self.early.entry(seq).or_default();
+                if !list.iter().any(|(f, _)| *f == from) {
+                    list.push((from, rows));
+                }
+            }
+        }
+    }
+
+    fn on_read_req(&mut self, ctx: &mut Ctx<'_, Msg<P>>, from: u16, seq: u64, reads: Vec<Read>) {
+        let serving = self.mp.as_ref().is_some_and(|m| m.seq == seq)
+            && self
+                .queue
+                .front()
+                .is_some_and(|h| h.plan.leader == from && from != self.me);
+        if !serving {
+            return;
+        }
+        let (mut rows, mut scans) = (Vec::new(), Vec::new());
+        for r in reads {
+            let got = match r {
+                Read::Key { table, key } => self.engine.committed(TableId(table), key).map(|got| {
+                    rows.push(Row {
+                        table,
+                        key,
+                        version: got.as_ref().map_or(0, |g| g.1),
+                        value: got.map(|g| g.0),
+                    })
+                }),
+                Read::Scan { table, lo, hi } => {
+                    let mut out = Vec::new();
+                    self.engine
+                        .committed_range(TableId(table), lo, hi, &mut out)
+                        .map(|()| {
+                            scans.push(ScanRows {
+                                table,
+                                lo,
+                                hi,
+                                rows: out,
+                            })
+                        })
+                }
+            };
+            if let Err(e) = got {
+                return self.fail(e);
+            }
+        }
+        self.send(ctx, from, Msg::ReadResp { seq, rows, scans });
+    }
+
+    fn on_retry(&mut self, ctx: &mut Ctx<'_, Msg<P>>) {
+        // A missing batch of the next epoch to merge.
+        let next = self.merged_through + 1;
+        if (next as usize) <= self.sealed.len() {
+            let missing: Vec<u16> = match self.inbox.get(&next) {
+                Some(b) => (0..self.nodes)
+                    .filter(|&s| b[usize::from(s)].is_none())
+                    .collect(),
+                None => (0..self.nodes).filter(|&s| s != self.me).collect(),
+            };
+            for s in missing {
+                self.stats.pulls += 1;
+                self.send(ctx, s, Msg::Pull { epoch: next });
+            }
+        }
+        // The exchange at the head.
+        let Some(mp) = &self.mp else { return };
+        let Some(head) = self.queue.front() else {
+            return;
+        };
+        let seq = mp.seq;
+        let leader = head.plan.leader;
+        let msgs: Vec<(u16, Msg<P>)> = if leader == self.me {
+            mp.requested
+                .iter()
+                .map(|(&n, reads)| {
+                    (
+                        n,
+                        Msg::ReadReq {
+                            seq,
+                            reads: reads.clone(),
+                        },
+                    )
+                })
+                .collect()
+        } else {
+            vec![(
+                leader,
+                Msg::ReadSet {
+                    seq,
+                    rows: mp.rows.clone(),
+                },
+            )]
+        };
+        for (to, m) in msgs {
+            self.stats.retransmits += 1;
+            self.send(ctx, to, m);
+        }
+    }
+}
+
+impl<E: PartitionEngine, P: ClusterProgram> Node for PartitionNode<E, P> {
+    type Msg = Msg<P>;
+
+    fn on_start(&mut self, ctx: &mut Ctx<'_, Msg<P>>) {
+        self.now = ctx.now();
+        ctx.set_timer(self.config.epoch, EPOCH);
+        ctx.set_timer(self.config.retry, RETRY);
+    }
+
+    fn on_message(&mut self, from: NodeId, msg: Msg<P>, ctx: &mut Ctx<'_, Msg<P>>) {
+        self.now = ctx.now();
+        let from = from.0;
+        match msg {
+            Msg::Batch { epoch, txns } => {
+                self.receive_batch(epoch, from, txns);
+                self.advance(ctx);
+            }
+            Msg::Pull { epoch } => {
+                if epoch > 0
+                    && let Some(txns) = self.sealed.get(epoch as usize - 1).cloned()
+                {
+                    self.send(ctx, from, Msg::Batch { epoch, txns });
+                }
+            }
+            Msg::ReadSet { seq, rows } => self.on_read_set(ctx, from, seq, rows),
+            Msg::ReadReq { seq, reads } => self.on_read_req(ctx, from, seq, reads),
+            Msg::ReadResp { seq, rows, scans } => {
+                if let Some(mp) = &mut self.mp
+                    && mp.seq == seq
+                {
+                    mp.view.add_rows(rows);
+                    mp.view.add_scans(scans);
+                    self.advance(ctx);
+                }
+            }
+            Msg::Outcome { seq, outcome } => self.on_outcome(ctx, from, seq, outcome),
+            Msg::Applied { seq } => {
+                if let Some(m) = self.outcomes.get_mut(&seq) {
+                    m.remove(&from);
+                    if m.is_empty() {
+                        self.outcomes.remove(&seq);
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, timer: TimerId, ctx: &mut Ctx<'_, Msg<P>>) {
+        self.now = ctx.now();
+        match timer {
+            EPOCH => {
+                self.seal_due = true;
+                self.advance(ctx);
+                ctx.set_timer(self.config.epoch, EPOCH);
+            }
+            RETRY => {
+                self.on_retry(ctx);
+                ctx.set_timer(self.config.retry, RETRY);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,583 @@
+//! The multi-partition cluster (`txlab_docc::cluster`) for DOCC and the Calvin-style baseline,
+//! on every `txlab-net` driver. Each case runs a scripted input (a fixed number of
+//! transactions per node and epoch), so the input log, restarts included, is the same under
+//! every delivery order, seed and link latency; every run must
+//!
+//! - finish on every node, with every node holding the same merged input log, equal to the
+//!   reference run's;
+//! - leave a merged state equal to `SerialEngine` executing the log's serial order (the
+//!   serial-replay oracle; on a mismatch the first differing rows are printed);
+//! - pass the workload's consistency conditions (TPC-C's) on the merged state.
+//!
+//! `step`: proptest delivery orders, drops, duplicates and delays (`TXLAB_PROPTEST_CASES`,
+//! default 200; a failure shrinks and prints `TXLAB_STEP_SCHEDULE`). `sim`: seeds 0 to 19
+//! (`TXLAB_SIM_SEED` replays one), latency 50 µs to 1 ms, one node cut off for 100 ms.
+//! `inproc`: 100 µs links; and crash-and-replay: a closed-loop run's recorded log replayed on
+//! a cluster stopped mid-run, then on freshly loaded nodes, reaches the first run's state.
+
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+use txlab_check::digest::StateDigest;
+use txlab_check::serial::SerialEngine;
+use txlab_core::deterministic::Deterministic;
+use txlab_core::partition::Partitioner;
+use txlab_core::{Engine, Error, Schema};
+use txlab_docc::calvin::{Calvin, CalvinConfig};
+use txlab_docc::cluster::inproc::{self, InprocOptions};
+use txlab_docc::cluster::{
+    Cluster, ClusterLog, ClusterProgram, Feed, LogFeed, NodeConfig, PartitionEngine, PartitionNode,
+    WorkloadFeed,
+};
+use txlab_docc::{Chain, Docc, DoccConfig};
+use txlab_net::NodeId;
+use txlab_net::inproc::LinkModel;
+use txlab_net::sim::{Partition, SimCluster, SimConfig, seeds};
+use txlab_net::step::strategy::{Faults, choices};
+use txlab_net::step::{Schedule, Source, StepConfig, StepDriver};
+use txlab_workload::tpcc::partition::ByWarehouse;
+use txlab_workload::{Tpcc, TpccConfig, Workload, Ycsb, YcsbConfig};
+
+fn cases(default: u32) -> u32 {
+    std::env::var("TXLAB_PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A workload a cluster can run, with its partitioner and each node's clients.
+trait Partitioned:
+    Workload<Program: ClusterProgram + PartialEq, Generator: Send> + Clone + 'static
+{
+    fn partitioner(&self, nodes: u16) -> Arc<dyn Partitioner>;
+    /// The client threads of node `me`.
+    fn threads(&self, me: u16, nodes: u16) -> Vec<usize>;
+}
+
+impl Partitioned for Tpcc {
+    fn partitioner(&self, nodes: u16) -> Arc<dyn Partitioner> {
+        Arc::new(ByWarehouse::new(self.config(), *self.tables(), u32::from(nodes)).unwrap())
+    }
+
+    /// Clients whose home warehouse the node owns (TPC-C's generator of thread `t` has home
+    /// warehouse `t % W + 1`).
+    fn threads(&self, me: u16, nodes: u16) -> Vec<usize> {
+        let p = ByWarehouse::new(self.config(), *self.tables(), u32::from(nodes)).unwrap();
+        let w = self.config().warehouses as usize;
+        (0..2 * w)
+            .filter(|t| p.partition_of_warehouse((t % w) as u32 + 1) == u32::from(me))
+            .collect()
+    }
+}
+
+impl Partitioned for Ycsb {
+    fn partitioner(&self, nodes: u16) -> Arc<dyn Partitioner> {
+        Arc::new(Ycsb::partitioner(self, u32::from(nodes)).unwrap())
+    }
+
+    fn threads(&self, me: u16, nodes: u16) -> Vec<usize> {
+        vec![usize::from(me), usize::from(me + nodes)]
+    }
+}
+
+/// TPC-C (full mix; 1 % remote order lines, 15 % remote payments) with one warehouse per node.
+fn tpcc(nodes: u16) -> Tpcc {
+    Tpcc::new(TpccConfig::tiny(u32::from(nodes))).unwrap()
+}
+
+/// YCSB on 8 keys per node, 2 operations per transaction: most transactions cross partitions.
+fn ycsb(nodes: u16) -> Ycsb {
+    Ycsb::new(YcsbConfig {
+        records: 8 * u64::from(nodes),
+        ops_per_txn: 2,
+        read_ratio: 0.5,
+        rmw_ratio: 0.5,
+        payload_bytes: 8,
+        theta: 0.0,
+    })
+    .unwrap()
+}
+
+/// One scripted run's setup.
+#[derive(Clone)]
+struct Case<W> {
+    workload: W,
+    nodes: u16,
+    epochs: u32,
+    per_epoch: usize,
+    workers: usize,
+    seed: u64,
+}
+
+impl<W: Partitioned> Case<W> {
+    fn config(&self) -> NodeConfig {
+        NodeConfig {
+            epoch: Duration::from_millis(5),
+            epochs: self.epochs,
+            workers: self.workers,
+            retry: Duration::from_millis(20),
+            concurrency: 1 << 20,
+            keep_log: true,
+        }
+    }
+
+    fn ids(&self) -> Vec<NodeId> {
+        (0..self.nodes).map(NodeId).collect()
+    }
+
+    /// A loaded cluster.
+    fn cluster<E: PartitionEngine>(&self, make: fn(&Schema) -> E) -> Cluster<E> {
+        let schema = self.workload.schema();
+        let c = Cluster::new(&schema, self.workload.partitioner(self.nodes), |_| {
+            Ok(make(&schema))
+        })
+        .unwrap();
+        self.workload.load(&c).unwrap();
+        c
+    }
+
+    fn feed(&self, me: u16) -> Box<dyn Feed<W::Program>> {
+        Box::new(WorkloadFeed::with_threads(
+            &self.workload,
+            self.workload.threads(me, self.nodes),
+            self.seed,
+            Some(self.per_epoch),
+        ))
+    }
+
+    fn nodes<E: PartitionEngine>(&self, c: &Cluster<E>) -> Vec<PartitionNode<E, W::Program>> {
+        (0..self.nodes)
+            .map(|me| c.node(me, self.config(), self.feed(me)).unwrap())
+            .collect()
+    }
+}
+
+fn docc(schema: &Schema) -> Docc<Chain> {
+    Docc::new(
+        schema,
+        DoccConfig {
+            workers: 2,
+            ..DoccConfig::default()
+        },
+    )
+    .unwrap()
+}
+
+fn calvin(schema: &Schema) -> Calvin {
+    Calvin::new(
+        schema,
+        CalvinConfig {
+            workers: 2,
+            ..CalvinConfig::default()
+        },
+    )
+    .unwrap()
+}
+
+/// What a finished run left, checked against itself (module docs).
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome<P> {
+    log: ClusterLog<P>,
+    digest: StateDigest,
+    multi: u64,
+    restarts: u64,
+}
+
+/// The module's checks over the nodes a run left and the cluster's merged state.
+fn verify<W: Partitioned, E: PartitionEngine>(
+    workload: &W,
+    cluster: &Cluster<E>,
+    nodes: &[&PartitionNode<E, W::Program>],
+) -> Result<Outcome<W::Program>, String> {
+    for n in nodes {
+        if let Some(f) = n.fatal() {
+            return Err(f.to_string());
+        }
+        if !n.done() {
+            return Err(format!("node {} did not finish", n.id()));
+        }
+        let s = n.stats();
+        if s.errors != 0 {
+            return Err(format!(
+                "node {}: {} transactions ended in errors",
+                n.id(),
+                s.errors
+            ));
+        }
+    }
+    let log = nodes[0].log().cloned().unwrap_or_default().trimmed();
+    for n in &nodes[1..] {
+        if n.log().cloned().unwrap_or_default().trimmed() != log {
+            return Err(format!(
+                "node {} merged another input log than node 0",
+                n.id()
+            ));
+        }
+    }
+    let merged = cluster.snapshot().map_err(|e| e.to_string())?;
+    let oracle = serial_replay(workload, &log);
+    let digest = StateDigest::of_serial(&merged);
+    if digest != StateDigest::of_serial(&oracle) {
+        return Err(format!(
+            "merged state differs from the serial replay of the log ({} entries): {:?}",
+            log.len(),
+            StateDigest::diff(&merged, &oracle, 5)
+        ));
+    }
+    workload
+        .check(&merged)
+        .map_err(|e| format!("consistency: {e}"))?;
+    Ok(Outcome {
+        log,
+        digest,
+        multi: nodes.iter().map(|n| n.stats().multi_led).sum(),
+        restarts: nodes.iter().map(|n| n.stats().restarts).sum(),
+    })
+}
+
+/// `SerialEngine` loaded with `workload` and run through `log`'s serial order.
+fn serial_replay<W: Partitioned>(workload: &W, log: &ClusterLog<W::Program>) -> SerialEngine {
+    let serial = SerialEngine::new(workload.schema());
+    workload.load(&serial).unwrap();
+    let order: Vec<W::Program> = log.serial_order().into_iter().cloned().collect();
+    serial.execute_log(&order, 1).unwrap();
+    serial
+}
+
+const FAULTS: Faults = Faults {
+    drop: true,
+    duplicate: true,
+    delay: true,
+    crash: false,
+};
+
+fn run_step<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+    schedule: Schedule,
+) -> Result<Outcome<W::Program>, String> {
+    let cluster = case.cluster(make);
+    let mut slots: Vec<Option<_>> = case.nodes(&cluster).into_iter().map(Some).collect();
+    let cfg = StepConfig {
+        seed: case.seed,
+        max_steps: 200_000,
+        ..StepConfig::default()
+    };
+    let mut d = StepDriver::new(&case.ids(), cfg, |id: NodeId| {
+        slots[usize::from(id.0)].take().expect("no restarts")
+    })
+    .unwrap();
+    let report = d
+        .run(
+            Source::Choices(schedule),
+            |_| Ok(()),
+            |w| w.nodes().all(|(_, n)| n.done()),
+        )
+        .map_err(|f| f.to_string())?;
+    let w = d.world();
+    let nodes: Vec<_> = w.nodes().map(|(_, n)| n).collect();
+    verify(&case.workload, &cluster, &nodes)
+        .map_err(|e| format!("{e}\nreplay: TXLAB_STEP_SCHEDULE='{}'", report.schedule))
+}
+
+/// The reference run: the step driver delivering in order.
+fn reference<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+) -> Outcome<W::Program> {
+    run_step(case, make, Schedule(Vec::new())).unwrap()
+}
+
+fn step_property<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+    n: u32,
+) {
+    let want = reference(case, make);
+    if let Some(s) = txlab_net::step::schedule_from_env() {
+        let got = run_step(case, make, s.unwrap()).unwrap();
+        assert_eq!(got, want);
+        return;
+    }
+    let mut runner = TestRunner::new(Config {
+        cases: n,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&choices(150, FAULTS), |s| {
+            let got = run_step(case, make, s).map_err(TestCaseError::fail)?;
+            if got != want {
+                return Err(TestCaseError::fail(format!(
+                    "another outcome than delivering in order: digest {:?} vs {:?}, {} vs {} \
+                     log entries",
+                    got.digest,
+                    want.digest,
+                    got.log.len(),
+                    want.log.len()
+                )));
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+fn tpcc_case(nodes: u16) -> Case<Tpcc> {
+    Case {
+        workload: tpcc(nodes),
+        nodes,
+        epochs: 3,
+        per_epoch: 6,
+        workers: 2,
+        seed: 7,
+    }
+}
+
+fn ycsb_case(nodes: u16) -> Case<Ycsb> {
+    Case {
+        workload: ycsb(nodes),
+        nodes,
+        epochs: 3,
+        per_epoch: 3,
+        workers: 2,
+        seed: 11,
+    }
+}
+
+#[test]
+fn reference_runs_cross_partitions_and_match_the_serial_replay() {
+    let mut restarts = 0;
+    for nodes in [2, 3] {
+        let y = reference(&ycsb_case(nodes), docc);
+        assert!(
+            y.multi > 0,
+            "YCSB on {nodes} nodes ran no multi-partition transaction"
+        );
+        assert_eq!(y.log.len(), 3 * 3 * usize::from(nodes));
+        let t = reference(&tpcc_case(nodes), docc);
+        assert!(
+            t.multi > 0,
+            "TPC-C on {nodes} nodes ran no multi-partition transaction"
+        );
+        restarts += t.restarts;
+        assert_eq!(
+            t.log.len(),
+            3 * 6 * usize::from(nodes) + t.restarts as usize
+        );
+        // Calvin's partitions give the same state for the same log.
+        assert_eq!(reference(&ycsb_case(nodes), calvin).digest, y.digest);
+        assert_eq!(reference(&tpcc_case(nodes), calvin).digest, t.digest);
+    }
+    // Payments by last name at a remote warehouse reach keys they do not declare: those
+    // attempts are re-sequenced with the partition hinted.
+    assert!(restarts > 0, "no restart was exercised");
+}
+
+#[test]
+fn docc_ycsb_under_every_step_schedule() {
+    step_property(&ycsb_case(2), docc, cases(200));
+}
+
+#[test]
+fn calvin_ycsb_under_every_step_schedule() {
+    step_property(&ycsb_case(3), calvin, cases(200) / 2);
+}
+
+#[test]
+fn docc_tpcc_under_every_step_schedule() {
+    step_property(&tpcc_case(2), docc, cases(200) / 4);
+}
+
+#[test]
+fn calvin_tpcc_under_every_step_schedule() {
+    step_property(&tpcc_case(2), calvin, cases(200) / 4);
+}
+
+fn run_sim<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+    seed: u64,
+) -> Result<Outcome<W::Program>, String> {
+    let cluster = case.cluster(make);
+    let slots: RefCell<Vec<Option<_>>> =
+        RefCell::new(case.nodes(&cluster).into_iter().map(Some).collect());
+    let cut = NodeId(case.nodes - 1);
+    let sim = SimConfig {
+        seed,
+        min_latency: Duration::from_micros(50),
+        max_latency: Duration::from_millis(1),
+        partitions: vec![Partition {
+            at: Duration::from_millis(7),
+            duration: Duration::from_millis(100),
+            side_a: vec![cut],
+            side_b: case.ids().into_iter().filter(|&i| i != cut).collect(),
+        }],
+        duration: Duration::from_secs(30),
+        ..SimConfig::default()
+    };
+    let mut c = SimCluster::new(&case.ids(), sim, move |id| {
+        slots.borrow_mut()[usize::from(id.0)]
+            .take()
+            .expect("no restarts")
+    })
+    .map_err(|e| e.to_string())?;
+    c.run_until(|nodes| {
+        nodes
+            .iter()
+            .all(|(_, n)| n.is_some_and(PartitionNode::done))
+    })
+    .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))?;
+    c.view(|nodes| {
+        let nodes: Vec<_> = nodes.iter().filter_map(|(_, n)| *n).collect();
+        verify(&case.workload, &cluster, &nodes)
+    })
+    .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))
+}
+
+fn sim_property<W: Partitioned, E: PartitionEngine>(case: &Case<W>, make: fn(&Schema) -> E) {
+    let want = reference(case, make);
+    for seed in seeds(0..20).unwrap() {
+        let got = run_sim(case, make, seed).unwrap();
+        assert_eq!(got.digest, want.digest, "seed {seed}");
+        assert_eq!(got.log, want.log, "seed {seed}");
+    }
+}
+
+#[test]
+fn docc_under_simulated_latency_and_a_partition() {
+    sim_property(&ycsb_case(3), docc);
+    sim_property(&tpcc_case(2), docc);
+}
+
+#[test]
+fn calvin_under_simulated_latency_and_a_partition() {
+    sim_property(&ycsb_case(2), calvin);
+    sim_property(&tpcc_case(3), calvin);
+}
+
+fn inproc_options() -> InprocOptions {
+    InprocOptions {
+        link: Some(LinkModel {
+            latency: Duration::from_micros(100),
+            jitter: Duration::from_micros(50),
+            seed: 3,
+        }),
+        timeout: Duration::from_secs(60),
+        ..InprocOptions::default()
+    }
+}
+
+#[test]
+fn inproc_links_give_the_same_digest() {
+    for case in [tpcc_case(2), tpcc_case(3)] {
+        let want = reference(&case, docc);
+        let cluster = case.cluster(docc);
+        let done = inproc::run(case.nodes(&cluster), &inproc_options()).unwrap();
+        let nodes: Vec<_> = done.nodes.iter().collect();
+        let got = verify(&case.workload, &cluster, &nodes).unwrap();
+        assert_eq!(got, want);
+    }
+}
+
+/// Crash and replay (Calvin's recovery by deterministic replay, no checkpoints): a closed-loop
+/// run records its input log; the log replayed on a cluster stopped mid-run is lost with it;
+/// replayed on freshly loaded nodes it reaches the first run's state.
+fn crash_and_replay<E: PartitionEngine>(make: fn(&Schema) -> E) {
+    let case = tpcc_case(2);
+    let cfg = NodeConfig {
+        epochs: 8,
+        concurrency: 16,
+        ..case.config()
+    };
+    let cluster = case.cluster(make);
+    let nodes = (0..case.nodes)
+        .map(|me| {
+            let feed = WorkloadFeed::with_threads(
+                &case.workload,
+                case.workload.threads(me, case.nodes),
+                case.seed,
+                None,
+            );
+            cluster.node(me, cfg, Box::new(feed)).unwrap()
+        })
+        .collect();
+    let first = inproc::run(nodes, &inproc_options()).unwrap();
+    let nodes: Vec<_> = first.nodes.iter().collect();
+    let want = verify(&case.workload, &cluster, &nodes).unwrap();
+    assert!(
+        want.log.len() > 16,
+        "the closed loop ran {}",
+        want.log.len()
+    );
+
+    let replay_nodes = |c: &Cluster<E>| -> Vec<PartitionNode<E, <Tpcc as Workload>::Program>> {
+        let cfg = NodeConfig {
+            epochs: want.log.epochs.len() as u32,
+            ..cfg
+        };
+        (0..case.nodes)
+            .map(|me| {
+                c.node(me, cfg, Box::new(LogFeed::new(&want.log, me)))
+                    .unwrap()
+            })
+            .collect()
+    };
+    let crashed = case.cluster(make);
+    let stop = InprocOptions {
+        stop_after: Some(Duration::from_millis(12)),
+        ..inproc_options()
+    };
+    let cut = inproc::run(replay_nodes(&crashed), &stop).unwrap();
+    assert!(
+        cut.nodes.iter().any(|n| !n.done()),
+        "the crash came after the end"
+    );
+    drop(cut);
+    drop(crashed);
+
+    let rebuilt = case.cluster(make);
+    let done = inproc::run(replay_nodes(&rebuilt), &inproc_options()).unwrap();
+    let nodes: Vec<_> = done.nodes.iter().collect();
+    let got = verify(&case.workload, &rebuilt, &nodes).unwrap();
+    assert_eq!(got.digest, want.digest);
+    assert_eq!(got.log, want.log);
+}
+
+#[test]
+fn docc_recovers_by_replaying_the_input_log() {
+    crash_and_replay(docc);
+}
+
+#[test]
+fn calvin_recovers_by_replaying_the_input_log() {
+    crash_and_replay(calvin);
+}
+
+#[test]
+fn a_cluster_has_no_interactive_workers_and_refuses_bad_shapes() {
+    let c = tpcc_case(2).cluster(docc);
+    let Err(e) = c.worker() else {
+        panic!("worker() of a cluster must be a misuse")
+    };
+    assert!(matches!(e, Error::Misuse(_)), "{e}");
+    let w = tpcc(2);
+    let e = Cluster::new(
+        &w.schema(),
+        w.partitioner(2),
+        |_| -> Result<Docc<Chain>, _> { Err(Error::invalid("workers", 0, "1..=1024")) },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("workers = 0"), "{e}");
+    let e = c
+        .node(
+            5,
+            NodeConfig::default(),
+            Box::new(LogFeed::<<Tpcc as Workload>::Program>::new(
+                &ClusterLog::default(),
+                5,
+            )),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("node = 5"), "{e}");
+}
