@@ -248,12 +248,14 @@ where
     panic!("{name}: {retired} tombstones retired in 8 rounds: retirement was not exercised");
 }
 
-/// Runs [`churn`] (3 threads, 3,000 transactions each) on a broken engine up to 20 times and
-/// returns the first round whose history the checker rejected (a race: usually within a few).
+/// Runs [`churn`] (3 threads, 3,000 transactions each) on a broken engine up to 80 times and
+/// returns the first round whose history the checker rejected. It is a race, usually caught within
+/// a few rounds; the high cap keeps a loaded 2-core machine from missing it, and costs nothing
+/// when the mutant is caught early.
 pub fn churn_catches<E, F>(build: F, options: CheckOptions) -> Option<usize>
 where
     E: Engine + Sync,
     F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
 {
-    (0..20).position(|_| !churn(&build, 3, 3_000, options).passed)
+    (0..80).position(|_| !churn(&build, 3, 3_000, options).passed)
 }

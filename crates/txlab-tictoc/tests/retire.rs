@@ -420,6 +420,6 @@ fn concurrent_churn_catches_retiring_without_the_floor() {
     eprintln!("caught after {caught:?} rounds");
     assert!(
         caught.is_some(),
-        "20 rounds of the mutant looked serializable"
+        "80 rounds of the mutant looked serializable"
     );
 }
