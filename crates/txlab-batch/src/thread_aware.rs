@@ -36,67 +36,40 @@
 //! # The wrapper ([`ThreadAware`])
 //!
 //! [`ThreadAware::run`] drives a workload on any [`Engine`] with `threads` worker threads and no
-//! other thread; the harness pins them as it pins the interactive workers.
+//! other thread; the harness pins them as it pins the interactive workers. Formation and
+//! assignment are the paper's preprocessing step, kept off the other workers' critical path:
 //!
-//! ## One sequence of batches
+//! - every worker owns a former (its generator and its assigner's buffers), so no lock is held
+//!   while a batch is generated, declared and assigned;
+//! - a worker whose queue is empty first takes a whole share from the longest other queue
+//!   holding at least two (work stealing), and otherwise forms, declares and assigns the next
+//!   batch itself and queues share `t` to worker `(me + t) mod threads` (its own share is the
+//!   first the assignment filled). While one worker forms, the others run the shares already
+//!   queued, and workers that run dry at the same time form disjoint batches in parallel;
+//! - queues are short mutex-guarded deques touched once per share (a share is `per_thread`
+//!   transactions), with their lengths readable without the lock for stealing.
 //!
-//! The assignment only avoids conflicts between transactions that run *at the same time*, so
-//! all workers run the same sequence of batches: batch `k` (numbered from 0) is split into
-//! `threads` shares, worker `w` runs share `w` of batch 0, then of batch 1, and so on. No barrier
-//! separates batches (a worker that finishes its share goes on to its share of the next batch),
-//! so workers drift apart by at most a few shares and concurrently running transactions are
-//! mostly of one batch, as in the paper's preprocessed Cicada runs (§5.6).
-//!
-//! ## Pipelined formation
-//!
-//! Formation and assignment are the paper's preprocessing step, kept off the critical path: the
-//! batches a worker runs next are formed before it needs them. Batches live in a ring of
-//! `DEPTH` slots (batch `k` in slot `k mod DEPTH`). After running its share of a batch, with
-//! `next` the batch it runs next, a worker makes sure batches up to `next + lookahead` are
-//! formed or being formed: it claims the next
-//! unformed batch number (one compare-and-swap) if that batch's slot is free (every worker
-//! finished the batch `DEPTH` before it), generates and declares its transactions with its own
-//! generator, assigns them ([`ThreadAssigner`], its own buffers), writes them into the slot and
-//! publishes the slot. So formation runs while the other workers execute the batches already
-//! published, workers ahead of the others do the forming (which brings them back in line), and
-//! several workers may form consecutive batches in parallel. A slot's programs are overwritten
-//! with `clone_from`, by the thread that formed them, and read in place by the workers (a
-//! transaction is never moved or freed across threads). A worker waits (counter [`STALL_NS`])
-//! only when its next batch is still being formed or the ring is full because a worker lags
-//! `DEPTH` batches behind; it spins briefly and then sleeps on a condition variable. The
-//! lookahead starts at one batch (a transaction waits about one batch's execution between its
-//! formation and its start) and grows by one, up to `MAX_LOOKAHEAD`, each time a worker finds
-//! its next batch still being formed: where forming a batch takes longer than running a share
-//! (many threads: a batch has `4 × threads` transactions), several batches are formed at once.
-//!
-//! Each transaction runs to its end on the worker whose share holds it: conflicts are retried
+//! Each transaction runs to its end on the worker that popped its share: conflicts are retried
 //! with the interactive runner's backoff and reported with their causes, and a transaction past
-//! the retry policy's `max_attempts` is abandoned. The counters [`FORM_NS`], [`ASSIGN_NS`],
-//! [`WAIT_NS`] and [`STALL_NS`] give the time spent generating and declaring, assigning, queued,
-//! and stalled, per transaction once divided by the commits. [`Assignment::RoundRobin`] keeps the
-//! arrival order instead (the baseline the paper compares against), through the same code.
-//! Correctness is the wrapped engine's: the wrapper only decides which thread runs which
-//! transaction.
+//! the retry policy's `max_attempts` is abandoned. The counters [`FORM_NS`], [`ASSIGN_NS`] and
+//! [`WAIT_NS`] give the time spent generating and declaring, assigning, and queued, per
+//! transaction once divided by the commits. [`Assignment::RoundRobin`] keeps the arrival order
+//! instead (the baseline the paper compares against), through the same code. Correctness is the
+//! wrapped engine's: the wrapper only decides which thread runs which transaction.
 //!
-//! ## End of run (`Ring`)
-//!
-//! The former whose meter stops issuing publishes its batch as it is and sets `stopped`; no
-//! batch is claimed after that (a former that claimed one just before checks `stopped` again
-//! and publishes it empty). A worker exits once `stopped` is set and it has run every claimed
-//! batch: it reads `stopped` before `claimed` (both `SeqCst`), and a former reads `stopped`
-//! after its claim, so a batch claimed and filled before the stop is seen by every worker. The
-//! work left after the stop is at most `MAX_LOOKAHEAD + 1` shares per worker, so a run ends within
-//! its duration plus that drain.
+//! End of run (`Board`): once the meter stops issuing, workers finish their queues, take the
+//! shares left in others', and exit when no former is still queueing; one that must wait for a
+//! former sleeps on a condition variable rather than spinning, so oversubscribed runs end within
+//! the duration plus the queued shares' work.
 
 use crate::meter::LimitMeter;
 use crate::pipeline::RunLimit;
 use hdrhistogram::Histogram;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use txlab_core::meter::{Meter, Probe, Ticket};
 use txlab_core::retry::Backoff;
-use txlab_core::sync::{
-    AtomicBool, AtomicU64, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering, RwLock, SpinWait,
-};
+use txlab_core::sync::{AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
 use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
 use txlab_workload::{Generator, Workload};
 
@@ -503,15 +476,14 @@ pub struct ThreadAwareStats {
     pub user_aborts: u64,
     /// Batches formed.
     pub batches: u64,
+    /// Shares a worker took from another worker's queue.
+    pub stolen: u64,
     /// Time spent generating and declaring the batches' transactions (all formers together).
     pub form_time: Duration,
     /// Time spent in the assignment ([`ThreadAssigner::assign`], all formers together).
     pub assign_time: Duration,
     /// Time transactions spent queued, from their batch's formation to the start of their share.
     pub wait_time: Duration,
-    /// Time workers spent stalled, waiting for their next batch to be published or for a ring
-    /// slot to be freed (all workers together).
-    pub stall_time: Duration,
     /// Latency (microseconds) from the batch's formation to the commit.
     pub latency_us: Histogram<u64>,
 }
@@ -539,180 +511,130 @@ pub const ASSIGN_NS: &str = "assign_ns";
 /// The engine counter of nanoseconds transactions spent queued: per share, the time from its
 /// batch's formation to the start of the share, times its transactions.
 pub const WAIT_NS: &str = "wait_ns";
-/// The engine counter of nanoseconds workers spent stalled: waiting for their next batch to be
-/// published, or for a ring slot to be freed before forming into it.
-pub const STALL_NS: &str = "stall_ns";
+/// The engine counter of shares taken from another worker's queue.
+pub const STOLEN: &str = "stolen_shares";
 
-/// The most batches past the one a worker runs next that are formed or being formed. The
-/// lookahead starts at 1 and grows by one, up to this, each time a worker finds its next batch
-/// still being formed (module docs).
-const MAX_LOOKAHEAD: u64 = 4;
-/// Slots of the batch ring: the running batch, the lookahead, and one batch of slack for a
-/// worker that lags behind the others.
-const DEPTH: u64 = MAX_LOOKAHEAD + 2;
+/// A worker whose queue is empty takes a share from another worker's queue holding at least
+/// this many shares instead of forming a batch (module docs).
+const STEAL_AT: usize = 2;
 
-/// One formed batch: its programs with their tickets and, per worker, the indices of its share.
-/// The buffers are reused from one batch to the next (`programs` may hold stale programs past
-/// `tickets.len()`).
-struct Batch<P> {
-    programs: Vec<P>,
-    tickets: Vec<Ticket>,
-    shares: Vec<Vec<usize>>,
-    /// When its formation started (the start of its transactions' queueing time).
+/// One thread's transactions of one batch, in the order the assignment gave.
+struct Share<P> {
+    /// When the batch was formed (the start of its queueing time).
     formed: Instant,
+    /// The programs with the tickets they were issued with.
+    programs: Vec<(P, Ticket)>,
 }
 
-/// One slot of the ring. Batch `k` lives in slot `k mod DEPTH`.
-struct Slot<P> {
-    /// `k + 1` once batch `k` is published here; 0 before the first batch.
-    published: AtomicU64,
-    /// Workers done with their share of the published batch (their read guard dropped).
-    finished: AtomicUsize,
-    /// Written only by the former that claimed the slot, when every worker has finished the
-    /// batch before (so the write lock never waits); read by the workers running their shares.
-    batch: RwLock<Batch<P>>,
+/// One worker's queue of shares.
+struct ShareQueue<P> {
+    shares: Mutex<VecDeque<Share<P>>>,
+    /// `shares.len()`, readable without the lock (a hint for stealing).
+    len: AtomicUsize,
 }
 
-/// The batch ring the workers share (module docs: "Pipelined formation").
+/// What the workers share: their queues and the end-of-run protocol.
 ///
-/// Orderings: every state change a worker may wait for (`published`, `finished`, `claimed`,
-/// `stopped`, `failed`) is `SeqCst` and followed by a `SeqCst` load of `waiters`; a waiter
-/// increments `waiters` (`SeqCst`) under `lock` and then re-reads the state, so either the
-/// notifier sees the waiter and notifies under `lock`, or the waiter sees the change.
-struct Ring<P> {
-    slots: Box<[Slot<P>]>,
-    threads: usize,
-    /// The next batch number to form.
-    claimed: AtomicU64,
-    /// Set by the former whose meter stopped issuing; no batch is claimed after it.
+/// End of run: a former registers in `forming` before it checks `stopped` and issues anything,
+/// and leaves after its shares are queued; the first former whose meter stops issuing sets
+/// `stopped`. A worker exits once `stopped` is set, no former is registered and its own queue is
+/// empty. All three are `SeqCst`: a former that registers after an exiting worker read
+/// `forming == 0` then reads `stopped` as set and forms nothing, and one that registered before
+/// has queued its shares before that worker reads its queue. A worker that finds the run
+/// stopped while formers are still registered sleeps on `left` (not spinning: oversubscribed,
+/// spinning workers would keep the last formers off the CPUs); a former leaving takes `idle`
+/// before notifying, so the sleeper either sees the new count or is woken.
+struct Board<P> {
+    queues: Box<[ShareQueue<P>]>,
+    forming: AtomicUsize,
     stopped: AtomicBool,
-    /// Set when a worker failed: the others return at once.
-    failed: AtomicBool,
-    /// Batches past a worker's next one to keep formed, `1..=MAX_LOOKAHEAD`.
-    lookahead: AtomicU64,
-    waiters: AtomicUsize,
-    lock: Mutex<()>,
-    changed: Condvar,
+    idle: Mutex<()>,
+    left: Condvar,
 }
 
-impl<P> Ring<P> {
+impl<P> Board<P> {
     fn new(threads: usize) -> Self {
         Self {
-            slots: (0..DEPTH)
-                .map(|_| Slot {
-                    published: AtomicU64::new(0),
-                    finished: AtomicUsize::new(0),
-                    batch: RwLock::new(Batch {
-                        programs: Vec::new(),
-                        tickets: Vec::new(),
-                        shares: Vec::new(),
-                        formed: Instant::now(),
-                    }),
+            queues: (0..threads)
+                .map(|_| ShareQueue {
+                    shares: Mutex::new(VecDeque::new()),
+                    len: AtomicUsize::new(0),
                 })
                 .collect(),
-            threads,
-            claimed: AtomicU64::new(0),
+            forming: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
-            failed: AtomicBool::new(false),
-            lookahead: AtomicU64::new(1),
-            waiters: AtomicUsize::new(0),
-            lock: Mutex::new(()),
-            changed: Condvar::new(),
+            idle: Mutex::new(()),
+            left: Condvar::new(),
         }
     }
 
-    fn slot(&self, k: u64) -> &Slot<P> {
-        &self.slots[(k % DEPTH) as usize]
+    fn push(&self, thread: usize, share: Share<P>) {
+        let q = &self.queues[thread];
+        let mut shares = q.shares.lock().ignore_poison();
+        shares.push_back(share);
+        q.len.store(shares.len(), Ordering::Relaxed);
     }
 
-    fn is_published(&self, k: u64) -> bool {
-        self.slot(k).published.load(Ordering::SeqCst) == k + 1
+    fn pop(&self, thread: usize) -> Option<Share<P>> {
+        let q = &self.queues[thread];
+        let mut shares = q.shares.lock().ignore_poison();
+        let share = shares.pop_front();
+        q.len.store(shares.len(), Ordering::Relaxed);
+        share
     }
 
-    /// Whether batch `c` may be formed into its slot: every worker finished batch `c − DEPTH`.
-    fn is_free(&self, c: u64) -> bool {
-        let slot = self.slot(c);
-        if c < DEPTH {
-            return true;
+    /// The longest other queue holding at least `at_least` shares, if any.
+    fn backlogged(&self, me: usize, at_least: usize) -> Option<usize> {
+        (0..self.queues.len())
+            .filter(|&t| t != me)
+            .map(|t| (self.queues[t].len.load(Ordering::Relaxed), t))
+            .filter(|&(len, _)| len >= at_least)
+            .max()
+            .map(|(_, t)| t)
+    }
+
+    /// Registers a former; `false` (unregistered) once the run has stopped.
+    fn begin_forming(&self) -> bool {
+        self.forming.fetch_add(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            self.forming.fetch_sub(1, Ordering::SeqCst);
+            return false;
         }
-        slot.published.load(Ordering::SeqCst) == c - DEPTH + 1
-            && slot.finished.load(Ordering::SeqCst) == self.threads
+        true
     }
 
-    /// Claims the next batch number if its slot is free and the run has not stopped. The
-    /// claimer must publish it (empty if the run stopped meanwhile).
-    fn try_claim(&self) -> Option<u64> {
-        loop {
-            if self.stopped.load(Ordering::SeqCst) {
-                return None;
-            }
-            let c = self.claimed.load(Ordering::SeqCst);
-            if !self.is_free(c) {
-                return None;
-            }
-            if self
-                .claimed
-                .compare_exchange(c, c + 1, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-            {
-                return Some(c);
-            }
+    fn end_forming(&self, meter_stopped: bool) {
+        if meter_stopped {
+            self.stop();
+        }
+        self.forming.fetch_sub(1, Ordering::SeqCst);
+        if self.stopped.load(Ordering::SeqCst) {
+            drop(self.idle.lock().ignore_poison());
+            self.left.notify_all();
         }
     }
 
-    fn publish(&self, k: u64) {
-        let slot = self.slot(k);
-        slot.finished.store(0, Ordering::SeqCst);
-        slot.published.store(k + 1, Ordering::SeqCst);
-        self.notify();
-    }
-
-    fn finish(&self, k: u64) {
-        if self.slot(k).finished.fetch_add(1, Ordering::SeqCst) + 1 == self.threads {
-            self.notify();
-        }
+    /// After the run stopped: sleeps until no former is registered or one queued a share for
+    /// `me`.
+    fn await_formers(&self, me: usize) {
+        let idle = self.idle.lock().ignore_poison();
+        let _idle = self
+            .left
+            .wait_while(idle, |_| {
+                self.forming.load(Ordering::SeqCst) > 0
+                    && self.queues[me].len.load(Ordering::SeqCst) == 0
+            })
+            .ignore_poison();
     }
 
     fn stop(&self) {
         self.stopped.store(true, Ordering::SeqCst);
-        self.notify();
     }
 
-    fn fail(&self) {
-        self.failed.store(true, Ordering::SeqCst);
-        self.stop();
-    }
-
-    fn notify(&self) {
-        if self.waiters.load(Ordering::SeqCst) > 0 {
-            drop(self.lock.lock().ignore_poison());
-            self.changed.notify_all();
-        }
-    }
-
-    /// Waits until `ready()` (or the run failed): spins briefly, then sleeps on the condition
-    /// variable (oversubscribed, spinning workers would keep the formers off the CPUs).
-    fn wait_until(&self, ready: impl Fn() -> bool) {
-        let ready = || ready() || self.failed.load(Ordering::SeqCst);
-        let mut spin = SpinWait::new();
-        while spin.steps() < SPIN_STEPS {
-            if ready() {
-                return;
-            }
-            spin.snooze();
-        }
-        let mut guard = self.lock.lock().ignore_poison();
-        self.waiters.fetch_add(1, Ordering::SeqCst);
-        while !ready() {
-            guard = self.changed.wait(guard).ignore_poison();
-        }
-        self.waiters.fetch_sub(1, Ordering::SeqCst);
+    fn may_exit(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) && self.forming.load(Ordering::SeqCst) == 0
     }
 }
-
-/// Spin steps before a waiting worker sleeps (`SpinWait` spins `2^step` times per step, so
-/// about 127 pause instructions in all).
-const SPIN_STEPS: u32 = 7;
 
 impl<E: Engine> ThreadAware<E> {
     /// Wraps `engine`.
@@ -742,7 +664,7 @@ impl<E: Engine> ThreadAware<E> {
     ) -> Result<ThreadAwareStats, Error>
     where
         W: Workload,
-        W::Program: Clone + Send + Sync,
+        W::Program: Clone + Send,
     {
         let meter = LimitMeter::new(limit)?;
         self.run_metered(workload, seed, &meter, |_| None)?;
@@ -755,10 +677,10 @@ impl<E: Engine> ThreadAware<E> {
             abandoned: totals.abandoned,
             user_aborts: totals.user_aborts,
             batches: totals.counter(BATCHES),
+            stolen: totals.counter(STOLEN),
             form_time: ns(FORM_NS),
             assign_time: ns(ASSIGN_NS),
             wait_time: ns(WAIT_NS),
-            stall_time: ns(STALL_NS),
             latency_us: totals.latency_us,
         })
     }
@@ -770,7 +692,7 @@ impl<E: Engine> ThreadAware<E> {
     /// runs from the batch's formation to the commit); the worker that runs a transaction reports
     /// each aborted attempt with its cause, then the commit, the user abort, or the abandonment
     /// after the retry policy's `max_attempts`. The engine counters [`BATCHES`], [`FORM_NS`],
-    /// [`ASSIGN_NS`], [`WAIT_NS`] and [`STALL_NS`] go through [`Probe::count`]. Returns what each
+    /// [`ASSIGN_NS`], [`WAIT_NS`] and [`STOLEN`] go through [`Probe::count`]. Returns what each
     /// worker's `start` returned.
     pub fn run_metered<W, M, S>(
         &self,
@@ -781,23 +703,24 @@ impl<E: Engine> ThreadAware<E> {
     ) -> Result<Vec<Option<usize>>, Error>
     where
         W: Workload,
-        W::Program: Clone + Send + Sync,
+        W::Program: Clone + Send,
         M: Meter,
         S: Fn(usize) -> Option<usize> + Sync,
     {
         let threads = self.config.threads;
-        let ring = Ring::new(threads);
+        let board = Board::new(threads);
         let workers: Vec<Result<Option<usize>, Error>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..threads)
                 .map(|me| {
-                    let (ring, start) = (&ring, &start);
+                    let (board, start) = (&board, &start);
                     scope.spawn(move || -> Result<Option<usize>, Error> {
                         let cpu = start(me);
                         let mut probe = meter.probe(me);
                         let mut former = Former::new(workload.generator(me, seed), &self.config);
-                        let outcome = self.work(me, ring, &mut former, &mut probe);
+                        let outcome = self.work(me, board, &mut former, &mut probe);
                         if outcome.is_err() {
-                            ring.fail();
+                            // The others stop forming and finish their queues.
+                            board.stop();
                         }
                         outcome.map(|()| cpu)
                     })
@@ -814,96 +737,74 @@ impl<E: Engine> ThreadAware<E> {
         workers.into_iter().collect()
     }
 
-    /// One worker thread: runs its share of the next batch, then keeps formation the ring's
-    /// lookahead ahead of the batch it runs next (module docs).
+    /// One worker thread: runs its queue's shares; when its queue is empty, takes a share from a
+    /// backlogged queue or forms the next batch itself (module docs).
     fn work<G, P>(
         &self,
         me: usize,
-        ring: &Ring<G::Program>,
+        board: &Board<G::Program>,
         former: &mut Former<G>,
         probe: &mut P,
     ) -> Result<(), Error>
     where
         G: Generator,
-        G::Program: Clone + Send + Sync,
+        G::Program: Clone + Send,
         P: Probe,
     {
         let mut worker = self.engine.worker()?;
         let mut backoff = Backoff::new(self.config.retry, 0x9E37_79B9 ^ me as u64);
-        let mut next = 0u64;
         loop {
-            if ring.failed.load(Ordering::SeqCst) {
-                return Ok(());
+            let share = match board.pop(me) {
+                Some(share) => share,
+                None => match self.next_share(me, board, former, probe) {
+                    Some(share) => share,
+                    None => return Ok(()),
+                },
+            };
+            let started = Instant::now();
+            let waited = started.saturating_duration_since(share.formed).as_nanos() as u64;
+            probe.count(WAIT_NS, waited * share.programs.len() as u64);
+            for (program, ticket) in &share.programs {
+                self.execute(&mut worker, &mut backoff, program, ticket, probe)?;
             }
-            if ring.is_published(next) {
-                self.run_share(me, next, ring, &mut worker, &mut backoff, probe)?;
-                next += 1;
-            }
-            let ahead = ring.lookahead.load(Ordering::Relaxed);
-            while ring.claimed.load(Ordering::SeqCst) <= next + ahead {
-                let Some(c) = ring.try_claim() else { break };
-                former.form(c, ring, self.config.assignment, probe);
-            }
-            if ring.is_published(next) {
-                continue;
-            }
-            let stalled = Instant::now();
-            if next < ring.claimed.load(Ordering::SeqCst) {
-                // Being formed: its former publishes it without waiting for anything. Past the
-                // start (where every worker forms at once), form further ahead from now on.
-                if ahead < MAX_LOOKAHEAD && next >= DEPTH {
-                    let _ = ring.lookahead.compare_exchange(
-                        ahead,
-                        ahead + 1,
-                        Ordering::Relaxed,
-                        Ordering::Relaxed,
-                    );
-                }
-                ring.wait_until(|| ring.is_published(next));
-            } else {
-                // Not claimed: the run stopped, or its slot still holds a batch some worker has
-                // not finished. `stopped` is read before `claimed` (module docs: end of run).
-                if ring.stopped.load(Ordering::SeqCst)
-                    && next >= ring.claimed.load(Ordering::SeqCst)
-                {
-                    return Ok(());
-                }
-                ring.wait_until(|| {
-                    ring.stopped.load(Ordering::SeqCst)
-                        || ring.claimed.load(Ordering::SeqCst) > next
-                        || ring.is_free(next)
-                });
-            }
-            probe.count(STALL_NS, stalled.elapsed().as_nanos() as u64);
         }
     }
 
-    /// Runs worker `me`'s share of the published batch `k` and marks it finished.
-    fn run_share<P: Probe, Prog: Program>(
+    /// A share for worker `me`, whose queue was empty: its own queue's if filled meanwhile,
+    /// a backlogged worker's, or the first of a batch it forms; `None` once the run has ended.
+    fn next_share<G, P>(
         &self,
         me: usize,
-        k: u64,
-        ring: &Ring<Prog>,
-        worker: &mut E::Worker<'_>,
-        backoff: &mut Backoff,
+        board: &Board<G::Program>,
+        former: &mut Former<G>,
         probe: &mut P,
-    ) -> Result<(), Error> {
-        let batch = ring.slot(k).batch.read().ignore_poison();
-        let share = &batch.shares[me];
-        let waited = batch.formed.elapsed().as_nanos() as u64;
-        probe.count(WAIT_NS, waited * share.len() as u64);
-        for &i in share {
-            self.execute(
-                worker,
-                backoff,
-                &batch.programs[i],
-                &batch.tickets[i],
-                probe,
-            )?;
+    ) -> Option<Share<G::Program>>
+    where
+        G: Generator,
+        G::Program: Clone + Send,
+        P: Probe,
+    {
+        loop {
+            if let Some(share) = board.pop(me) {
+                return Some(share);
+            }
+            let stopped = board.stopped.load(Ordering::SeqCst);
+            let victim = board.backlogged(me, if stopped { 1 } else { STEAL_AT });
+            if let Some(share) = victim.and_then(|v| board.pop(v)) {
+                probe.count(STOLEN, 1);
+                return Some(share);
+            }
+            if board.begin_forming() {
+                let issuing = former.form(me, board, self.config.assignment, probe);
+                board.end_forming(!issuing);
+                continue;
+            }
+            if board.may_exit() {
+                // A former that registered before the check above has queued its shares.
+                return board.pop(me);
+            }
+            board.await_formers(me);
         }
-        drop(batch);
-        ring.finish(k);
-        Ok(())
     }
 
     /// Runs one transaction to its end, retrying conflicts with backoff like the interactive
@@ -958,6 +859,7 @@ struct Former<G: Generator> {
     generator: G,
     assigner: ThreadAssigner,
     sets: Vec<AccessSet>,
+    programs: Vec<Option<(G::Program, Ticket)>>,
     threads: usize,
 }
 
@@ -966,72 +868,76 @@ where
     G::Program: Clone,
 {
     fn new(generator: G, config: &ThreadAwareConfig) -> Self {
+        let batch = config.threads * config.per_thread;
         Self {
             generator,
             assigner: ThreadAssigner::new(),
-            sets: vec![AccessSet::default(); config.threads * config.per_thread],
+            sets: vec![AccessSet::default(); batch],
+            programs: Vec::with_capacity(batch),
             threads: config.threads,
         }
     }
 
-    /// Forms, declares and assigns batch `k` into its slot (each transaction issued through
-    /// `probe`) and publishes it. A batch cut short by the meter is published as it is, and the
-    /// run stops; one claimed after the run stopped is published empty.
+    /// Forms, declares and assigns the next batch (each transaction issued through `probe`) and
+    /// queues share `t` to worker `(me + t) % threads`, so the former's own share is the first
+    /// the assignment filled. Returns `false` when the meter stopped issuing (a batch cut short
+    /// by it is still queued).
     fn form<P: Probe>(
         &mut self,
-        k: u64,
-        ring: &Ring<G::Program>,
+        me: usize,
+        board: &Board<G::Program>,
         policy: Assignment,
         probe: &mut P,
-    ) {
+    ) -> bool {
         let t0 = Instant::now();
-        let mut batch = ring.slot(k).batch.write().ignore_poison();
-        batch.tickets.clear();
-        let mut issuing = !ring.stopped.load(Ordering::SeqCst);
-        for (n, set) in self.sets.iter_mut().enumerate() {
-            let Some(ticket) = issuing.then(|| probe.issue()).flatten() else {
+        self.programs.clear();
+        let mut issuing = true;
+        for set in self.sets.iter_mut() {
+            let Some(ticket) = probe.issue() else {
                 issuing = false;
                 break;
             };
-            let p = self.generator.next();
-            match batch.programs.get_mut(n) {
-                // Reuses the slot's program buffers where the program's `clone_from` does.
-                Some(old) => old.clone_from(p),
-                None => batch.programs.push(p.clone()),
-            }
-            batch.tickets.push(ticket);
+            let p = self.generator.next().clone();
             set.clear();
             p.declare(set);
+            self.programs.push(Some((p, ticket)));
         }
-        let size = batch.tickets.len();
+        let size = self.programs.len();
+        if size == 0 {
+            return issuing;
+        }
         let t1 = Instant::now();
-        // `threads` was validated with the configuration, so the assignment cannot fail; if it
-        // did, the batch would run as one share on worker 0.
-        let shares = self
+        // `threads` was validated with the configuration, so the assignment cannot fail.
+        let shares = match self
             .assigner
-            .assign(&self.sets[..size], self.threads, policy);
+            .assign(&self.sets[..size], self.threads, policy)
+        {
+            Ok(shares) => shares,
+            Err(_) => return false,
+        };
         let t2 = Instant::now();
-        batch.shares.resize_with(self.threads, Vec::new);
-        batch.shares.iter_mut().for_each(Vec::clear);
-        match shares {
-            Ok(shares) => {
-                for (to, from) in batch.shares.iter_mut().zip(shares) {
-                    to.extend_from_slice(from);
-                }
+        probe.count(BATCHES, 1);
+        probe.count(FORM_NS, (t1 - t0).as_nanos() as u64);
+        probe.count(ASSIGN_NS, (t2 - t1).as_nanos() as u64);
+        for (t, share) in shares.iter().enumerate() {
+            if share.is_empty() {
+                continue;
             }
-            Err(_) => batch.shares[0].extend(0..size),
+            // Every index appears in exactly one share (checked by the assigner's tests), so
+            // each program is taken once.
+            let programs = share
+                .iter()
+                .filter_map(|&i| self.programs[i].take())
+                .collect();
+            board.push(
+                (me + t) % self.threads,
+                Share {
+                    formed: t0,
+                    programs,
+                },
+            );
         }
-        batch.formed = t0;
-        drop(batch);
-        ring.publish(k);
-        if !issuing {
-            ring.stop();
-        }
-        if size > 0 {
-            probe.count(BATCHES, 1);
-            probe.count(FORM_NS, (t1 - t0).as_nanos() as u64);
-            probe.count(ASSIGN_NS, (t2 - t1).as_nanos() as u64);
-        }
+        issuing
     }
 }
 

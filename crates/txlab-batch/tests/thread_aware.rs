@@ -23,7 +23,7 @@ fn ycsb(records: u64, theta: f64) -> Ycsb {
 fn drive<W>(workload: &W, threads: usize, assignment: Assignment, txns: u64) -> u64
 where
     W: Workload,
-    W::Program: Clone + Send + Sync,
+    W::Program: Clone + Send,
 {
     let rec = Arc::new(MemoryRecorder::new());
     let silo = Silo::with_recorder(&workload.schema(), SiloConfig::default(), rec.clone()).unwrap();

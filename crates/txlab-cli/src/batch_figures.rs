@@ -11,9 +11,6 @@
 //! | `fig20-21` | `silo`, `silo-ta` | the same | θ ∈ {0.5, 0.8, 0.9} at the most threads |
 //! | `fig19-100k` | `silo`, `silo-ta` | the same on 100K records | threads, θ = 0.99 |
 //!
-//! `--figures` runs a subset (`--figures fig19 --threads 8,16` is the short many-core check of
-//! thread-aware batching).
-//!
 //! The pipeline runs the paper's concurrency (300 live transactions in the whole system) and
 //! batch size (40) with `--processors` processors; silo and silo-ta acknowledge at commit. The
 //! defaults size the thread counts from the host's physical cores, so the same command is the
@@ -73,38 +70,6 @@ pub struct BatchFiguresArgs {
     /// Write into an --out directory that already holds results (replacing them).
     #[arg(long)]
     pub overwrite: bool,
-    /// The figures to run, comma-separated [default: all four].
-    #[arg(long, value_delimiter = ',', value_enum)]
-    pub figures: Option<Vec<FigureName>>,
-}
-
-/// A figure of the experiment (module docs), as `--figures` names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FigureName {
-    /// The pipeline modes on the micro benchmark.
-    #[value(name = "fig10-12")]
-    Fig10_12,
-    /// silo against silo-ta over threads, θ = 0.99, `--records`.
-    #[value(name = "fig19")]
-    Fig19,
-    /// silo against silo-ta over θ at the most threads.
-    #[value(name = "fig20-21")]
-    Fig20_21,
-    /// fig19 on 100K records.
-    #[value(name = "fig19-100k")]
-    Fig19_100k,
-}
-
-impl FigureName {
-    /// The `param_figure` value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Fig10_12 => "fig10-12",
-            Self::Fig19 => "fig19",
-            Self::Fig20_21 => "fig20-21",
-            Self::Fig19_100k => "fig19-100k",
-        }
-    }
 }
 
 /// One sweep of the experiment and the figure it belongs to.
@@ -209,13 +174,6 @@ impl BatchFiguresArgs {
                 spec: small,
             },
         ]
-        .into_iter()
-        .filter(|f| {
-            self.figures
-                .as_ref()
-                .is_none_or(|chosen| chosen.iter().any(|c| c.name() == f.name))
-        })
-        .collect()
     }
 }
 
@@ -313,13 +271,6 @@ mod tests {
             (vec![3], vec![4])
         );
         assert_eq!(f[1].spec.params.records, 1000);
-        let chosen = args(&["--figures", "fig19,fig19-100k", "--threads", "8,16"]).figures(16);
-        let names: Vec<_> = chosen.iter().map(|f| f.name).collect();
-        assert_eq!(names, ["fig19", "fig19-100k"]);
-        assert_eq!(chosen[0].spec.threads, [8, 16]);
-        let bad = crate::Cli::try_parse_from(["txlab", "batch-figures", "--figures", "fig7"]);
-        let e = bad.unwrap_err().to_string();
-        assert!(e.contains("fig7") && e.contains("fig19-100k"), "{e}");
     }
 
     #[test]

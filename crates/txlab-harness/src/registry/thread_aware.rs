@@ -10,9 +10,8 @@
 //! retried with the same backoff, and a transaction past the retry policy's `max_attempts` is
 //! `abandoned`. The counters (over the measured interval): `batches`, `form_ns` (generating and
 //! declaring the batches' transactions), `assign_ns` (the assignment), `wait_ns` (transactions'
-//! time queued between their batch's formation and the start of their share) and `stall_ns`
-//! (workers' time waiting for their next batch to be published or for a ring slot to be
-//! freed); divided by `commits` they are the per-transaction costs.
+//! time queued between their batch's formation and the start of their share) and
+//! `stolen_shares`; divided by `commits` they are the per-transaction costs.
 
 use super::Descriptor;
 use super::interactive::silo_config;
@@ -72,7 +71,7 @@ impl WorkloadVisitor for Visit<'_> {
     fn visit<W>(self, workload: &W) -> Self::Output
     where
         W: Workload + Sync,
-        W::Program: Clone + Send + Sync + 'static,
+        W::Program: Clone + Send + 'static,
     {
         let (run, check) = (self.ctx.run, self.ctx.check);
         let silo = silo_config(self.ctx.engine)?;
@@ -108,7 +107,7 @@ impl<E, W> Driver for TaDriver<'_, E, W>
 where
     E: Engine,
     W: Workload,
-    W::Program: Clone + Send + Sync,
+    W::Program: Clone + Send,
 {
     fn engine_threads(&self, cfg: &RunConfig) -> usize {
         cfg.threads
