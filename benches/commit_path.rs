@@ -14,12 +14,13 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use txlab::core::epoch::EpochConfig;
+use txlab::core::protocol::epoch::EpochConfig;
 use txlab::core::{AckMode, Engine, Program, Transaction, TxError, Worker};
-use txlab::mvto::{Mvto, MvtoConfig, MvtoNwrSingle};
-use txlab::silo::{Silo, SiloConfig, SiloNwrSingle};
-use txlab::tictoc::{TicToc, TicTocConfig, TicTocNwrSingle};
+use txlab::mvto::{Mvto, MvtoConfig};
+use txlab::silo::{Silo, SiloConfig};
+use txlab::tictoc::{TicToc, TicTocConfig};
 use txlab::workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
+use txlab_nwr::{Nwr, NwrSingleWrite};
 
 // The allocator policy: mimalloc in bench and binary targets only, never in libraries.
 #[global_allocator]
@@ -70,32 +71,62 @@ fn commit_path(c: &mut Criterion) {
         let silo_cfg = SiloConfig::default()
             .with_epoch(EpochConfig::default())
             .with_ack(AckMode::AtCommit);
-        let silo = Silo::new(&schema, silo_cfg).expect("a Silo engine");
+        let silo = Silo::builder()
+            .config(silo_cfg)
+            .build(&schema)
+            .expect("a Silo engine");
         bench_engine(c, "silo", &silo, &workload, label);
         let tictoc_cfg = TicTocConfig::default().with_ack(AckMode::AtCommit);
-        let tictoc = TicToc::new(&schema, tictoc_cfg).expect("a TicToc engine");
+        let tictoc = TicToc::builder()
+            .config(tictoc_cfg)
+            .build(&schema)
+            .expect("a TicToc engine");
         bench_engine(c, "tictoc", &tictoc, &workload, label);
         let mvto_cfg = MvtoConfig::default().with_ack(AckMode::AtCommit);
-        let mvto = Mvto::new(&schema, mvto_cfg).expect("an MVTO engine");
+        let mvto = Mvto::builder()
+            .config(mvto_cfg)
+            .build(&schema)
+            .expect("an MVTO engine");
         bench_engine(c, "mvto", &mvto, &workload, label);
         // NWR omits writes only under group commit (EpochStable, module docs); the clock still
         // stops when `commit` returns.
         let nwr_cfg = SiloConfig::default().with_ack(AckMode::EpochStable);
-        let silo_nwr = Silo::new_nwr(&schema, nwr_cfg).expect("a Silo+NWR engine");
+        let silo_nwr = Silo::builder()
+            .nwr(Nwr)
+            .config(nwr_cfg)
+            .build(&schema)
+            .expect("a Silo+NWR engine");
         bench_engine(c, "silo-nwr", &silo_nwr, &workload, label);
-        let silo_nwr_single = SiloNwrSingle::new_with_omission(&schema, nwr_cfg)
+        let silo_nwr_single = Silo::builder()
+            .nwr(NwrSingleWrite)
+            .config(nwr_cfg)
+            .build(&schema)
             .expect("a single-write Silo+NWR engine");
         bench_engine(c, "silo-nwr-single", &silo_nwr_single, &workload, label);
         let nwr_cfg = TicTocConfig::default().with_ack(AckMode::EpochStable);
-        let tictoc_nwr = TicToc::new_nwr(&schema, nwr_cfg).expect("a TicToc+NWR engine");
+        let tictoc_nwr = TicToc::builder()
+            .nwr(Nwr)
+            .config(nwr_cfg)
+            .build(&schema)
+            .expect("a TicToc+NWR engine");
         bench_engine(c, "tictoc-nwr", &tictoc_nwr, &workload, label);
-        let tictoc_nwr_single = TicTocNwrSingle::new_nwr_single(&schema, nwr_cfg)
+        let tictoc_nwr_single = TicToc::builder()
+            .nwr(NwrSingleWrite)
+            .config(nwr_cfg)
+            .build(&schema)
             .expect("a single-write TicToc+NWR engine");
         bench_engine(c, "tictoc-nwr-single", &tictoc_nwr_single, &workload, label);
         let nwr_cfg = MvtoConfig::default().with_ack(AckMode::EpochStable);
-        let mvto_nwr = Mvto::new_nwr(&schema, nwr_cfg).expect("an MVTO+NWR engine");
+        let mvto_nwr = Mvto::builder()
+            .nwr(Nwr)
+            .config(nwr_cfg)
+            .build(&schema)
+            .expect("an MVTO+NWR engine");
         bench_engine(c, "mvto-nwr", &mvto_nwr, &workload, label);
-        let mvto_nwr_single = MvtoNwrSingle::new_nwr_single(&schema, nwr_cfg)
+        let mvto_nwr_single = Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(nwr_cfg)
+            .build(&schema)
             .expect("a single-write MVTO+NWR engine");
         bench_engine(c, "mvto-nwr-single", &mvto_nwr_single, &workload, label);
     }

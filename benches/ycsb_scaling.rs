@@ -43,11 +43,10 @@ fn scaling(c: &mut Criterion) {
     let mut cfg = YcsbConfig::preset(YcsbPreset::A);
     cfg.theta = 0.99;
     let workload = Ycsb::new(cfg).expect("a valid YCSB config");
-    let engine = Silo::new(
-        &workload.schema(),
-        SiloConfig::default().with_ack(AckMode::AtCommit),
-    )
-    .expect("a Silo engine");
+    let engine = Silo::builder()
+        .config(SiloConfig::default().with_ack(AckMode::AtCommit))
+        .build(&workload.schema())
+        .expect("a Silo engine");
     workload.load(&engine).expect("loading YCSB");
     let cores = plan_for_this_machine(Placement::PhysicalCores, 1)
         .available

@@ -14,7 +14,7 @@
 use txlab::core::{
     Engine, FixedValue, RetryPolicy, Schema, TableSpec, TxError, TxOps, TypedOps, run,
 };
-use txlab::silo::{Silo, SiloConfig};
+use txlab::silo::Silo;
 
 const ACCOUNTS: u64 = 1_000;
 const INITIAL: i64 = 1_000;
@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut schema = Schema::new();
     let accounts = schema.add(TableSpec::hash("accounts", i64::SIZE))?;
-    let bank = Silo::new(&schema, SiloConfig::default())?;
+    let bank = Silo::builder().build(&schema)?;
     for a in 0..ACCOUNTS {
         bank.load_as(accounts, a, &INITIAL)?;
     }

@@ -10,11 +10,10 @@
 //! cargo run --example custom_index
 //! ```
 
-use std::sync::{Arc, OnceLock};
-use txlab::core::history::NoRecorder;
-use txlab::core::storage::{Entry, Guard, Index, PhantomStripes, Record, StripeBump};
+use std::sync::OnceLock;
+use txlab::core::protocol::storage::{Entry, Guard, Index, PhantomStripes, Record, StripeBump};
 use txlab::core::{Engine, Error, IndexKind, RetryPolicy, Schema, TableId, TableSpec, run};
-use txlab::silo::{Silo, SiloConfig, SiloRecord};
+use txlab::silo::{Silo, SiloRecord};
 use txlab::storage::Tables;
 
 /// A lazily populated array index (see the module docs).
@@ -113,7 +112,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = schema.add(TableSpec::ordered("events", 16))?;
     let custom: Box<dyn Index<SiloRecord>> = Box::new(LazyArrayIndex::new(events, 16, 10_000));
     let tables = Tables::with_custom(&schema, vec![(events, custom)])?;
-    let db = Silo::with_tables(&schema, tables, SiloConfig::default(), Arc::new(NoRecorder))?;
+    let db = Silo::builder().tables(tables).build(&schema)?;
 
     let mut w = db.worker()?;
     for day in 0..30u64 {

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
-use txlab_core::history::Recorder;
+use txlab_core::protocol::history::Recorder;
 use txlab_core::{AckMode, Engine, Program, RetryPolicy, Schema, TableId, TxError, run};
 use txlab_silo::{Silo, SiloConfig};
 use txlab_workload::tpcc::warehouse_ytd::{self, WarehouseYtdInput};
@@ -31,7 +31,11 @@ fn drive<E: Engine>(db: &E, tpcc: &Tpcc, thread: usize, seed: u64, txns: usize) 
 }
 
 fn loaded<R: Recorder>(tpcc: &Tpcc, rec: Arc<R>) -> Silo<R> {
-    let db = Silo::with_recorder(&tpcc.schema(), SiloConfig::manual(), rec).expect("engine");
+    let db = Silo::builder()
+        .config(SiloConfig::manual())
+        .recorder(rec)
+        .build(&tpcc.schema())
+        .expect("engine");
     tpcc.load(&db).expect("load");
     tpcc.check(&db).expect("consistent after load");
     db
@@ -52,7 +56,10 @@ fn threads<E: Engine>(db: &E, tpcc: &Tpcc, n: usize, txns: usize, seed: u64) -> 
 #[test]
 fn single_thread_run_keeps_consistency() {
     let tpcc = Tpcc::new(TpccConfig::tiny(2)).unwrap();
-    let db = Silo::new(&tpcc.schema(), SiloConfig::manual()).unwrap();
+    let db = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&tpcc.schema())
+        .unwrap();
     tpcc.load(&db).unwrap();
     tpcc.check(&db).unwrap();
     let (committed, rolled_back) = drive(&db, &tpcc, 0, 1, 3000);
@@ -72,7 +79,7 @@ fn two_threads_keep_consistency_full_and_np_mix() {
             ..TpccConfig::tiny(2)
         })
         .unwrap();
-        let db = loaded(&tpcc, Arc::new(txlab_core::history::NoRecorder));
+        let db = loaded(&tpcc, Arc::new(txlab_core::protocol::history::NoRecorder));
         let (committed, rolled_back) = threads(&db, &tpcc, 2, 1500, 11);
         assert_eq!(committed + rolled_back, 3000);
         tpcc.check(&db).unwrap();
@@ -110,7 +117,7 @@ fn one_warehouse_contended_run_keeps_consistency_in_the_scaled_variant() {
         ..TpccConfig::tiny(1)
     })
     .unwrap();
-    let db = loaded(&tpcc, Arc::new(txlab_core::history::NoRecorder));
+    let db = loaded(&tpcc, Arc::new(txlab_core::protocol::history::NoRecorder));
     let initial = tpcc.warehouse_ytd(&db, 1).unwrap();
     assert_eq!(initial, 2 * 3_000_000, "2 districts of 30 000.00");
     let seen = std::thread::scope(|s| {
@@ -178,7 +185,10 @@ fn measured_load(
 ) -> (Silo, std::time::Duration, u64, u64) {
     let rss = || rss_kib().expect("VmRSS in /proc/self/status");
     let before = rss();
-    let db = Silo::new(schema, SiloConfig::manual()).unwrap();
+    let db = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(schema)
+        .unwrap();
     let created = rss();
     let start = Instant::now();
     tpcc.populate(&mut |table, key, value| match map(table) {

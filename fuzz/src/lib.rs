@@ -5,8 +5,11 @@
 use arbitrary::{Arbitrary, Unstructured};
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check, serializable_by_enumeration};
-use txlab_core::history::{Outcome, ReadEvent, ScanEvent, TxnRecord, WriteEvent, WriteKind};
+use txlab_core::protocol::history::{
+    Outcome, ReadEvent, ScanEvent, TxnRecord, WriteEvent, WriteKind,
+};
 use txlab_core::{ConflictCause, Error, Schema, TableId};
+use txlab_silo::{Nwr, NwrSingleWrite};
 use txlab_testkit::{Op, Protocol, Schedule, Step};
 
 /// Decodes a small arbitrary history: up to 6 transactions over 3 keys, versions 0..4.
@@ -318,7 +321,10 @@ impl Protocol for SiloTarget {
     const NAME: &'static str = "silo";
     const STRICT: bool = true;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        txlab_silo::Silo::with_recorder(schema, txlab_silo::SiloConfig::manual(), recorder)
+        txlab_silo::Silo::builder()
+            .config(txlab_silo::SiloConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -331,7 +337,11 @@ impl Protocol for SiloNwrTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_silo::Silo::nwr_with_recorder(schema, cfg, recorder)
+        txlab_silo::Silo::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -344,7 +354,11 @@ impl Protocol for SiloNwrSingleTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_silo::SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_silo::SiloNwrSingle::with_omission(schema, cfg, recorder)
+        txlab_silo::Silo::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -356,7 +370,10 @@ impl Protocol for MvtoTarget {
     const NAME: &'static str = "mvto";
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        txlab_mvto::Mvto::with_recorder(schema, txlab_mvto::MvtoConfig::manual(), recorder)
+        txlab_mvto::Mvto::builder()
+            .config(txlab_mvto::MvtoConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -368,7 +385,10 @@ impl Protocol for TicTocTarget {
     const NAME: &'static str = "tictoc";
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        txlab_tictoc::TicToc::with_recorder(schema, txlab_tictoc::TicTocConfig::manual(), recorder)
+        txlab_tictoc::TicToc::builder()
+            .config(txlab_tictoc::TicTocConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -381,7 +401,11 @@ impl Protocol for TicTocNwrTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_tictoc::TicTocConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_tictoc::TicTocNwr::nwr_with_recorder(schema, cfg, recorder)
+        txlab_tictoc::TicToc::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -394,7 +418,11 @@ impl Protocol for TicTocNwrSingleTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_tictoc::TicTocConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_tictoc::TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        txlab_tictoc::TicToc::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -407,7 +435,11 @@ impl Protocol for MvtoNwrTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_mvto::MvtoConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_mvto::MvtoNwr::nwr_with_recorder(schema, cfg, recorder)
+        txlab_mvto::Mvto::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -420,7 +452,11 @@ impl Protocol for MvtoNwrSingleTarget {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = txlab_mvto::MvtoConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-        txlab_mvto::MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        txlab_mvto::Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 

@@ -74,7 +74,9 @@ where
     W: Workload,
     W::Program: Clone + Send + 'static,
 {
-    let db = Pipeline::new(&workload.schema(), config)?;
+    let db = Pipeline::builder()
+        .config(config)
+        .build(&workload.schema())?;
     workload.load(&db)?;
     db.run(workload, RunLimit::Duration(duration), seed)
 }

@@ -71,7 +71,7 @@ fn main() -> Result<(), Error> {
         let mut runs: Vec<Vec<RunStats>> = vec![Vec::new(); configs.len()];
         for repeat in 0..repeats {
             for (c, (_, cfg)) in configs.iter().enumerate() {
-                let db = Pipeline::new(&micro.schema(), *cfg)?;
+                let db = Pipeline::builder().config(*cfg).build(&micro.schema())?;
                 micro.load(&db)?;
                 runs[c].push(db.run(&micro, RunLimit::Duration(duration), 42 + repeat as u64)?);
             }

@@ -35,7 +35,7 @@ fn main() -> Result<(), Error> {
                 let cfg = PipelineConfig::default()
                     .with_mode(Mode::Srvc)
                     .with_threads(2, 1, 2, workers);
-                let db = Pipeline::new(&micro.schema(), cfg)?;
+                let db = Pipeline::builder().config(cfg).build(&micro.schema())?;
                 micro.load(&db)?;
                 runs[workers - 1].push(db.run(
                     &micro,

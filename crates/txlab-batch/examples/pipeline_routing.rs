@@ -43,7 +43,7 @@ fn main() -> Result<(), Error> {
                     .with_mode(mode)
                     .with_storage_routing(routing)
                     .with_processor_scheduling(order);
-                let db = Pipeline::new(&micro.schema(), cfg)?;
+                let db = Pipeline::builder().config(cfg).build(&micro.schema())?;
                 micro.load(&db)?;
                 let s = db.run(&micro, RunLimit::Duration(duration), 42)?;
                 let commits = s.committed.max(1) as f64;

@@ -26,7 +26,7 @@ const ASSIGNMENTS: [Assignment; 2] = [Assignment::RoundRobin, Assignment::Thread
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 use txlab_core::{Engine, Error, Program, RetryPolicy, TxError, run};
-use txlab_silo::{Silo, SiloConfig};
+use txlab_silo::Silo;
 use txlab_workload::{Generator, Workload, Ycsb, YcsbConfig, YcsbPreset};
 
 /// One plain-Silo worker's commits, conflicts and latency histogram (µs).
@@ -41,7 +41,7 @@ struct Plain {
 
 /// Silo without batching: `threads` workers, each with its own generator, until `duration`.
 fn plain_silo(ycsb: &Ycsb, threads: usize, duration: Duration, seed: u64) -> Result<Plain, Error> {
-    let silo = Silo::new(&ycsb.schema(), SiloConfig::default())?;
+    let silo = Silo::builder().build(&ycsb.schema())?;
     ycsb.load(&silo)?;
     let started = Instant::now();
     let deadline = started + duration;
@@ -124,7 +124,7 @@ fn main() -> Result<(), Error> {
             for repeat in 0..repeats {
                 plain.push(plain_silo(&ycsb, threads, duration, 42 + repeat as u64)?);
                 for (a, assignment) in ASSIGNMENTS.into_iter().enumerate() {
-                    let silo = Silo::new(&ycsb.schema(), SiloConfig::default())?;
+                    let silo = Silo::builder().build(&ycsb.schema())?;
                     ycsb.load(&silo)?;
                     let ta = ThreadAware::new(
                         silo,

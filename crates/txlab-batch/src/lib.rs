@@ -26,6 +26,8 @@
 //! The reordering core depends on nothing engine-specific; keys are any `Hash + Eq + Copy` type. See
 //! `docs/protocols/batch.md` for the algorithms with a worked example.
 
+#![warn(missing_docs)]
+
 pub mod fvs;
 pub mod graph;
 mod meter;

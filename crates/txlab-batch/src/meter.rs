@@ -2,15 +2,15 @@
 //! [`ThreadAware::run`](crate::ThreadAware::run).
 //!
 //! Both engines run their own loops and report every transaction to a [`Meter`]
-//! (`txlab_core::meter`); the harness passes its own meter (`run_metered`), which owns warm-up,
+//! (`txlab_core::protocol::meter`); the harness passes its own meter (`run_metered`), which owns warm-up,
 //! cool-down and the latency histograms of every txlab measurement. This crate's `run` methods
 //! are the stand-alone form for tests, examples and embedders without the harness: every
 //! transaction issued before the [`RunLimit`] counts, and latency is kept in microseconds.
 
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
-use txlab_core::meter::{Meter, Probe, Ticket};
-use txlab_core::sync::{AtomicU64, IgnorePoison, Mutex, Ordering};
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::sync::{AtomicU64, IgnorePoison, Mutex, Ordering};
 use txlab_core::{ConflictCause, Error, RunLimit};
 
 /// Latencies above this many microseconds (one minute) are recorded as this.

@@ -67,9 +67,9 @@ use crate::pipeline::RunLimit;
 use hdrhistogram::Histogram;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use txlab_core::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::sync::{AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
 use txlab_core::retry::Backoff;
-use txlab_core::sync::{AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
 use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
 use txlab_workload::{Generator, Workload};
 
@@ -686,7 +686,7 @@ impl<E: Engine> ThreadAware<E> {
     }
 
     /// Runs `workload` (already loaded) until `meter` stops issuing, on `threads` worker
-    /// threads, reporting to it (`txlab_core::meter`): worker `i` first calls `start(i)` (the
+    /// threads, reporting to it (`txlab_core::protocol::meter`): worker `i` first calls `start(i)` (the
     /// harness pins it there and returns its CPU), then uses probe `i` and generator
     /// `workload.generator(i, seed)`. A worker forming a batch issues its transactions (latency
     /// runs from the batch's formation to the commit); the worker that runs a transaction reports

@@ -41,7 +41,11 @@ fn corner(mode: Mode, records: u64, batch: usize, concurrency: usize) -> RunStat
             .with_concurrency(concurrency)
             .with_threads(2, 2, 2, 1)
             .with_drain(Duration::from_millis(100));
-        let db = Pipeline::with_recorder(&w.schema(), cfg, rec.clone()).unwrap();
+        let db = Pipeline::builder()
+            .config(cfg)
+            .recorder(rec.clone())
+            .build(&w.schema())
+            .unwrap();
         w.load(&db).unwrap();
         let stats = db
             .run(&w, RunLimit::Duration(Duration::from_millis(50)), 5)

@@ -29,7 +29,10 @@ macro_rules! pipeline_protocol {
                     2,
                     $reorder_workers,
                 );
-                Pipeline::with_recorder(schema, cfg, recorder)
+                Pipeline::builder()
+                    .config(cfg)
+                    .recorder(recorder)
+                    .build(schema)
             }
             fn expect(test: Hermitage) -> Expect {
                 expect(test)

@@ -21,7 +21,11 @@ fn db_with(mode: Mode) -> (Pipeline<MemoryRecorder>, Arc<MemoryRecorder>) {
     s.add(TableSpec::ordered("ordered", 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
     let cfg = PipelineConfig::default().with_mode(mode);
-    let db = Pipeline::with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Pipeline::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -227,7 +231,10 @@ fn bad_input_is_an_error_and_scans_are_unsupported() {
     assert!(db.load(T, 99, &v(0)).is_err());
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
-    let e = Pipeline::new(&s, PipelineConfig::default().with_batch_size(0)).unwrap_err();
+    let e = Pipeline::builder()
+        .config(PipelineConfig::default().with_batch_size(0))
+        .build(&s)
+        .unwrap_err();
     assert!(e.to_string().contains("batch_size = 0"), "{e}");
 }
 

@@ -38,7 +38,11 @@ where
     W::Program: Clone + Send + 'static,
 {
     let rec = Arc::new(MemoryRecorder::new());
-    let db = Pipeline::with_recorder(&workload.schema(), cfg, rec.clone()).unwrap();
+    let db = Pipeline::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&db).unwrap();
     let stats = db.run(workload, RunLimit::Transactions(txns), 7).unwrap();
     assert_eq!(
@@ -94,7 +98,10 @@ fn the_single_thread_layout_keeps_histories_serializable() {
         assert!(report.is_serializable(), "{}: {report}", mode.name());
     }
     let w = ycsb(10, 0.99);
-    let db = Pipeline::new(&w.schema(), single_thread(Mode::Srvc)).unwrap();
+    let db = Pipeline::builder()
+        .config(single_thread(Mode::Srvc))
+        .build(&w.schema())
+        .unwrap();
     w.load(&db).unwrap();
     let stats = db.run(&w, RunLimit::Transactions(2_000), 5).unwrap();
     let v = stats.validator;
@@ -148,7 +155,10 @@ fn reordering_reduces_aborts_on_the_micro_benchmark() {
             .with_mode(mode)
             .with_concurrency(200)
             .with_threads(2, 2, 2, 1);
-        let db = Pipeline::new(&micro.schema(), cfg).unwrap();
+        let db = Pipeline::builder()
+            .config(cfg)
+            .build(&micro.schema())
+            .unwrap();
         micro.load(&db).unwrap();
         let stats = db.run(&micro, RunLimit::Transactions(4_000), 3).unwrap();
         assert_eq!(stats.committed + stats.abandoned, 4_000);
@@ -188,7 +198,7 @@ fn the_checker_catches_a_validator_that_skips_validation() {
 #[test]
 fn bad_run_limits_are_rejected() {
     let w = ycsb(10, 0.5);
-    let db = Pipeline::new(&w.schema(), PipelineConfig::default()).unwrap();
+    let db = Pipeline::builder().build(&w.schema()).unwrap();
     let e = db.run(&w, RunLimit::Transactions(0), 1).unwrap_err();
     assert!(e.to_string().contains("transactions = 0"), "{e}");
     let e = db

@@ -26,7 +26,10 @@ where
     W::Program: Clone + Send,
 {
     let rec = Arc::new(MemoryRecorder::new());
-    let silo = Silo::with_recorder(&workload.schema(), SiloConfig::default(), rec.clone()).unwrap();
+    let silo = Silo::builder()
+        .recorder(rec.clone())
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&silo).unwrap();
     let cfg = ThreadAwareConfig::new(threads).with_assignment(assignment);
     let wrapper = ThreadAware::new(silo, cfg).unwrap();
@@ -78,10 +81,16 @@ fn thread_aware_silo_conserves_money() {
 
 #[test]
 fn bad_configuration_is_rejected() {
-    let silo = Silo::new(&ycsb(10, 0.5).schema(), SiloConfig::manual()).unwrap();
+    let silo = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&ycsb(10, 0.5).schema())
+        .unwrap();
     let e = ThreadAware::new(silo, ThreadAwareConfig::new(0)).unwrap_err();
     assert!(e.to_string().contains("threads = 0"), "{e}");
-    let silo = Silo::new(&ycsb(10, 0.5).schema(), SiloConfig::manual()).unwrap();
+    let silo = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&ycsb(10, 0.5).schema())
+        .unwrap();
     let e = ThreadAware::new(silo, ThreadAwareConfig::new(2).with_per_thread(0)).unwrap_err();
     assert!(e.to_string().contains("per_thread = 0"), "{e}");
 }
@@ -102,7 +111,10 @@ fn corner(
     std::thread::spawn(move || {
         let w = ycsb(records, 0.99);
         let rec = Arc::new(MemoryRecorder::new());
-        let silo = Silo::with_recorder(&w.schema(), SiloConfig::default(), rec.clone()).unwrap();
+        let silo = Silo::builder()
+            .recorder(rec.clone())
+            .build(&w.schema())
+            .unwrap();
         w.load(&silo).unwrap();
         let mut cfg = ThreadAwareConfig::new(threads).with_per_thread(per_thread);
         cfg.retry.max_attempts = retry;
@@ -139,7 +151,10 @@ fn runs_at_the_extreme_corners_end() {
 
 #[test]
 fn a_batch_beyond_the_largest_is_refused() {
-    let silo = Silo::new(&ycsb(10, 0.5).schema(), SiloConfig::manual()).unwrap();
+    let silo = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&ycsb(10, 0.5).schema())
+        .unwrap();
     let e = ThreadAware::new(silo, ThreadAwareConfig::new(1024).with_per_thread(17)).unwrap_err();
     assert!(
         e.to_string().contains("1024 × 17") && e.to_string().contains("16384"),

@@ -22,7 +22,7 @@
 
 use crate::history::{Key, display_txn};
 use std::fmt;
-use txlab_core::history::TxnId;
+use txlab_core::protocol::history::TxnId;
 
 /// The kinds of anomaly the checker reports.
 #[non_exhaustive]

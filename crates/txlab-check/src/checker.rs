@@ -26,7 +26,7 @@ use crate::realtime::real_time_edges;
 use crate::report::{GraphStats, Report};
 use crate::scc::strongly_connected;
 use crate::versions::{ReadQuery, Resolved, VersionIndex};
-use txlab_core::history::{Outcome, TxnRecord};
+use txlab_core::protocol::history::{Outcome, TxnRecord};
 
 /// What [`check`] checks.
 #[non_exhaustive]

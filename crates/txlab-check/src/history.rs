@@ -22,7 +22,7 @@
 use std::fmt;
 use txlab_core::ConflictCause;
 use txlab_core::TableId;
-use txlab_core::history::{Outcome, ReadEvent, TxnId, TxnRecord, WriteEvent, WriteKind};
+use txlab_core::protocol::history::{Outcome, ReadEvent, TxnId, TxnRecord, WriteEvent, WriteKind};
 
 /// A key of some table: the unit the checker orders versions of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,7 +67,7 @@ impl fmt::Display for Key {
 }
 
 /// Formats a transaction id for humans: `T<seq>` for worker 0 (hand-written histories),
-/// `T<worker>.<seq>` otherwise (see [`txlab_core::history::txn_id`]).
+/// `T<worker>.<seq>` otherwise (see [`txlab_core::protocol::history::txn_id`]).
 pub fn display_txn(id: TxnId) -> String {
     let worker = id >> 40;
     let seq = id & ((1 << 40) - 1);
@@ -194,11 +194,13 @@ impl TxnBuilder<'_> {
     /// Scans `lo..=hi` of `table` (a predicate read): keys in the range it did not read are
     /// claimed absent. Record the keys it returned with [`read`](Self::read) as well.
     pub fn scan(mut self, table: u16, lo: u64, hi: u64) -> Self {
-        self.record.scans.push(txlab_core::history::ScanEvent {
-            table: txlab_core::TableId(table),
-            lo,
-            hi,
-        });
+        self.record
+            .scans
+            .push(txlab_core::protocol::history::ScanEvent {
+                table: txlab_core::TableId(table),
+                lo,
+                hi,
+            });
         self
     }
 
@@ -320,7 +322,10 @@ mod tests {
     #[test]
     fn transaction_ids_and_keys_print_compactly() {
         assert_eq!(display_txn(7), "T7");
-        assert_eq!(display_txn(txlab_core::history::txn_id(3, 12)), "T3.12");
+        assert_eq!(
+            display_txn(txlab_core::protocol::history::txn_id(3, 12)),
+            "T3.12"
+        );
         assert_eq!(Key::from(4).to_string(), "k4");
         assert_eq!(Key::new(TableId(1), 4).to_string(), "t1/k4");
     }

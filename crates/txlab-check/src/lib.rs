@@ -2,7 +2,7 @@
 //!
 //! History recording and serializability checking for txlab engines.
 //!
-//! - [`MemoryRecorder`] implements [`txlab_core::history::Recorder`]: engines hand it every
+//! - [`MemoryRecorder`] implements [`txlab_core::protocol::history::Recorder`]: engines hand it every
 //!   finished transaction; [`MemoryRecorder::take`] returns the [`History`].
 //! - [`check`] builds the direct serialization graph (DSG) of a history and reports the anomalies
 //!   of Adya's isolation theory, each with a shortest witness cycle or the offending read.
@@ -16,7 +16,7 @@
 //!
 //! Every write installs a version of a key with a tag unique per key (0 is the initial version)
 //! and a position `order` in the key's version order; every read records the tag it observed (see
-//! [`txlab_core::history`]). The version order is therefore *given* by the engine, as in Adya's
+//! [`txlab_core::protocol::history`]). The version order is therefore *given* by the engine, as in Adya's
 //! model, rather than inferred.
 //!
 //! ## The graph

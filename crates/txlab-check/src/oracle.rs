@@ -20,7 +20,7 @@
 use crate::history::{History, Key};
 use std::collections::BTreeMap;
 use txlab_core::Error;
-use txlab_core::history::{Outcome, TxnRecord};
+use txlab_core::protocol::history::{Outcome, TxnRecord};
 
 /// Most committed transactions the oracle accepts.
 pub const ORACLE_MAX_COMMITTED: usize = 7;

@@ -16,13 +16,13 @@
 
 use crate::history::History;
 use crossbeam_utils::CachePadded;
-// `std`'s mutex, deliberately not `txlab_core::sync`'s: the recorder is the observer, not part
+// `std`'s mutex, deliberately not `txlab_core::protocol::sync`'s: the recorder is the observer, not part
 // of any protocol, and must work outside a shuttle or loom execution (a test takes the history
 // after the model checker returns).
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 use txlab_core::Error;
-use txlab_core::history::{Recorder, TxnRecord};
+use txlab_core::protocol::history::{Recorder, TxnRecord};
 
 /// A recorder that stores every record in memory (`ENABLED = true`).
 #[derive(Debug)]
@@ -116,7 +116,7 @@ impl Recorder for MemoryRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use txlab_core::history::{Outcome, txn_id};
+    use txlab_core::protocol::history::{Outcome, txn_id};
 
     fn record(id: u64, begin_ns: u64, end_ns: u64) -> TxnRecord {
         TxnRecord {

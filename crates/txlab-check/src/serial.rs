@@ -22,7 +22,7 @@
 //!
 //! Checks match the storage trait's: unknown tables, keys beyond a dense table's capacity and
 //! values of the wrong size are errors; scans work on dense and ordered tables and are refused on
-//! hash tables, as [`Index::scan`](txlab_core::storage::Index::scan) is.
+//! hash tables, as [`Index::scan`](txlab_core::protocol::storage::Index::scan) is.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;

@@ -14,7 +14,7 @@
 //! - for an installed version, `TagEntry::chain` is its index in `chains`.
 
 use crate::history::Key;
-use txlab_core::history::TxnRecord;
+use txlab_core::protocol::history::TxnRecord;
 
 /// Marks a write that is not in a version order.
 const NOT_INSTALLED: u32 = u32::MAX;
@@ -124,7 +124,7 @@ impl VersionIndex {
                     is_final: is_final[p],
                     visible: w.visible,
                     committed: committed[ri],
-                    delete: w.kind == txlab_core::history::WriteKind::Delete,
+                    delete: w.kind == txlab_core::protocol::history::WriteKind::Delete,
                 });
             }
         }

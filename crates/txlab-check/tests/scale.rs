@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 use txlab_check::{AnomalyKind, CheckOptions, History, check};
 use txlab_core::TableId;
-use txlab_core::history::{Outcome, ReadEvent, TxnRecord, WriteEvent, WriteKind, txn_id};
+use txlab_core::protocol::history::{Outcome, ReadEvent, TxnRecord, WriteEvent, WriteKind, txn_id};
 
 /// A serial history of `n` transactions over `keys` keys spread over two tables: each reads two
 /// keys, writes one of them back and blind-writes a third, one after another in real time. Every

@@ -31,7 +31,7 @@
 //! epoch field of 0 can mean "loaded before any transaction".
 
 use crate::error::Error;
-use crate::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering, fence};
+use crate::protocol::sync::{Arc, AtomicBool, AtomicU64, Condvar, Mutex, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use std::time::Duration;
 
@@ -171,7 +171,7 @@ impl EpochManager {
 
     /// Waits until `epoch` is stable. Without a background advancer it advances epochs itself.
     pub fn wait_stable(&self, epoch: u64) {
-        let mut wait = crate::sync::SpinWait::new();
+        let mut wait = crate::protocol::sync::SpinWait::new();
         while self.stable() < epoch {
             if self.advancer.is_none() {
                 self.advance();
@@ -184,7 +184,7 @@ impl EpochManager {
     /// transactions of `epoch` may still be running). Without a background advancer it advances
     /// epochs itself, which succeeds once no active worker is behind the global epoch.
     pub fn wait_past(&self, epoch: u64) {
-        let mut wait = crate::sync::SpinWait::new();
+        let mut wait = crate::protocol::sync::SpinWait::new();
         while self.global() <= epoch {
             if self.advancer.is_none() {
                 self.advance();
@@ -364,7 +364,7 @@ mod tests {
 mod loom_tests {
     //! `RUSTFLAGS="--cfg txlab_loom -C target-cpu=x86-64-v2" cargo test -p txlab-core --lib --release loom`
     use super::*;
-    use crate::sync::thread;
+    use crate::protocol::sync::thread;
 
     /// While a worker is inside a transaction that entered epoch `e`, the global epoch never
     /// exceeds `e + 1` (Silo's `E - e_w <= 1`), whatever the interleaving of `enter` with two

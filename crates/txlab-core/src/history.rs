@@ -244,7 +244,7 @@ impl Recorder for NoRecorder {
 /// wait two epochs before unlinking).
 #[derive(Debug, Default)]
 pub struct RetiredTags {
-    map: crate::sync::Mutex<std::collections::HashMap<(u16, u64), u64>>,
+    map: crate::protocol::sync::Mutex<std::collections::HashMap<(u16, u64), u64>>,
 }
 
 impl RetiredTags {

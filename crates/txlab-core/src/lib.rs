@@ -58,15 +58,10 @@ pub mod txn;
 
 pub mod protocol;
 
-// The protocol crates name these modules at the root (`txlab_core::epoch`, ...); the paths keep
-// working, documented under `protocol`.
-#[doc(hidden)]
-pub use protocol::{epoch, history, meter, retire_floor, retire_queue, storage, sync, value};
-
 /// Not public API: the seals of traits whose implementations must come from txlab's own crates.
 #[doc(hidden)]
 pub mod __private {
-    /// Seals [`Recorder`](crate::history::Recorder): implemented by `NoRecorder` and
+    /// Seals [`Recorder`](crate::protocol::history::Recorder): implemented by `NoRecorder` and
     /// `txlab_check::MemoryRecorder` only.
     pub trait RecorderSeal {}
 }
@@ -75,11 +70,11 @@ pub mod __private {
 mod test_support;
 
 pub use deterministic::Deterministic;
-pub use epoch::EpochConfig;
 pub use error::{Conflict, ConflictCause, Error, TxError, TxResult};
 pub use fixed_value::{FixedValue, TypedOps};
 pub use program::{Access, AccessSet, Program};
+pub use protocol::epoch::EpochConfig;
 pub use retry::{Committed, RetryPolicy, run};
 pub use run_limit::RunLimit;
 pub use table::{IndexKind, Schema, TableId, TableSpec};
-pub use txn::{AckMode, CommitInfo, Engine, Transaction, TxOps, Worker};
+pub use txn::{AckMode, CommitInfo, Engine, EngineVisitor, Transaction, TxOps, Worker};

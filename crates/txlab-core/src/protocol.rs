@@ -11,12 +11,18 @@
 //!   that timestamp-ordered engines keep once a tombstone is gone;
 //! - [`value`]: race-free word-wise value copies for seqlock-style readers;
 //! - [`sync`]: the single import point of atomics and locks (std, loom or shuttle by cfg);
+//! - [`assemble`]: the [`Builder`](assemble::Builder) of engines whose only type choice is the
+//!   recorder (the batching pipeline, DOCC, Calvin), implemented through
+//!   [`Assemble`](assemble::Assemble);
 //! - [`meter`]: [`Meter`](meter::Meter) and [`Probe`](meter::Probe), how a driver that runs a
 //!   workload itself reports each transaction's life to whoever measures it.
 //!
-//! The crate root re-exports these modules under their short paths (`txlab_core::epoch`, ...),
-//! which the protocol crates use. Their files sit beside the application modules in `src/`.
+//! The protocol crates import them from here (`txlab_core::protocol::epoch`, ...); the crate root
+//! keeps only what an application names ([`EpochConfig`](crate::EpochConfig), for one). Their
+//! files sit beside the application modules in `src/`.
 
+#[path = "assemble.rs"]
+pub mod assemble;
 #[path = "epoch.rs"]
 pub mod epoch;
 #[path = "history.rs"]

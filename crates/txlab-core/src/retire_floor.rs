@@ -16,8 +16,8 @@
 //! floor load after other `SeqCst` operations (a stripe's version, an index lookup) in their
 //! arguments.
 
-use crate::storage::PhantomStripes;
-use crate::sync::{AtomicU64, Ordering};
+use crate::protocol::storage::PhantomStripes;
+use crate::protocol::sync::{AtomicU64, Ordering};
 
 /// Floor slots of a hash table (keys share a slot by hash).
 pub const HASH_FLOOR_SLOTS: usize = 1024;

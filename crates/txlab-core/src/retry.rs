@@ -91,10 +91,10 @@ impl Backoff {
     pub fn wait(&mut self) {
         let yields = self.spins >= self.policy.max_spins && self.spins > 0;
         for _ in 0..self.next_spins() {
-            crate::sync::spin_loop();
+            crate::protocol::sync::spin_loop();
         }
         if yields {
-            crate::sync::thread::yield_now();
+            crate::protocol::sync::thread::yield_now();
         }
     }
 

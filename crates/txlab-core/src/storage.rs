@@ -28,7 +28,7 @@
 //!    [`PhantomStripes`] is what every layout keeps.
 
 use crate::error::Error;
-use crate::sync::{AtomicU64, Ordering};
+use crate::protocol::sync::{AtomicU64, Ordering};
 use crate::table::{IndexKind, TableId};
 use crossbeam_utils::CachePadded;
 

@@ -7,7 +7,7 @@
 //! byte-key form (see `txlab-storage`).
 
 use crate::error::Error;
-use crate::storage::StripeLayout;
+use crate::protocol::storage::StripeLayout;
 
 /// A table's id: its position in the [`Schema`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

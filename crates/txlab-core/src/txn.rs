@@ -1,11 +1,11 @@
 //! The interactive transaction model: engine → per-thread worker → transaction.
 //!
 //! ```text
-//! let engine = Silo::new(schema, config)?;      // shared by all threads
-//! let mut worker = engine.worker()?;            // one per thread; owns read/write-set buffers
-//! let mut tx = worker.begin();                  // borrows the worker mutably
+//! let engine = Silo::builder().config(config).build(&schema)?; // shared by all threads
+//! let mut worker = engine.worker()?; // one per thread; owns read/write-set buffers
+//! let mut tx = worker.begin();       // borrows the worker mutably
 //! tx.read(table, key)?; tx.write(table, key, v)?;
-//! tx.commit()?;                                 // consumes the transaction
+//! tx.commit()?;                      // consumes the transaction
 //! ```
 //!
 //! - A [`Worker`] owns every buffer a transaction needs and reuses them, so a warmed-up worker
@@ -116,6 +116,16 @@ pub trait Engine: Send + Sync {
     fn ack_mode(&self) -> AckMode {
         AckMode::AtCommit
     }
+}
+
+/// Code generic over engines that are chosen at run time (by a protocol name): the builder that
+/// picks the engine hands it to [`visit`](Self::visit), which sees its concrete type.
+pub trait EngineVisitor {
+    /// What the visit returns.
+    type Output;
+
+    /// Uses `engine`.
+    fn visit<E: Engine>(self, engine: E) -> Self::Output;
 }
 
 /// A per-thread worker: owns the buffers its transactions use.

@@ -21,7 +21,7 @@
 //! the last word beyond `len` is always zero. Word 0 is stored inline, the others on the heap
 //! ([`AtomicValue`], "Layout").
 
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::protocol::sync::{AtomicU32, AtomicU64, Ordering};
 
 /// A fixed-length byte value stored as atomic words (see the module docs for the protocol).
 ///

@@ -16,10 +16,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_core::Error;
-use txlab_docc::calvin::{Calvin, CalvinConfig};
+use txlab_docc::calvin::Calvin;
 use txlab_docc::cluster::inproc::{self, InprocOptions};
 use txlab_docc::cluster::{Cluster, NodeConfig, PartitionEngine, WorkloadFeed};
-use txlab_docc::{Chain, Docc, DoccConfig};
+use txlab_docc::{Chain, Docc};
 use txlab_net::inproc::LinkModel;
 use txlab_workload::tpcc::partition::ByWarehouse;
 use txlab_workload::{Tpcc, TpccConfig, Workload};
@@ -129,10 +129,10 @@ fn main() -> Result<(), Error> {
                 link_us,
             };
             run("docc", round, &s, 2, |schema| {
-                Docc::<Chain>::new(schema, DoccConfig::default())
+                Docc::<Chain>::builder().build(schema)
             })?;
             run("calvin", round, &s, 1, |schema| {
-                Calvin::new(schema, CalvinConfig::default())
+                Calvin::builder().build(schema)
             })?;
         }
     }

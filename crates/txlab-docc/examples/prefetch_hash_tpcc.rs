@@ -10,7 +10,7 @@
 //! saved per retry.
 
 use std::time::Duration;
-use txlab_core::storage::Index;
+use txlab_core::protocol::storage::Index;
 use txlab_core::{Error, RunLimit, TableId};
 use txlab_docc::layout::Placeholder;
 use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig};
@@ -50,12 +50,10 @@ fn main() -> Result<(), Error> {
                 batch: BatchConfig::default(),
                 ..DoccConfig::default()
             };
-            let db = Docc::<Chain>::with_tables(
-                &tpcc.schema(),
-                hash_tables(&tpcc)?,
-                config,
-                Default::default(),
-            )?;
+            let db = Docc::<Chain>::builder()
+                .config(config)
+                .tables(hash_tables(&tpcc)?)
+                .build(&tpcc.schema())?;
             tpcc.load(&db)?;
             let driver = DriverConfig {
                 concurrency: 1024,

@@ -2,7 +2,7 @@
 //! collection it drives (section 3.4).
 //!
 //! Only one transaction is in its commit phase at a time (the waiting phase orders them, and the
-//! interactive path holds the committer lock), so the [`Committer`] state needs no
+//! interactive path holds the committer lock), so the `Committer` state needs no
 //! synchronization of its own beyond the mutex that hands it from one committer to the next.
 //!
 //! ```text
@@ -32,7 +32,7 @@
 //! validation (it cannot know whether a fresh record was written since); a blind write to it is
 //! installed into a fresh record instead. When recording histories, the retired tombstone's
 //! version is remembered so that a read of the fresh record reports the state after that
-//! delete, not the initial version (`txlab_core::history::RetiredTags`).
+//! delete, not the initial version (`txlab_core::protocol::history::RetiredTags`).
 
 use crate::exec::{ExecState, WriteKind};
 use crate::layout::{Keep, Layout};
@@ -40,9 +40,9 @@ use crate::seq::Seq;
 use crossbeam_epoch::Guard;
 use txlab_core::Error;
 use txlab_core::TableId;
-use txlab_core::history::{RetiredTags, WriteEvent, WriteKind as HWriteKind};
-use txlab_core::retire_queue::{Retire, RetireQueue};
-use txlab_core::storage::Index;
+use txlab_core::protocol::history::{RetiredTags, WriteEvent, WriteKind as HWriteKind};
+use txlab_core::protocol::retire_queue::{Retire, RetireQueue};
+use txlab_core::protocol::storage::Index;
 use txlab_storage::Tables;
 
 /// A committed delete waiting to be retired.

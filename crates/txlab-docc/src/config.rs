@@ -79,7 +79,7 @@ pub enum Mutation {
     CalvinSkipLock,
 }
 
-/// DOCC's configuration (`Docc::new`).
+/// DOCC's configuration (`Docc::builder().config(..)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DoccConfig {
     /// Worker threads of a driven run (`Docc::run`); `Deterministic::execute_log` takes its own

@@ -1,5 +1,5 @@
 //! Driven runs: the sequencer on the calling thread, the engine's threads behind it, reporting
-//! every transaction to a `txlab_core::meter::Meter` (the harness's, or the stand-alone meter
+//! every transaction to a `txlab_core::protocol::meter::Meter` (the harness's, or the stand-alone meter
 //! behind [`RunStats`] of `run`).
 //!
 //! `Docc::run_metered(&workload, driver, &meter)`: the workload must already be loaded. The
@@ -29,8 +29,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 use txlab_core::deterministic::Deterministic;
-use txlab_core::history::Recorder;
-use txlab_core::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
 use txlab_core::{Error, Program, RunLimit, TxError, TxResult};
 use txlab_workload::Workload;
 

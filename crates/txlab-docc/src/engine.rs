@@ -7,9 +7,12 @@ use crate::layout::{Chain, InPlace, Layout};
 use crate::seq::Seq;
 use crate::stats::DoccStats;
 use crate::wait;
-use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
-use txlab_core::storage::Index;
-use txlab_core::sync::{Arc, AtomicU32, AtomicU64, IgnorePoison, Mutex, MutexGuard, Ordering};
+use txlab_core::protocol::assemble::{Assemble, Builder};
+use txlab_core::protocol::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::protocol::storage::Index;
+use txlab_core::protocol::sync::{
+    Arc, AtomicU32, AtomicU64, IgnorePoison, Mutex, MutexGuard, Ordering,
+};
 use txlab_core::{Engine, Error, Schema, TableId};
 use txlab_storage::Tables;
 
@@ -72,28 +75,41 @@ pub struct Docc<L: Layout, Rec: Recorder = NoRecorder> {
 }
 
 impl<L: Layout> Docc<L, NoRecorder> {
-    /// A database with one built-in index per table of `schema`.
-    pub fn new(schema: &Schema, config: DoccConfig) -> Result<Self, Error> {
-        Self::with_recorder(schema, config, Arc::new(NoRecorder))
+    /// The one way to build a DOCC engine: `.config(..)`, `.recorder(..)` to record histories,
+    /// `.tables(..)` for tables built by the caller (e.g. a user's own index for some tables,
+    /// `Tables::with_custom`), then `.build(&schema)`. Errors: an invalid configuration,
+    /// prefetching without the `Chain` layout, or tables that do not fit the schema.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+}
+
+impl<L: Layout> Assemble for Docc<L, NoRecorder> {
+    type Config = DoccConfig;
+    type Tables = Tables<L::Record>;
+    type Engine<Rec: Recorder> = Docc<L, Rec>;
+
+    fn assemble<Rec: Recorder>(
+        schema: &Schema,
+        tables: Option<Tables<L::Record>>,
+        config: DoccConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Docc<L, Rec>, Error> {
+        let tables = match tables {
+            Some(tables) => tables,
+            None => Tables::new(schema)?,
+        };
+        Docc::with_tables(schema, tables, config, recorder)
     }
 }
 
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
-    /// A database whose transactions are recorded by `recorder`.
-    pub fn with_recorder(
-        schema: &Schema,
-        config: DoccConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Self, Error> {
-        Self::with_tables(schema, Tables::new(schema)?, config, recorder)
-    }
-
     /// A database over tables built by the caller (e.g. a user's own index for some tables,
     /// `Tables::with_custom`).
     ///
     /// Errors: an invalid configuration, prefetching without the `Chain` layout, or tables that
     /// do not fit `schema`.
-    pub fn with_tables(
+    fn with_tables(
         schema: &Schema,
         tables: Tables<L::Record>,
         config: DoccConfig,

@@ -29,8 +29,8 @@
 use crate::layout::{Layout, Observed};
 use crossbeam_epoch::Guard;
 use std::marker::PhantomData;
-use txlab_core::history::{ReadEvent, Recorder, RetiredTags, ScanCoverage, ScanEvent};
-use txlab_core::storage::{Index, StripeBump};
+use txlab_core::protocol::history::{ReadEvent, Recorder, RetiredTags, ScanCoverage, ScanEvent};
+use txlab_core::protocol::storage::{Index, StripeBump};
 use txlab_core::{Conflict, ConflictCause, Error, TableId, TxError, TxOps, TxResult};
 use txlab_storage::Tables;
 

@@ -21,7 +21,7 @@ use crate::layout::{Keep, Layout};
 use crate::run::Recording;
 use crossbeam_epoch::Guard;
 use std::marker::PhantomData;
-use txlab_core::history::{Outcome, Recorder};
+use txlab_core::protocol::history::{Outcome, Recorder};
 use txlab_core::{CommitInfo, ConflictCause, Error, TableId, Transaction, TxOps, TxResult, Worker};
 
 /// An interactive DOCC worker (module docs).
@@ -39,7 +39,7 @@ impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
         engine.enter_interactive()?;
         let id = engine
             .next_worker
-            .fetch_add(1, txlab_core::sync::Ordering::Relaxed);
+            .fetch_add(1, txlab_core::protocol::sync::Ordering::Relaxed);
         Ok(Self {
             engine,
             id,

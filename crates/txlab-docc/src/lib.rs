@@ -26,6 +26,8 @@
 //!
 //! See `docs/protocols/docc.md`.
 
+#![warn(missing_docs)]
+
 pub mod calvin;
 pub mod cluster;
 pub mod commit;

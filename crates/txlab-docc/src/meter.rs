@@ -1,4 +1,4 @@
-//! [`RunMeter`]: the stand-alone `txlab_core::meter::Meter` behind `Docc::run` and
+//! [`RunMeter`]: the stand-alone `txlab_core::protocol::meter::Meter` behind `Docc::run` and
 //! `Calvin::run` (the harness passes its own meter to `run_metered`, which owns warm-up,
 //! cool-down and latency histograms). Every transaction issued before the [`RunLimit`] counts;
 //! latency is kept in microseconds, commits by transaction type, and the engines' per-thread
@@ -9,8 +9,8 @@ use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use txlab_core::meter::{Meter, Probe, Ticket};
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 use txlab_core::{ConflictCause, Error, RunLimit};
 
 /// What the probes of a [`RunMeter`] reported.

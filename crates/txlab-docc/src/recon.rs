@@ -14,8 +14,8 @@
 use crate::layout::{InPlace, InPlaceRecord, Layout};
 use crossbeam_epoch::Guard;
 use std::sync::Arc;
-use txlab_core::history::ScanEvent;
-use txlab_core::storage::Index;
+use txlab_core::protocol::history::ScanEvent;
+use txlab_core::protocol::storage::Index;
 use txlab_core::{Access, AccessSet, Error, Program, TableId, TxOps, TxResult};
 use txlab_storage::Tables;
 

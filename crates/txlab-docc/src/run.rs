@@ -33,8 +33,8 @@ use crate::stats::DoccStats;
 use crate::wait::Waiters;
 use std::marker::PhantomData;
 use std::time::Instant;
-use txlab_core::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
-use txlab_core::sync::thread;
+use txlab_core::protocol::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
+use txlab_core::protocol::sync::thread;
 use txlab_core::{Error, Program, TxError, TxResult};
 
 /// What happened to one job, for the driver's per-transaction counters.
@@ -77,7 +77,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             history: Recording::new(
                 engine
                     .next_worker
-                    .fetch_add(1, txlab_core::sync::Ordering::Relaxed),
+                    .fetch_add(1, txlab_core::protocol::sync::Ordering::Relaxed),
             ),
             bounds: Vec::with_capacity(16),
             stats: DoccStats::default(),

@@ -19,7 +19,7 @@ use crate::seq::Seq;
 use crate::wait::{CLAIMING, IDLE, Waiters};
 use std::collections::VecDeque;
 use txlab_core::Program;
-use txlab_core::sync::{
+use txlab_core::protocol::sync::{
     Arc, AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, MutexGuard, Ordering,
 };
 

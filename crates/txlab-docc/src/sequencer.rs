@@ -23,7 +23,7 @@ use crate::config::{BatchConfig, check_workers};
 use crate::seq::Seq;
 use std::time::{Duration, Instant};
 use txlab_core::Error;
-use txlab_core::meter::{Probe, Ticket};
+use txlab_core::protocol::meter::{Probe, Ticket};
 use txlab_workload::{Generator, Workload};
 
 /// Largest number of outstanding transactions per node.
@@ -208,7 +208,7 @@ pub(crate) trait BatchSink<P> {
 
 /// The sequencer's state during a run (module docs). Jobs are the workload's programs wrapped
 /// by `wrap` (DOCC: as they are; Calvin: with room for a prediction). Whether to issue another
-/// transaction is the meter's decision (`Probe::issue`, `txlab_core::meter`).
+/// transaction is the meter's decision (`Probe::issue`, `txlab_core::protocol::meter`).
 pub(crate) struct Sequencer<'w, W: Workload, Q> {
     generators: Vec<W::Generator>,
     wrap: fn(W::Program) -> Q,

@@ -16,7 +16,7 @@
 //! wake-up that comes before the sleep is not lost.
 
 use crossbeam_utils::CachePadded;
-use txlab_core::sync::{AtomicU64, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
+use txlab_core::protocol::sync::{AtomicU64, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
 
 /// How far the chain of committed transactions got (module docs).
 #[derive(Debug, Default)]
@@ -108,7 +108,7 @@ impl Waiters {
             #[cfg(any(txlab_loom, txlab_shuttle))]
             {
                 let _ = round;
-                txlab_core::sync::thread::yield_now();
+                txlab_core::protocol::sync::thread::yield_now();
             }
             if chain.reached(need) {
                 return true;

@@ -154,25 +154,23 @@ impl<W: Partitioned> Case<W> {
 }
 
 fn docc(schema: &Schema) -> Docc<Chain> {
-    Docc::new(
-        schema,
-        DoccConfig {
+    Docc::builder()
+        .config(DoccConfig {
             workers: 2,
             ..DoccConfig::default()
-        },
-    )
-    .unwrap()
+        })
+        .build(schema)
+        .unwrap()
 }
 
 fn calvin(schema: &Schema) -> Calvin {
-    Calvin::new(
-        schema,
-        CalvinConfig {
+    Calvin::builder()
+        .config(CalvinConfig {
             workers: 2,
             ..CalvinConfig::default()
-        },
-    )
-    .unwrap()
+        })
+        .build(schema)
+        .unwrap()
 }
 
 /// What a finished run left, checked against itself (module docs).

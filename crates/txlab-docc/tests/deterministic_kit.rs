@@ -29,7 +29,10 @@ macro_rules! docc_kit {
                         sequence_clock: true,
                         ..DoccConfig::default()
                     };
-                    Docc::with_recorder(schema, config, recorder)
+                    Docc::builder()
+                        .config(config)
+                        .recorder(recorder)
+                        .build(schema)
                 }
             }
 
@@ -63,7 +66,10 @@ macro_rules! calvin_kit {
                         sequence_clock: true,
                         ..CalvinConfig::default()
                     };
-                    Calvin::with_recorder(schema, config, recorder)
+                    Calvin::builder()
+                        .config(config)
+                        .recorder(recorder)
+                        .build(schema)
                 }
             }
 
@@ -96,7 +102,10 @@ macro_rules! mutant {
                         mutation: Some(txlab_docc::Mutation::$mutation),
                         ..DoccConfig::default()
                     };
-                    Docc::with_recorder(schema, config, recorder)
+                    Docc::builder()
+                        .config(config)
+                        .recorder(recorder)
+                        .build(schema)
                 }
             }
 
@@ -175,7 +184,10 @@ macro_rules! calvin_mutant {
                         mutation: Some(txlab_docc::Mutation::$mutation),
                         ..CalvinConfig::default()
                     };
-                    Calvin::with_recorder(schema, config, recorder)
+                    Calvin::builder()
+                        .config(config)
+                        .recorder(recorder)
+                        .build(schema)
                 }
             }
 

@@ -39,7 +39,10 @@ where
     W::Program: Clone + Send + Sync,
 {
     let schema = workload.schema();
-    let engine = Docc::<L>::new(&schema, config(2, prefetch)).unwrap();
+    let engine = Docc::<L>::builder()
+        .config(config(2, prefetch))
+        .build(&schema)
+        .unwrap();
     workload.load(&engine).unwrap();
     let (stats, log) = engine
         .run_logged(workload, RunLimit::Transactions(1_500), driver())
@@ -52,7 +55,10 @@ where
     workload.check(&engine).unwrap();
     let digest = StateDigest::of(&engine).unwrap();
     for workers in [1, 3] {
-        let again = Docc::<L>::new(&schema, config(workers, prefetch)).unwrap();
+        let again = Docc::<L>::builder()
+            .config(config(workers, prefetch))
+            .build(&schema)
+            .unwrap();
         workload.load(&again).unwrap();
         again.replay(&log, workers).unwrap();
         assert_eq!(
@@ -89,7 +95,10 @@ fn tpcc_runs_replay_to_the_same_state_and_stay_consistent() {
 #[test]
 fn a_timed_run_ends_and_counts_every_kind() {
     let w = tpcc_small();
-    let engine = Docc::<Chain>::new(&w.schema(), config(2, true)).unwrap();
+    let engine = Docc::<Chain>::builder()
+        .config(config(2, true))
+        .build(&w.schema())
+        .unwrap();
     w.load(&engine).unwrap();
     let stats = engine
         .run(&w, RunLimit::Duration(Duration::from_millis(200)), driver())
@@ -119,7 +128,10 @@ fn a_timed_run_ends_and_counts_every_kind() {
 #[test]
 fn bad_driver_input_is_refused_with_the_value_named() {
     let w = ycsb_hot();
-    let engine = Docc::<InPlace>::new(&w.schema(), config(1, false)).unwrap();
+    let engine = Docc::<InPlace>::builder()
+        .config(config(1, false))
+        .build(&w.schema())
+        .unwrap();
     w.load(&engine).unwrap();
     let run = |d: DriverConfig, l: RunLimit| engine.run(&w, l, d).unwrap_err().to_string();
     let ok = RunLimit::Transactions(10);
@@ -175,7 +187,10 @@ mod calvin {
         W::Program: Clone + Send + Sync,
     {
         let schema = workload.schema();
-        let engine = Calvin::new(&schema, calvin_config(2, lock_managers)).unwrap();
+        let engine = Calvin::builder()
+            .config(calvin_config(2, lock_managers))
+            .build(&schema)
+            .unwrap();
         workload.load(&engine).unwrap();
         let (stats, log) = engine
             .run_logged(workload, RunLimit::Transactions(1_500), driver())
@@ -188,7 +203,10 @@ mod calvin {
         workload.check(&engine).unwrap();
         let digest = StateDigest::of(&engine).unwrap();
         for workers in [1, 3] {
-            let again = Calvin::new(&schema, calvin_config(workers, 1)).unwrap();
+            let again = Calvin::builder()
+                .config(calvin_config(workers, 1))
+                .build(&schema)
+                .unwrap();
             workload.load(&again).unwrap();
             let results = again.replay(&log, workers).unwrap();
             assert_eq!(
@@ -282,7 +300,10 @@ mod calvin {
         let mut schema = Schema::new();
         schema.add(TableSpec::dense("kv", 8, 64)).unwrap();
         let w = OneWandering(Arc::new(AtomicU64::new(0)), schema.clone());
-        let engine = Calvin::new(&schema, calvin_config(1, 1)).unwrap();
+        let engine = Calvin::builder()
+            .config(calvin_config(1, 1))
+            .build(&schema)
+            .unwrap();
         let d = DriverConfig {
             concurrency: 1,
             clients: 1,

@@ -49,7 +49,10 @@ macro_rules! kit {
                         prefetch: $prefetch,
                         ..DoccConfig::default()
                     };
-                    Docc::with_recorder(schema, config, recorder)
+                    Docc::builder()
+                        .config(config)
+                        .recorder(recorder)
+                        .build(schema)
                 }
 
                 fn expect(test: Hermitage) -> Expect {

@@ -66,14 +66,13 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn per_txn<L: DoccLayout>(prefetch: bool) -> (i64, i64) {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let w = ycsb();
-    let db = Docc::<L>::new(
-        &w.schema(),
-        DoccConfig {
+    let db = Docc::<L>::builder()
+        .config(DoccConfig {
             prefetch,
             ..DoccConfig::default()
-        },
-    )
-    .unwrap();
+        })
+        .build(&w.schema())
+        .unwrap();
     w.load(&db).unwrap();
     measure(&db, &w, 1, 3_000); // warm up: buffers reach their sizes
     let (a1, v1) = measure(&db, &w, 2, 2_000);

@@ -66,7 +66,10 @@ fn engines_agree_on_caps<L: Layout>(prefetch: bool) {
         })
         .collect();
     for workers in [1, 2, 4] {
-        let db = Docc::<L>::new(&kv_schema(), cfg).unwrap();
+        let db = Docc::<L>::builder()
+            .config(cfg)
+            .build(&kv_schema())
+            .unwrap();
         db.load(T, 0, &0u64.to_le_bytes()).unwrap();
         let r = db.execute_log(&log, workers).unwrap();
         // Program 7 claims read_only and writes: a misuse naming its kind, nothing written.
@@ -97,14 +100,13 @@ fn misuse_and_user_aborts_are_decided_on_validated_reads() {
 
 #[test]
 fn bad_input_is_refused_with_the_value_named() {
-    let db = DoccBasic::new(
-        &kv_schema(),
-        DoccConfig {
+    let db = DoccBasic::builder()
+        .config(DoccConfig {
             prefetch: false,
             ..DoccConfig::default()
-        },
-    )
-    .unwrap();
+        })
+        .build(&kv_schema())
+        .unwrap();
     let log = [Capped {
         delta: 0,
         limit: 9,
@@ -115,7 +117,7 @@ fn bad_input_is_refused_with_the_value_named() {
     let e = db.execute_log(&log, 1025).unwrap_err();
     assert!(e.to_string().contains("1..=1024"), "{e}");
     // Prefetching needs placeholders.
-    let e = Docc::<InPlace>::new(&kv_schema(), DoccConfig::default()).unwrap_err();
+    let e = Docc::<InPlace>::builder().build(&kv_schema()).unwrap_err();
     assert!(e.to_string().contains("prefetch = true"), "{e}");
     // Interactive workers and deterministic runs exclude each other.
     db.load(T, 0, &0u64.to_le_bytes()).unwrap();
@@ -166,14 +168,13 @@ impl Program for Handshake {
 #[test]
 fn retries_reuse_the_first_attempts_references() {
     for prefetch in [false, true] {
-        let db = Docc::<Chain>::new(
-            &kv_schema(),
-            DoccConfig {
+        let db = Docc::<Chain>::builder()
+            .config(DoccConfig {
                 prefetch,
                 ..DoccConfig::default()
-            },
-        )
-        .unwrap();
+            })
+            .build(&kv_schema())
+            .unwrap();
         for k in 0..3 {
             db.load(T, k, &1u64.to_le_bytes()).unwrap();
         }
@@ -206,7 +207,7 @@ fn retries_reuse_the_first_attempts_references() {
 #[test]
 fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
     let w = ycsb_hot();
-    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    let db = Docc::<Chain>::builder().build(&w.schema()).unwrap();
     w.load(&db).unwrap();
     for round in 0..5 {
         db.execute_log(&workload_log(&w, round, 2_000), 2).unwrap();
@@ -221,12 +222,10 @@ fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
     assert!(gc.versions_live() <= 20, "{gc:?}");
 
     // Inserts then deletes on an ordered table: the tombstones leave the index.
-    let db = Docc::<Chain, MemoryRecorder>::with_recorder(
-        &one_shot_schema(),
-        DoccConfig::default(),
-        Arc::new(MemoryRecorder::new()),
-    )
-    .unwrap();
+    let db = Docc::<Chain>::builder()
+        .recorder(Arc::new(MemoryRecorder::new()))
+        .build(&one_shot_schema())
+        .unwrap();
     Present(0).load(&db).unwrap();
     let mut log = Vec::new();
     for k in 0..50 {
@@ -259,7 +258,7 @@ fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
 #[test]
 fn tpcc_versions_per_key_stay_bounded() {
     let w = tpcc_small();
-    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    let db = Docc::<Chain>::builder().build(&w.schema()).unwrap();
     w.load(&db).unwrap();
     let mut most_seen = Vec::new();
     for round in 0..4 {
@@ -283,7 +282,7 @@ fn tpcc_versions_per_key_stay_bounded() {
 #[test]
 fn tpcc_deleted_rows_leave_the_index() {
     let w = tpcc_small();
-    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    let db = Docc::<Chain>::builder().build(&w.schema()).unwrap();
     w.load(&db).unwrap();
     for round in 0..3 {
         db.execute_log(&workload_log(&w, 200 + round, 2_000), 2)
@@ -323,7 +322,7 @@ fn rss_bytes() -> Option<u64> {
 #[ignore = "long: 600,000 transactions"]
 fn long_runs_keep_memory_flat() {
     let w = ycsb_hot();
-    let db = Docc::<Chain>::new(&w.schema(), DoccConfig::default()).unwrap();
+    let db = Docc::<Chain>::builder().build(&w.schema()).unwrap();
     w.load(&db).unwrap();
     let mut after_warmup = 0;
     for round in 0..30 {

@@ -54,7 +54,10 @@ fn expected() -> Expected {
 
 /// One schedule: returns whether results and state matched the serial execution.
 fn matches<L: Layout>(config: DoccConfig, expected: &Expected) -> bool {
-    let db = Docc::<L>::new(&one_shot_schema(), config).unwrap();
+    let db = Docc::<L>::builder()
+        .config(config)
+        .build(&one_shot_schema())
+        .unwrap();
     Present(3).load(&db).unwrap();
     let r = db.execute_log(&log(), 3).unwrap();
     let same_results = r.iter().zip(&expected.0).all(|(a, b)| match (a, b) {

@@ -58,8 +58,11 @@ where
         sequence_clock: true,
         ..DoccConfig::default()
     };
-    let db =
-        Docc::<L, _>::with_recorder(&workload.schema(), config, Arc::clone(&recorder)).unwrap();
+    let db = Docc::<L, _>::builder()
+        .config(config)
+        .recorder(Arc::clone(&recorder))
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&db).unwrap();
     let stats = db
         .run(workload, RunLimit::Transactions(TXNS), driver())
@@ -80,7 +83,11 @@ where
         sequence_clock: true,
         ..CalvinConfig::default()
     };
-    let db = Calvin::with_recorder(&workload.schema(), config, Arc::clone(&recorder)).unwrap();
+    let db = Calvin::builder()
+        .config(config)
+        .recorder(Arc::clone(&recorder))
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&db).unwrap();
     let stats = db
         .run(workload, RunLimit::Transactions(TXNS), driver())

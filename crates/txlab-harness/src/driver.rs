@@ -3,7 +3,7 @@
 //!
 //! A driver runs a loaded workload on its engine for as long as the [`Session`] issues
 //! transactions, on threads it starts itself, and reports every transaction through
-//! `txlab_core::meter` probes obtained from the session. It owns nothing of the measurement:
+//! `txlab_core::protocol::meter` probes obtained from the session. It owns nothing of the measurement:
 //! phases (warm-up, measured interval, cool-down), which transactions count, latency histograms,
 //! CPU time, peak RSS and pinning live in [`crate::session`], once. Each execution model is one
 //! implementation:
@@ -22,7 +22,7 @@
 //! once; what is measured about a transaction (when it was issued, whether it counts, when it
 //! ended and how) is the same for all of them, so it is written once, here, and every execution
 //! model's numbers mean the same thing. The engine crates only call probes
-//! (`txlab_core::meter`) and need no histogram of their own for the harness; their stand-alone
+//! (`txlab_core::protocol::meter`) and need no histogram of their own for the harness; their stand-alone
 //! `run` methods are a [`RunLimit`](txlab_core::RunLimit) meter over the same loops.
 //!
 //! Engine counters that are not tied to one thread (the pipeline validator's aborts by stage)

@@ -7,7 +7,7 @@
 //!   [`RunResult`](runner::RunResult);
 //! - [`session`]: the measurement itself, once for every driver: phases (warm-up, measured
 //!   interval, cool-down), which transactions count, per-thread latency histograms and counts,
-//!   pinning; drivers report to it through `txlab_core::meter`;
+//!   pinning; drivers report to it through `txlab_core::protocol::meter`;
 //! - [`runner`]: the interactive driver ([`run_workload`](runner::run_workload)) and the run's
 //!   configuration and result types;
 //! - [`registry`]: the protocols by name, as engine descriptors, one module per family;

@@ -9,7 +9,7 @@
 //! inserts succeed and are forgotten, scans visit nothing.
 
 use txlab_core::program::AccessSet;
-use txlab_core::sync::{AtomicU32, Ordering};
+use txlab_core::protocol::sync::{AtomicU32, Ordering};
 use txlab_core::{CommitInfo, Engine, Error, Program, Schema, TableId, Transaction, TxOps};
 use txlab_core::{TxResult, Worker};
 use txlab_workload::{Generator, Workload};

@@ -16,7 +16,7 @@ use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
 use serde::Serialize;
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_workload::Workload;
 

@@ -38,10 +38,10 @@ use crate::topology::Placement;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
-// `txlab_core::sync` has no barrier; the start barrier is the one primitive taken from std.
+// `txlab_core::protocol::sync` has no barrier; the start barrier is the one primitive taken from std.
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
-use txlab_core::meter::Meter;
+use txlab_core::protocol::meter::Meter;
 use txlab_core::retry::Backoff;
 use txlab_core::{
     AckMode, Engine, Error, Program, RetryPolicy, RunLimit, Schema, TableId, Transaction,

@@ -20,7 +20,7 @@
 //! - **pinning.** [`Session::pin`] pins the calling thread to the CPU the placement plan gives
 //!   its index ([`crate::topology`]).
 //!
-//! Drivers outside this crate see the session through `txlab_core::meter` ([`Meter`], [`Probe`]);
+//! Drivers outside this crate see the session through `txlab_core::protocol::meter` ([`Meter`], [`Probe`]);
 //! the interactive runner ([`crate::runner`]) also uses the inherent methods of [`SessionProbe`]
 //! (one clock read per transaction, epoch acknowledgements, abandoned transactions).
 
@@ -31,8 +31,8 @@ use crate::topology::{CpuPlan, pin_current_thread, plan_for_this_machine};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use txlab_core::meter::{Meter, Probe, Ticket};
-use txlab_core::sync::{AtomicU32, AtomicU64, Condvar, IgnorePoison, Mutex, Ordering};
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::sync::{AtomicU32, AtomicU64, Condvar, IgnorePoison, Mutex, Ordering};
 use txlab_core::{AckMode, ConflictCause, Error, TableId};
 
 const WARMUP: u32 = 0;

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 use txlab_core::program::AccessSet;
-use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
+use txlab_core::protocol::sync::{AtomicU32, AtomicU64, Ordering};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Engine, Error, Program};
 use txlab_core::{
     RetryPolicy, RunLimit, Schema, TableId, TableSpec, Transaction, TxError, TxOps, TxResult,

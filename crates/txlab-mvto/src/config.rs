@@ -29,8 +29,6 @@ pub enum Mutation {
 #[cfg(not(feature = "mutation"))]
 pub use txlab_occ::NoMutation as Mutation;
 
-pub use txlab_occ::MAX_INTERVAL;
-
 /// MVTO's own settings (Cicada's intervals), beside the toolkit's shared ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MvtoSettings {

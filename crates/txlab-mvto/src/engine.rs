@@ -11,11 +11,11 @@ use crate::timestamp::{Clocks, LocalClock, MAX_WORKERS};
 use crate::version::Version;
 use crossbeam_utils::CachePadded;
 use std::marker::PhantomData;
-use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
-use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::{Guard, Index};
-use txlab_core::sync::{Arc, AtomicU64, Ordering};
+use txlab_core::protocol::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::protocol::retire_floor::RetireFloors;
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::{Guard, Index};
+use txlab_core::protocol::sync::{Arc, AtomicU64, Ordering};
 use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
 use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
 use txlab_occ::{Observation, Protocol, RetireEntry, Shell, StripeEntry, refused};
@@ -101,13 +101,43 @@ pub struct MvtoState {
     pub(crate) pool: VersionPool,
 }
 
-txlab_nwr::engine_constructors!(Mvto, MvtoConfig);
+/// The builder of Mvto engines ([`Mvto::builder`], `txlab_nwr::builder`): recorder `Rec`,
+/// write-omission policy `W`.
+pub type MvtoBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<Mvto, Rec, W>;
+
+impl Mvto {
+    /// The one way to build a Mvto engine: plain Mvto by default; `.nwr(Nwr)` or
+    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
+    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
+    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "mvto-nwr", visitor)`
+    /// where the variant is chosen at run time.
+    pub fn builder() -> MvtoBuilder {
+        MvtoBuilder::new()
+    }
+}
+
+impl txlab_nwr::Family for Mvto {
+    const NAME: &'static str = "mvto";
+    type Record = MvtoRecord;
+    type Mutation = Mutation;
+    type Settings = MvtoSettings;
+    type Engine<Rec: Recorder, W: WriteOmission> = Mvto<Rec, W>;
+
+    fn assemble<Rec: Recorder, W: WriteOmission>(
+        schema: &Schema,
+        tables: Tables<MvtoRecord>,
+        config: MvtoConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Mvto<Rec, W>, Error> {
+        Mvto::with_tables_and_omission(schema, tables, config, recorder)
+    }
+}
 
 impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
     /// [`Tables::with_custom`]), with or without NWR. With [`Nwr`], fails if 128-bit
     /// compare-and-swap is not lock-free on this target (single-write omitters use none).
-    pub fn with_tables_and_omission(
+    fn with_tables_and_omission(
         schema: &Schema,
         tables: Tables<MvtoRecord>,
         config: MvtoConfig,
@@ -334,7 +364,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
         _vs: usize,
     ) -> TxResult<Observation<*const Version>> {
         let (ts, max_waits) = (w.state.ts, w.engine.shell.config.read_wait_rounds);
-        let mut backoff = txlab_core::sync::SpinWait::new();
+        let mut backoff = txlab_core::protocol::sync::SpinWait::new();
         let mut waits = 0u32;
         loop {
             match rec.visible(ts, Ordering::SeqCst, guard) {
@@ -463,7 +493,7 @@ impl Default for Installed {
 mod tests {
     use super::Timestamped;
     use crate::timestamp::epoch_of;
-    use crate::{MvtoConfig, MvtoNwr};
+    use crate::{Mvto, MvtoConfig, Nwr};
     use txlab_core::{AckMode, Engine, Schema, TableSpec, Worker};
 
     /// An MVTO+NWR worker whose clock used up the current epoch's counter range leaves the
@@ -473,7 +503,11 @@ mod tests {
     fn an_nwr_worker_whose_clock_ran_out_begins_in_the_next_epoch() {
         let mut s = Schema::new();
         s.add(TableSpec::dense("t", 8, 4)).unwrap();
-        let db = MvtoNwr::new_nwr(&s, MvtoConfig::manual().with_ack(AckMode::EpochStable)).unwrap();
+        let db = Mvto::builder()
+            .nwr(Nwr)
+            .config(MvtoConfig::manual().with_ack(AckMode::EpochStable))
+            .build(&s)
+            .unwrap();
         let mut w = db.worker().unwrap();
         let e = db.epochs().global();
         w.state.clock.exhaust(e);

@@ -22,7 +22,7 @@ use crate::record::{MvtoRecord, deref};
 use crate::timestamp::Clocks;
 use crate::version::{COMMITTED, Version};
 use crossbeam_epoch::{Guard, Owned, Shared};
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::sync::Ordering;
 
 /// Frees a detached chain of versions starting at `p` (null: nothing).
 pub(crate) fn free_chain(mut p: *const Version) {

@@ -29,7 +29,7 @@
 //! ```
 //!
 //! Why every mark that matters is representable: the global epoch `G` moves on only when every
-//! active worker has caught up (`txlab_core::epoch`), so an active transaction's epoch `e`
+//! active worker has caught up (`txlab_core::protocol::epoch`), so an active transaction's epoch `e`
 //! satisfies `e >= G - 1`. Every MVTO+NWR timestamp's epoch is the epoch its transaction entered
 //! (`crate::timestamp::LocalClock::begin` refuses to let the clock carry into a later epoch; the
 //! worker waits for the next one instead), so no version is newer than `G`, so
@@ -59,7 +59,7 @@ use crate::record::deref;
 use crate::timestamp::epoch_of;
 use crate::version::Version;
 use crossbeam_epoch::{Guard, Shared};
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 
 /// The tag bit of a retired record's head (module docs, `crate::retire`).
 pub(crate) const RETIRED_TAG: u64 = 1;
@@ -314,7 +314,7 @@ mod tests {
     use crate::timestamp::epoch_start;
     use crate::version::COMMITTED;
     use crossbeam_epoch::Owned;
-    use txlab_core::storage::Record;
+    use txlab_core::protocol::storage::Record;
 
     /// Links a committed version written in `epoch` (its `n`-th timestamp there).
     fn write(rec: &MvtoRecord, epoch: u64, n: u64, guard: &Guard) {

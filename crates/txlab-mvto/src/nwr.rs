@@ -92,7 +92,7 @@
 //! `wts(p)`; their `rts` is raised to `wts(p)` and they are checked again
 //! (`NwrView::overwriters_valid`). Serial order: timestamp order, `O` at `wts(p) - 1/2`; only `p`'s
 //! writer has a timestamp in `(wts(p) - 1/2, wts(p)]`. The write is recorded with `p`'s order,
-//! invisible, so it sorts just before `p` (`txlab_core::history::WriteEvent::position`), and the
+//! invisible, so it sorts just before `p` (`txlab_core::protocol::history::WriteEvent::position`), and the
 //! worker's clock moves past `wts(p)`. The argument: `docs/protocols/mvto.md`, "Single-write
 //! omitters".
 
@@ -101,8 +101,8 @@ use crate::record::{MvtoRecord, Visible, deref};
 use crate::timestamp::{epoch_of, epoch_start};
 use crate::version::{ABORTED, COMMITTED, Version};
 use crossbeam_epoch::Guard;
-use txlab_core::history::Recorder;
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::sync::Ordering;
 use txlab_core::{CommitInfo, Conflict, ConflictCause, TxError};
 use txlab_nwr::pivot::{PRE_EPOCH, SATURATED, VersionNumber};
 use txlab_nwr::{Hooks, NwrMutation, SinglePivot, View, WriteOmission};
@@ -393,7 +393,7 @@ pub(crate) fn phase0<Rec: Recorder, W: WriteOmission>(
 /// Ends a transaction committed with every write omitted: nothing is linked; the history
 /// records its writes as invisible versions at the start of epoch `epoch` (module docs), or,
 /// with single-write omitters, just before the pivot `pivot_wts` (the same `order`, invisible:
-/// `txlab_core::history::WriteEvent::position`; the transaction's own timestamp if the test-only
+/// `txlab_core::protocol::history::WriteEvent::position`; the transaction's own timestamp if the test-only
 /// mutant `NwrSkipEpochCheck` omitted a write without a pivot).
 fn finish_omitted<Rec: Recorder, W: WriteOmission>(
     tx: &mut MvtoTxn<'_, '_, Rec, W>,

@@ -46,7 +46,7 @@ use crate::gc::free_chain;
 use crate::timestamp::{Clocks, Slot, passed};
 use crate::version::Version;
 use crossbeam_epoch::{Owned, Shared};
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::sync::Ordering;
 
 /// Cut chains per snapshot.
 const BATCH: usize = 32;

@@ -24,8 +24,8 @@ use crate::gc::free_chain;
 use crate::head::{Head, HeadWord};
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
 use crossbeam_epoch::{Atomic, Guard, Owned, Shared};
-use txlab_core::storage::Record;
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::Ordering;
 
 /// Whether this build pads every record to its own 64-byte cache line (cargo feature
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).

@@ -28,7 +28,7 @@
 //!    larger timestamp.
 //! 2. **The floor.** The retirer raises the key's *absent floor* to `R`: on an ordered table the
 //!    stripe scan timestamp of `k`'s phantom stripe (retiring is then exactly a scan that saw `k`
-//!    absent at `R`), on a hash table a slot of the table's `txlab_core::retire_floor::RetireFloors`.
+//!    absent at `R`), on a hash table a slot of the table's `txlab_core::protocol::retire_floor::RetireFloors`.
 //!    A writer whose version has no committed non-absent version below it (the first version of a
 //!    fresh record is one) already checks that timestamp in Phase 1 and aborts `WriteTooLate`
 //!    when it is above its own (`crate::commit`). The raise is sequenced before the unlink, and a
@@ -72,7 +72,7 @@
 //!
 //! **Histories.** The fresh record's initial absent version has tag 0, which the checker would
 //! read as the key's initial version; observers report the retired tombstone's tag instead
-//! (`txlab_core::history::RetiredTags`, updated before the unlink). A committed reader cannot find
+//! (`txlab_core::protocol::history::RetiredTags`, updated before the unlink). A committed reader cannot find
 //! a *later* retirement of the key there: that tombstone would have a timestamp below the horizon,
 //! hence below the reader's own, and would sit above the version the reader read, which the
 //! reader's `rts` raise and validation exclude.
@@ -80,9 +80,9 @@
 //! ## Steps
 //!
 //! 1. **Queue.** A committed delete on a hash or ordered table pushes `(table, key, d, epoch)` onto
-//!    its worker's queue (`txlab_core::retire_queue`). Dense tables never unlink; user-supplied indexes may not.
+//!    its worker's queue (`txlab_core::protocol::retire_queue`). Dense tables never unlink; user-supplied indexes may not.
 //! 2. **Wait.** At each transaction begin (guard pinned) the worker handles a few entries
-//!    (`txlab_core::retire_queue`'s budget) whose delete epoch is two epochs old; an entry whose
+//!    (`txlab_core::protocol::retire_queue`'s budget) whose delete epoch is two epochs old; an entry whose
 //!    `d` is not yet below the horizon goes to the back.
 //! 3. **Retire.** Look the key up; walk its list past aborted versions. A pending version above
 //!    the tombstone: try later. Any other newest version (rewritten, or already retired): drop the
@@ -97,11 +97,11 @@ use crate::record::{MvtoRecord, deref};
 use crate::version::{ABORTED, COMMITTED, Version};
 use crossbeam_epoch::{Guard, Shared};
 use crossbeam_utils::CachePadded;
-use txlab_core::history::RetiredTags;
-use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::Index;
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::history::RetiredTags;
+use txlab_core::protocol::retire_floor::RetireFloors;
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::Index;
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 use txlab_nwr::PivotCell;
 use txlab_occ::RetireEntry;
 use txlab_storage::{AnyIndex, Companions};
@@ -193,7 +193,7 @@ pub(crate) fn retire_one(
     let Ok(Some(rec)) = t.index.get(e.key, guard) else {
         return Retire::Revived;
     };
-    // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
+    // `rec` stays valid while `guard` is pinned (`txlab_core::protocol::storage` invariant 1).
     let (head, tomb) = match find_tombstone(rec, e.version, guard) {
         Ok(found) => found,
         Err(why) => return why,
@@ -238,7 +238,7 @@ mod tests {
     use crate::record::{LinkAttempt, LinkRefused};
     use crate::version::PENDING;
     use crossbeam_epoch::Owned;
-    use txlab_core::storage::Record;
+    use txlab_core::protocol::storage::Record;
 
     fn tombstone_under_aborted(guard: &Guard) -> MvtoRecord {
         let rec = MvtoRecord::absent(8);

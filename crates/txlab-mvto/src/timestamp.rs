@@ -50,7 +50,7 @@
 //! above the horizon can see.
 
 use crossbeam_utils::CachePadded;
-use txlab_core::sync::{Arc, AtomicU64, Ordering, RwLock, fence};
+use txlab_core::protocol::sync::{Arc, AtomicU64, Ordering, RwLock, fence};
 
 /// Bits of the worker id.
 pub const WORKER_BITS: u32 = 16;

@@ -15,7 +15,7 @@
 //!   while a guard that could reach them is pinned.
 
 use crossbeam_epoch::Atomic;
-use txlab_core::sync::{AtomicU64, AtomicUsize, Ordering};
+use txlab_core::protocol::sync::{AtomicU64, AtomicUsize, Ordering};
 
 /// Installed by a transaction that has not finished committing.
 pub const PENDING: usize = 0;

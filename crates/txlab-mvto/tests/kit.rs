@@ -22,7 +22,10 @@ impl Protocol for MvtoKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Mvto::with_recorder(schema, MvtoConfig::manual(), recorder)
+        Mvto::builder()
+            .config(MvtoConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// Plain MVTO's outcomes (`hermitage/mod.rs`).
@@ -50,11 +53,19 @@ impl Protocol for MvtoSkipWriteTooLate {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = MvtoConfig::manual().with_mutation(Mutation::SkipWriteTooLate);
-        Mvto::with_recorder(schema, cfg, recorder)
+        Mvto::builder().config(cfg).recorder(recorder).build(schema)
     }
 }
 
 #[test]
 fn kit_catches_a_skipped_write_too_late_check() {
     txlab_testkit::mutation::assert_caught::<MvtoSkipWriteTooLate>();
+}
+
+/// `Mvto::builder()` builds `mvto`, `mvto-nwr` and `mvto-nwr-single` by name and refuses
+/// bad input with a clear error (`txlab_testkit::builder`).
+#[test]
+fn builder_builds_named_variants_and_refuses_bad_input() {
+    txlab_testkit::builder::builds_every_named_variant::<txlab_mvto::Mvto>();
+    txlab_testkit::builder::refuses_bad_input::<txlab_mvto::Mvto>();
 }

@@ -12,9 +12,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::MemoryRecorder;
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_mvto::{Mutation, MvtoConfig, MvtoConfigExt, MvtoNwr};
+use txlab_mvto::{Mvto, Nwr};
 use txlab_nwr::NwrMutation;
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
@@ -30,7 +31,11 @@ impl Protocol for MvtoNwrKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        MvtoNwr::nwr_with_recorder(schema, config(), recorder)
+        Mvto::builder()
+            .nwr(Nwr)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// As plain MVTO (`tests/kit.rs`: transactions begin in index order, so T0 has the smallest
@@ -80,7 +85,11 @@ impl Protocol for MvtoNwrTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        MvtoNwr::nwr_with_recorder(schema, cfg, recorder)
+        Mvto::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -99,7 +108,11 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                MvtoNwr::nwr_with_recorder(schema, config().with_mutation($mutation), recorder)
+                Mvto::builder()
+                    .nwr(Nwr)
+                    .config(config().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]
@@ -151,7 +164,11 @@ fn nwr_omits_after_retire_and_reinsert() {
         const NAME: &'static str = "mvto-nwr";
         const STRICT: bool = false;
         fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-            MvtoNwr::nwr_with_recorder(schema, config().with_horizon_interval(1), recorder)
+            Mvto::builder()
+                .nwr(Nwr)
+                .config(config().with_horizon_interval(1))
+                .recorder(recorder)
+                .build(schema)
         }
     }
     txlab_testkit::nwr::omits_after_retire_and_reinsert::<MvtoNwrRetireKit>(

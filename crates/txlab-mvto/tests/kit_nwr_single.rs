@@ -16,13 +16,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
-use txlab_core::history::Recorder;
+use txlab_core::protocol::epoch::EpochConfig;
+use txlab_core::protocol::history::Recorder;
 use txlab_core::{
     AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps,
     Worker,
 };
 use txlab_mvto::{Mutation, MvtoConfig, MvtoNwrSingle};
+use txlab_mvto::{Mvto, NwrSingleWrite};
 use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::{at_acknowledgements, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
@@ -41,7 +42,11 @@ impl Protocol for MvtoNwrSingleKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        MvtoNwrSingle::nwr_single_with_recorder(schema, config(), recorder)
+        Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// Plain MVTO's outcomes (`hermitage/mod.rs`).
@@ -62,7 +67,11 @@ impl Protocol for MvtoNwrSingleTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -89,7 +98,11 @@ macro_rules! mutant {
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
                 let cfg = config().with_mutation($mutation);
-                MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+                Mvto::builder()
+                    .nwr(NwrSingleWrite)
+                    .config(cfg)
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]
@@ -130,7 +143,12 @@ fn db_with(cfg: MvtoConfig) -> (Db, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = MvtoNwrSingle::nwr_single_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Mvto::builder()
+        .nwr(NwrSingleWrite)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..8 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -201,7 +219,10 @@ fn a_late_blind_write_is_omitted_below_the_pivot() {
 
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 8)).unwrap();
-    let plain = txlab_mvto::Mvto::new(&s, config()).unwrap();
+    let plain = txlab_mvto::Mvto::builder()
+        .config(config())
+        .build(&s)
+        .unwrap();
     for k in 0..8 {
         plain.load(T, k, &v(k * 10)).unwrap();
     }
@@ -353,7 +374,12 @@ fn a_pivot_over_a_missing_key_is_not_used() {
         let mut s = Schema::new();
         s.add(TableSpec::ordered("t", 8)).unwrap();
         let rec = Arc::new(MemoryRecorder::new());
-        let db = MvtoNwrSingle::nwr_single_with_recorder(&s, config(), rec.clone()).unwrap();
+        let db = Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(config())
+            .recorder(rec.clone())
+            .build(&s)
+            .unwrap();
         db.load(T, 0, &v(0)).unwrap();
         let (mut o, mut r, mut p) = (
             db.worker().unwrap(),

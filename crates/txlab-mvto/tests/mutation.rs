@@ -19,7 +19,11 @@ fn skipping_the_write_check_lets_write_skew_through_and_the_checker_sees_it() {
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
     let cfg = MvtoConfig::manual().with_mutation(Mutation::SkipWriteTooLate);
-    let db = Mvto::with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Mvto::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     let (mut w1, mut w2) = (db.worker().unwrap(), db.worker().unwrap());
     // Write skew where the younger T2 commits first: T1 (older) then writes key 0, which T2
     // read at a later timestamp. The correct build aborts T1 with WriteTooLate.
@@ -44,7 +48,11 @@ fn skipping_the_write_check_lets_write_skew_through_and_the_checker_sees_it() {
 fn broken_run(wl: &Ycsb, seed: u64) -> bool {
     let rec = Arc::new(MemoryRecorder::new());
     let cfg = MvtoConfig::manual().with_mutation(Mutation::SkipWriteTooLate);
-    let db = Mvto::with_recorder(&wl.schema(), cfg, rec.clone()).unwrap();
+    let db = Mvto::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&wl.schema())
+        .unwrap();
     wl.load(&db).unwrap();
     let start = std::sync::Barrier::new(2);
     std::thread::scope(|s| {

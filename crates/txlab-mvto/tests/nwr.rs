@@ -12,11 +12,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::history::{Outcome, Recorder};
+use txlab_core::protocol::history::{Outcome, Recorder};
 use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
 use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoNwr, MvtoRecord, Timestamped};
+use txlab_mvto::{Nwr, NwrSingleWrite};
 use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::omitted_writes as omitted;
 
@@ -35,7 +36,12 @@ fn db_with(cfg: MvtoConfig) -> (Db, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 16)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = MvtoNwr::nwr_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Mvto::builder()
+        .nwr(Nwr)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -96,11 +102,14 @@ fn engine_names_and_plain_mvto_reports_no_counters() {
     assert_eq!(db.name(), "mvto-nwr");
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
-    let plain = Mvto::new(&s, MvtoConfig::manual()).unwrap();
+    let plain = Mvto::builder()
+        .config(MvtoConfig::manual())
+        .build(&s)
+        .unwrap();
     assert_eq!(plain.name(), "mvto");
     let mut w = plain.worker().unwrap();
     assert!(counters(&mut w).is_empty());
-    let nwr = MvtoNwr::new_nwr(&s, MvtoConfig::default()).unwrap();
+    let nwr = Mvto::builder().nwr(Nwr).build(&s).unwrap();
     assert_eq!(nwr.name(), "mvto-nwr");
 }
 
@@ -594,7 +603,7 @@ fn every_mvto_record_is_one_head_word() {
 #[test]
 fn threaded_readers_and_blind_writers_on_shared_keys_stay_serializable() {
     use std::time::Duration;
-    use txlab_core::epoch::EpochConfig;
+    use txlab_core::protocol::epoch::EpochConfig;
     let mut old_reader_aborts = 0;
     for threads in [2usize, 4] {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1)).unwrap());
@@ -661,7 +670,12 @@ fn threaded_readers_and_blind_writers_on_shared_keys_stay_serializable() {
 fn the_read_and_omit_word_records_marks_and_claims() {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 32)).unwrap();
-    let db = MvtoNwr::nwr_with_recorder(&s, config(), Arc::new(MemoryRecorder::new())).unwrap();
+    let db = Mvto::builder()
+        .nwr(Nwr)
+        .config(config())
+        .recorder(Arc::new(MemoryRecorder::new()))
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -727,9 +741,16 @@ fn the_read_and_omit_word_records_marks_and_claims() {
         Some((e, 0)),
         "a first version over an absent key marks a read (scan-miss rule)"
     );
-    let plain = Mvto::new(&s, MvtoConfig::manual()).unwrap();
+    let plain = Mvto::builder()
+        .config(MvtoConfig::manual())
+        .build(&s)
+        .unwrap();
     assert_eq!(plain.read_omit_epochs(T, X), None);
-    let single = txlab_mvto::MvtoNwrSingle::new_nwr_single(&s, config()).unwrap();
+    let single = txlab_mvto::Mvto::builder()
+        .nwr(NwrSingleWrite)
+        .config(config())
+        .build(&s)
+        .unwrap();
     assert_eq!(single.read_omit_epochs(T, X), None);
     assert_eq!(single.pivot_word(T, X), None);
 }

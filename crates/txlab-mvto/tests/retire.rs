@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
-use txlab_core::history::WriteKind;
+use txlab_core::protocol::epoch::EpochConfig;
+use txlab_core::protocol::history::WriteKind;
 use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
-use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoConfigExt, MvtoNwr, MvtoNwrSingle};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig, MvtoConfigExt};
+use txlab_mvto::{Nwr, NwrSingleWrite};
 use txlab_testkit::retire::{
     DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_until_retired, delete, insert,
     number as num, schema, unlinked_after_two_epochs, value as v, write_versions,
@@ -28,7 +29,11 @@ fn config() -> MvtoConfig {
 
 fn db(config: MvtoConfig) -> (Mvto<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
-    let db = Mvto::with_recorder(&schema(), config, Arc::clone(&recorder)).unwrap();
+    let db = Mvto::builder()
+        .config(config)
+        .recorder(Arc::clone(&recorder))
+        .build(&schema())
+        .unwrap();
     (db, recorder)
 }
 
@@ -367,7 +372,7 @@ fn fast_epochs() -> MvtoConfig {
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_mvto() {
     churn_until_retired(
         "mvto",
-        |s, r| Mvto::with_recorder(s, fast_epochs(), r),
+        |s, r| Mvto::builder().config(fast_epochs()).recorder(r).build(s),
         CheckOptions::serializable(),
     );
 }
@@ -376,7 +381,13 @@ fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_mvto() {
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_mvto_nwr() {
     churn_until_retired(
         "mvto-nwr",
-        |s, r| MvtoNwr::nwr_with_recorder(s, fast_epochs().with_ack(AckMode::EpochStable), r),
+        |s, r| {
+            Mvto::builder()
+                .nwr(Nwr)
+                .config(fast_epochs().with_ack(AckMode::EpochStable))
+                .recorder(r)
+                .build(s)
+        },
         CheckOptions::serializable(),
     );
 }
@@ -386,11 +397,11 @@ fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_mvto_nwr_sin
     churn_until_retired(
         "mvto-nwr-single",
         |s, r| {
-            MvtoNwrSingle::nwr_single_with_recorder(
-                s,
-                fast_epochs().with_ack(AckMode::EpochStable),
-                r,
-            )
+            Mvto::builder()
+                .nwr(NwrSingleWrite)
+                .config(fast_epochs().with_ack(AckMode::EpochStable))
+                .recorder(r)
+                .build(s)
         },
         CheckOptions::serializable(),
     );

@@ -28,7 +28,11 @@ fn schema() -> Schema {
 }
 
 fn db_with(cfg: MvtoConfig) -> Db {
-    let db = Mvto::with_recorder(&schema(), cfg, Arc::new(MemoryRecorder::new())).unwrap();
+    let db = Mvto::builder()
+        .config(cfg)
+        .recorder(Arc::new(MemoryRecorder::new()))
+        .build(&schema())
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -446,7 +450,7 @@ fn bad_input_is_an_error_not_a_panic() {
         MvtoConfig::manual().with_clock_sync_interval(1 << 21),
         MvtoConfig::manual().with_read_wait_rounds(0),
     ] {
-        let e = Mvto::new(&schema(), cfg).unwrap_err();
+        let e = Mvto::builder().config(cfg).build(&schema()).unwrap_err();
         assert!(
             matches!(e, Error::InvalidConfig { .. }) && e.to_string().contains("in 1..="),
             "{e}"
@@ -500,7 +504,7 @@ fn group_commit_acknowledges_only_once_the_epoch_is_stable() {
     let ts1 = tx.timestamp();
     let info = tx.commit().unwrap();
     assert!(!info.acknowledged);
-    assert_eq!(info.epoch, txlab_mvto::timestamp::epoch_of(ts1));
+    assert_eq!(info.epoch, txlab_mvto::__layout::epoch_of(ts1));
     assert!(
         db.stable_epoch() < info.epoch,
         "not stable before the epoch advances"

@@ -22,7 +22,10 @@ impl Protocol for Shuttle {
     const NAME: &'static str = "mvto";
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Mvto::with_recorder(schema, MvtoConfig::manual(), recorder)
+        Mvto::builder()
+            .config(MvtoConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -39,7 +42,11 @@ impl Protocol for ShuttleNwr {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = MvtoConfig::manual().with_ack(AckMode::EpochStable);
-        MvtoNwr::nwr_with_recorder(schema, cfg, recorder)
+        Mvto::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -57,7 +64,11 @@ impl Protocol for ShuttleNwrSingle {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = MvtoConfig::manual().with_ack(AckMode::EpochStable);
-        MvtoNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        Mvto::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 

@@ -19,7 +19,11 @@ fn stress<W: Workload>(
     per_thread: usize,
 ) -> (Report, Mvto<MemoryRecorder>) {
     let rec = Arc::new(MemoryRecorder::new());
-    let db = Mvto::with_recorder(&wl.schema(), cfg, rec.clone()).unwrap();
+    let db = Mvto::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&wl.schema())
+        .unwrap();
     wl.load(&db).unwrap();
     // All threads start their loops together, so their transactions overlap.
     let start = std::sync::Barrier::new(threads);
@@ -86,7 +90,8 @@ fn ycsb_with_group_commit_and_a_background_epoch_is_serializable() {
     let cfg = MvtoConfig::default()
         .with_ack(AckMode::EpochStable)
         .with_epoch(
-            txlab_core::epoch::EpochConfig::every(std::time::Duration::from_micros(200)).unwrap(),
+            txlab_core::protocol::epoch::EpochConfig::every(std::time::Duration::from_micros(200))
+                .unwrap(),
         );
     let (report, _) = stress(&ycsb(10, 4), cfg, 2, 1_000);
     assert!(report.is_serializable(), "{report}");

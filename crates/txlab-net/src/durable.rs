@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Serialize, de::DeserializeOwned};
-use txlab_core::sync::{Arc, Mutex};
+use txlab_core::protocol::sync::{Arc, Mutex};
 
 use crate::error::NetError;
 
@@ -72,7 +72,7 @@ impl Durable {
             .transpose()
     }
 
-    fn lock(&self) -> txlab_core::sync::MutexGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>> {
+    fn lock(&self) -> txlab_core::protocol::sync::MutexGuard<'_, BTreeMap<Vec<u8>, Vec<u8>>> {
         // A panic while holding this lock leaves a complete map (every operation is one call on
         // the map), so a poisoned lock is still consistent.
         self.map.lock().unwrap_or_else(|p| p.into_inner())

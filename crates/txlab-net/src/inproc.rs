@@ -1,5 +1,5 @@
 //! The `inproc` driver: nodes on OS threads in one process, messages over channels
-//! (`txlab_core::sync::mpsc`, so the driver builds under shuttle like the rest of txlab).
+//! (`txlab_core::protocol::sync::mpsc`, so the driver builds under shuttle like the rest of txlab).
 //!
 //! - One thread per node by default; [`InprocConfig::threads`] packs several nodes per thread
 //!   (node `i` of the sorted ids runs on thread `i % threads`).
@@ -21,8 +21,8 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use rand::{RngExt, SeedableRng};
-use txlab_core::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use txlab_core::sync::{Arc, AtomicU64, Ordering, thread};
+use txlab_core::protocol::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use txlab_core::protocol::sync::{Arc, AtomicU64, Ordering, thread};
 
 use crate::ctx::Payload;
 use crate::durable::Durable;
@@ -269,7 +269,7 @@ impl<N: Node> InprocCluster<N> {
         let (tx, rx) = mpsc::channel();
         // The done channel travels inside the predicate's closure so each worker reports on it.
         let watch: Predicate<N> = {
-            let tx = txlab_core::sync::Mutex::new(tx);
+            let tx = txlab_core::protocol::sync::Mutex::new(tx);
             let pred = Arc::clone(&pred);
             Arc::new(move |n: &N| {
                 let ok = pred(n);

@@ -1,5 +1,5 @@
 //! The `inproc` driver under shuttle: its node threads and channels come from
-//! `txlab_core::sync`, so shuttle schedules them, and the fault-free delivery contract (every
+//! `txlab_core::protocol::sync`, so shuttle schedules them, and the fault-free delivery contract (every
 //! message exactly once, peers come up) holds on every schedule it tries, with one thread per node
 //! and with all nodes on one thread.
 //!

@@ -27,9 +27,9 @@ use crate::rule::{self, NwrBaseline, NwrMutation, SinglePivot};
 use crate::stats::NwrStats;
 use crossbeam_epoch::Guard;
 use std::cell::Cell;
-use txlab_core::history::{Recorder, WriteEvent, WriteKind};
-use txlab_core::storage::Record;
-use txlab_core::sync::{AtomicU32, AtomicU64, Ordering};
+use txlab_core::protocol::history::{Recorder, WriteEvent, WriteKind};
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::{AtomicU32, AtomicU64, Ordering};
 use txlab_core::{CommitInfo, Error, TableId};
 use txlab_occ::{Protocol, Sets, Txn};
 use txlab_storage::{Companions, Tables};
@@ -48,7 +48,7 @@ impl NwrParts {
     /// The parts of an engine over `tables` with policy `W`: pivot objects beside every table for
     /// [`crate::Nwr`] (which needs a lock-free 128-bit compare-and-swap), none otherwise.
     pub fn new<W: WriteOmission, R: Record>(tables: &Tables<R>) -> Result<Self, Error> {
-        let pivots = if W::ENABLED && !W::SINGLE_WRITE_OMITTERS {
+        let pivots = if W::MODE.needs_lock_free_pivot() {
             crate::require_lock_free_pivot()?;
             Companions::beside(tables)?
         } else {
@@ -331,136 +331,12 @@ pub fn finish_omitted<P: Protocol>(
             });
         }
     }
-    tx.finish(txlab_core::history::Outcome::Committed);
+    tx.finish(txlab_core::protocol::history::Outcome::Committed);
     CommitInfo {
         epoch,
         acknowledged: false,
         read_only: false,
     }
-}
-
-/// The constructors every NWR-extendable engine `E<Rec, W>` offers, in terms of its own
-/// `with_tables_and_omission(schema, tables, config, recorder)` (generic over the recorder `Rec`
-/// and the write-omission policy `W`): `new`, `with_recorder`, `with_tables` (plain), `new_nwr`,
-/// `nwr_with_recorder` ([`crate::Nwr`]), `new_nwr_single`, `nwr_single_with_recorder`
-/// ([`crate::NwrSingleWrite`]), `new_with_omission`, `with_omission` (any policy).
-///
-/// ```ignore
-/// txlab_nwr::engine_constructors!(Silo, SiloConfig);
-/// ```
-#[macro_export]
-macro_rules! engine_constructors {
-    ($engine:ident, $config:ty) => {
-        impl $engine<$crate::__private::NoRecorder, $crate::NoNwr> {
-            /// A database with one built-in index per table of `schema`.
-            pub fn new(
-                schema: &$crate::__private::Schema,
-                config: $config,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::new_with_omission(schema, config)
-            }
-        }
-
-        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::NoNwr> {
-            /// A database whose transactions are recorded by `recorder`.
-            pub fn with_recorder(
-                schema: &$crate::__private::Schema,
-                config: $config,
-                recorder: $crate::__private::Arc<Rec>,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_omission(schema, config, recorder)
-            }
-
-            /// A database over tables built by the caller (e.g. with a custom index for some
-            /// tables via `txlab_storage::Tables::with_custom`).
-            pub fn with_tables(
-                schema: &$crate::__private::Schema,
-                tables: $crate::__private::Tables<<Self as $crate::__private::Protocol>::Record>,
-                config: $config,
-                recorder: $crate::__private::Arc<Rec>,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_tables_and_omission(schema, tables, config, recorder)
-            }
-        }
-
-        impl $engine<$crate::__private::NoRecorder, $crate::Nwr> {
-            /// An NWR database ([`txlab_nwr::Nwr`]) with one built-in index per table of
-            /// `schema`. Fails if 128-bit compare-and-swap is not lock-free on this target.
-            pub fn new_nwr(
-                schema: &$crate::__private::Schema,
-                config: $config,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::new_with_omission(schema, config)
-            }
-        }
-
-        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::Nwr> {
-            /// An NWR database ([`txlab_nwr::Nwr`]) whose transactions are recorded by `recorder`.
-            pub fn nwr_with_recorder(
-                schema: &$crate::__private::Schema,
-                config: $config,
-                recorder: $crate::__private::Arc<Rec>,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_omission(schema, config, recorder)
-            }
-        }
-
-        impl $engine<$crate::__private::NoRecorder, $crate::NwrSingleWrite> {
-            /// An NWR database with single-write omitters ([`txlab_nwr::NwrSingleWrite`]), one
-            /// built-in index per table of `schema`.
-            pub fn new_nwr_single(
-                schema: &$crate::__private::Schema,
-                config: $config,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::new_with_omission(schema, config)
-            }
-        }
-
-        impl<Rec: $crate::__private::Recorder> $engine<Rec, $crate::NwrSingleWrite> {
-            /// An NWR database with single-write omitters ([`txlab_nwr::NwrSingleWrite`]) whose
-            /// transactions are recorded by `recorder`.
-            pub fn nwr_single_with_recorder(
-                schema: &$crate::__private::Schema,
-                config: $config,
-                recorder: $crate::__private::Arc<Rec>,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_omission(schema, config, recorder)
-            }
-        }
-
-        impl<W: $crate::WriteOmission> $engine<$crate::__private::NoRecorder, W> {
-            /// A database with write-omission policy `W` and one built-in index per table of
-            /// `schema`.
-            pub fn new_with_omission(
-                schema: &$crate::__private::Schema,
-                config: $config,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_omission(
-                    schema,
-                    config,
-                    $crate::__private::Arc::new($crate::__private::NoRecorder),
-                )
-            }
-        }
-
-        impl<Rec: $crate::__private::Recorder, W: $crate::WriteOmission> $engine<Rec, W> {
-            /// A database with write-omission policy `W` whose transactions are recorded by
-            /// `recorder`, one built-in index per table of `schema`. With [`txlab_nwr::Nwr`] it
-            /// fails unless 128-bit compare-and-swap is lock-free on this target.
-            pub fn with_omission(
-                schema: &$crate::__private::Schema,
-                config: $config,
-                recorder: $crate::__private::Arc<Rec>,
-            ) -> Result<Self, $crate::__private::Error> {
-                Self::with_tables_and_omission(
-                    schema,
-                    $crate::__private::Tables::new(schema)?,
-                    config,
-                    recorder,
-                )
-            }
-        }
-    };
 }
 
 /// The switches of an engine's commit path: a struct `Checks` with one `bool` per check (true:

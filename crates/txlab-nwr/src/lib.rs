@@ -14,9 +14,11 @@
 //! - [`rule`]: the commit-time procedure (Algorithms 2 and 3) over a protocol's hooks
 //!   ([`NwrBaseline`]), with the argument why an omitted write is never visible and the history
 //!   stays strictly serializable under epoch-based group commit;
-//! - [`omission`]: the static switch [`WriteOmission`] (`NoNwr` compiles everything out, `Nwr`
-//!   enables it, `NwrSingleWrite` enables the single-write variant with fewer read marks)
-//!   engines are generic over;
+//! - [`omission`]: the sealed static switch [`WriteOmission`] (`NoNwr` compiles everything out,
+//!   `Nwr` enables it, `NwrSingleWrite` enables the single-write variant with fewer read marks)
+//!   engines are generic over, and its run-time image [`NwrMode`];
+//! - [`builder`]: [`Builder`], the one way to build an engine of every NWR-extendable family,
+//!   with its policy and recorder chosen by type or, by protocol name, at run time;
 //! - [`printed`]: the paper's Algorithms 2 and 3 as printed, a test-only mutant
 //!   ([`NwrMutation::PrintedAlgorithm`]) that shows the cross-item cycles they miss;
 //! - [`stats`]: the counters engines report through `Worker::drain_counters`;
@@ -33,6 +35,9 @@
 //!
 //! See `docs/protocols/nwr.md` for the layouts, orderings and a worked example.
 
+#![warn(missing_docs)]
+
+pub mod builder;
 pub mod commit;
 pub mod omission;
 pub mod pivot;
@@ -42,8 +47,9 @@ pub mod read_omit;
 pub mod rule;
 pub mod stats;
 
+pub use builder::{Builder, Family};
 pub use commit::{Hooks, NwrParts, View, finish_omitted, try_omit_all, try_omit_one};
-pub use omission::{NoNwr, Nwr, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
+pub use omission::{NoNwr, Nwr, NwrMode, NwrSingleWrite, WriteOmission, require_lock_free_pivot};
 pub use pivot::{PivotCell, PivotWord};
 pub use read_omit::ReadOmitWord;
 pub use rule::{
@@ -51,12 +57,3 @@ pub use rule::{
     try_omit_single,
 };
 pub use stats::{NwrFailure, NwrStats};
-
-#[doc(hidden)]
-pub mod __private {
-    pub use txlab_core::history::{NoRecorder, Recorder};
-    pub use txlab_core::sync::Arc;
-    pub use txlab_core::{Error, Schema};
-    pub use txlab_occ::Protocol;
-    pub use txlab_storage::Tables;
-}

@@ -23,7 +23,7 @@
 //! validated; a failed CAS means someone else changed the object, and the caller reloads and
 //! validates again from the start (Algorithms 2 and 3: "when CAS has failed, we retry").
 
-use txlab_core::sync::{AtomicU128, Ordering};
+use txlab_core::protocol::sync::{AtomicU128, Ordering};
 
 /// The `pivot` field at the start of an epoch (omitted writes count down from here).
 pub const PIVOT_BASE: u32 = 1 << 31;
@@ -139,7 +139,7 @@ impl PivotWord {
 pub struct PivotCell(AtomicU128);
 
 /// A companion cell starts empty ([`PivotCell::new`]), like a record's embedded object.
-impl txlab_core::storage::Record for PivotCell {
+impl txlab_core::protocol::storage::Record for PivotCell {
     fn absent(_value_size: usize) -> Self {
         Self::new()
     }

@@ -41,7 +41,7 @@
 //! A mark from a later epoch also blocks an omitter of `e` (it cannot tell the epochs apart);
 //! that costs precision only, and only at an epoch boundary.
 
-use txlab_core::sync::{AtomicU32, Ordering};
+use txlab_core::protocol::sync::{AtomicU32, Ordering};
 
 /// Marks the record's pre-epoch version as read by a transaction of `epoch` (call before
 /// validating the read). Returns whether it had to write (the first mark of the epoch).
@@ -91,7 +91,7 @@ mod tests {
 mod loom_tests {
     //! `RUSTFLAGS="--cfg txlab_loom -C target-cpu=x86-64-v2" cargo test -p txlab-nwr --lib --release loom`
     use super::*;
-    use txlab_core::sync::{Arc, AtomicU64, Ordering, thread};
+    use txlab_core::protocol::sync::{Arc, AtomicU64, Ordering, thread};
 
     const OLD: u64 = 1;
     const PIVOT: u64 = 2;

@@ -47,7 +47,7 @@
 //! of that word is a read-modify-write too (links at the head included), and a mark of an epoch
 //! any active transaction asks about survives every change, so the argument above carries over.
 
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 
 /// One record's read and omit epochs (module docs).
 #[derive(Debug)]
@@ -196,7 +196,7 @@ mod tests {
 mod loom_tests {
     //! `RUSTFLAGS="--cfg txlab_loom -C target-cpu=x86-64-v2" cargo test -p txlab-nwr --lib --release loom`
     use super::*;
-    use txlab_core::sync::{Arc, AtomicU64, Ordering, thread};
+    use txlab_core::protocol::sync::{Arc, AtomicU64, Ordering, thread};
 
     const E: u32 = 7;
 

@@ -54,7 +54,7 @@
 
 use crate::pivot::{PRE_EPOCH, PivotCell, PivotWord, VersionNumber, slot_of};
 use crate::stats::{NwrFailure, NwrStats};
-use txlab_core::sync::{AtomicU32, Ordering, fence};
+use txlab_core::protocol::sync::{AtomicU32, Ordering, fence};
 
 /// CAS attempts per written item before giving up (`NwrFailure::CasRetry`).
 pub const MAX_CAS_RETRIES: u32 = 16;

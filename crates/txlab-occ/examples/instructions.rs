@@ -81,27 +81,30 @@ fn main() {
     let workload = Ycsb::new(config).expect("a valid YCSB configuration");
     let schema = workload.schema();
     macro_rules! engine {
-        ($ty:ty, $cfg:expr) => {
+        ($family:ident, $policy:expr) => {
             run(
-                <$ty>::new_with_omission(&schema, $cfg).expect("engine"),
+                $family::builder()
+                    .nwr($policy)
+                    .build(&schema)
+                    .expect("engine"),
                 &workload,
                 n,
             )
         };
     }
-    use txlab_mvto::{Mvto, MvtoConfig, Nwr, NwrSingleWrite};
-    use txlab_silo::{Silo, SiloConfig};
-    use txlab_tictoc::{TicToc, TicTocConfig};
+    use txlab_mvto::{Mvto, NoNwr, Nwr, NwrSingleWrite};
+    use txlab_silo::Silo;
+    use txlab_tictoc::TicToc;
     match protocol.as_str() {
-        "silo" => engine!(Silo, SiloConfig::default()),
-        "silo-nwr" => engine!(Silo<_, Nwr>, SiloConfig::default()),
-        "silo-nwr-single" => engine!(Silo<_, NwrSingleWrite>, SiloConfig::default()),
-        "tictoc" => engine!(TicToc, TicTocConfig::default()),
-        "tictoc-nwr" => engine!(TicToc<_, Nwr>, TicTocConfig::default()),
-        "tictoc-nwr-single" => engine!(TicToc<_, NwrSingleWrite>, TicTocConfig::default()),
-        "mvto" => engine!(Mvto, MvtoConfig::default()),
-        "mvto-nwr" => engine!(Mvto<_, Nwr>, MvtoConfig::default()),
-        "mvto-nwr-single" => engine!(Mvto<_, NwrSingleWrite>, MvtoConfig::default()),
+        "silo" => engine!(Silo, NoNwr),
+        "silo-nwr" => engine!(Silo, Nwr),
+        "silo-nwr-single" => engine!(Silo, NwrSingleWrite),
+        "tictoc" => engine!(TicToc, NoNwr),
+        "tictoc-nwr" => engine!(TicToc, Nwr),
+        "tictoc-nwr-single" => engine!(TicToc, NwrSingleWrite),
+        "mvto" => engine!(Mvto, NoNwr),
+        "mvto-nwr" => engine!(Mvto, Nwr),
+        "mvto-nwr-single" => engine!(Mvto, NwrSingleWrite),
         other => {
             eprintln!(
                 "protocol {other:?}: silo, tictoc, mvto or their -nwr / -nwr-single forms\n{usage}"

@@ -7,7 +7,7 @@
 //! mutation branch folds away.
 
 use std::fmt::Debug;
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Error};
 
 /// Largest accepted value of the interval settings (read waits, MVTO's intervals).

@@ -26,6 +26,8 @@
 //! Everything is statically dispatched: `Protocol` hooks are associated functions of the engine
 //! type, so a protocol's commit path compiles as if it were written by hand.
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod lock;
 pub mod protocol;
@@ -48,8 +50,8 @@ pub use write_kind::WriteKind;
 
 #[doc(hidden)]
 pub mod __private {
-    pub use txlab_core::epoch::EpochManager;
-    pub use txlab_core::sync::Arc;
+    pub use txlab_core::protocol::epoch::EpochManager;
+    pub use txlab_core::protocol::sync::Arc;
     pub use txlab_core::{AckMode, Engine, Error, Schema, TableId};
 }
 

@@ -3,7 +3,7 @@
 //! in a cycle; each lock replaces an unlocked word, which the write entry's scratch keeps (the
 //! version the write overwrites, and the word to restore on abort).
 //!
-//! A record unlinked from its index after the transaction located it (`txlab_core::retire_queue`)
+//! A record unlinked from its index after the transaction located it (`txlab_core::protocol::retire_queue`)
 //! is never written: its word says so ([`LockWord::is_retired`]), the locks taken so far are
 //! released and the transaction aborts with `ConflictCause::RecordRetired` (a retry finds the
 //! key's fresh record).
@@ -68,7 +68,7 @@ where
 /// Spins (with backoff that yields) until `r`'s lock is ours, or `None` if `r` is retired.
 #[inline]
 fn lock_one<R: LockWord>(r: &R) -> Option<u64> {
-    let mut backoff = txlab_core::sync::SpinWait::new();
+    let mut backoff = txlab_core::protocol::sync::SpinWait::new();
     loop {
         if let Some(word) = r.try_lock() {
             return Some(word);

@@ -8,9 +8,9 @@ use crate::shell::Shell;
 use crate::txn::Txn;
 use crate::worker::Worker;
 use std::fmt::Debug;
-use txlab_core::history::{Recorder, RetiredTags};
-use txlab_core::retire_queue::{GRACE_EPOCHS, Retire};
-use txlab_core::storage::{Guard, Record, StripeBump};
+use txlab_core::protocol::history::{Recorder, RetiredTags};
+use txlab_core::protocol::retire_queue::{GRACE_EPOCHS, Retire};
+use txlab_core::protocol::storage::{Guard, Record, StripeBump};
 use txlab_core::{CommitInfo, Error, TableId, TxResult};
 use txlab_storage::AnyIndex;
 
@@ -22,7 +22,7 @@ pub struct Observation<S> {
     /// Whether the version is present (not a tombstone, not the never-written absent state).
     pub present: bool,
     /// The version's tag in histories (0: the initial version; the toolkit substitutes the tag of
-    /// the key's last retired tombstone for an absent tag 0, `txlab_core::history::RetiredTags`).
+    /// the key's last retired tombstone for an absent tag 0, `txlab_core::protocol::history::RetiredTags`).
     /// Only used when recording.
     pub tag: u64,
 }
@@ -135,12 +135,12 @@ pub trait Protocol: Sized + Send + Sync {
         GRACE_EPOCHS
     }
 
-    /// Unlinks one queued tombstone if it still is one (`txlab_core::retire_queue`), under
+    /// Unlinks one queued tombstone if it still is one (`txlab_core::protocol::retire_queue`), under
     /// `guard`; `history` is set when recording.
     fn retire(&self, e: RetireEntry, guard: &Guard, history: Option<&RetiredTags>) -> Retire;
 }
 
-/// A committed delete waiting to be unlinked (`txlab_core::retire_queue`): the tombstone's key,
+/// A committed delete waiting to be unlinked (`txlab_core::protocol::retire_queue`): the tombstone's key,
 /// the version that identifies it (Silo: its TID word; TicToc, MVTO: its timestamp) and the
 /// delete's epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //!
 //! Records are held as raw pointers. They were obtained from an index under the transaction's
 //! pinned crossbeam-epoch guard, and records are never freed while a guard that could see them is
-//! pinned (`txlab_core::storage` invariant 1). [`Sets::clear`] runs before the guard is released
+//! pinned (`txlab_core::protocol::storage` invariant 1). [`Sets::clear`] runs before the guard is released
 //! ([`crate::Txn`]), so no pointer outlives the guard it was obtained under. The pointers also make
 //! `Sets` `!Send` and `!Sync`, which is what a worker's private state should be.
 //!
@@ -13,9 +13,9 @@
 
 use crate::Protocol;
 use crate::write_kind::WriteKind;
-use txlab_core::history::{ReadEvent, ScanEvent, WriteEvent};
-use txlab_core::storage::Index;
-use txlab_core::storage::StripeBump;
+use txlab_core::protocol::history::{ReadEvent, ScanEvent, WriteEvent};
+use txlab_core::protocol::storage::Index;
+use txlab_core::protocol::storage::StripeBump;
 use txlab_core::{Conflict, ConflictCause, TableId};
 use txlab_storage::Tables;
 
@@ -280,16 +280,16 @@ pub fn write_index<R, X>(writes: &[WriteEntry<R, X>], rec: *const R) -> Option<u
 
 /// Records the versions of `index`'s phantom stripes covering `lo..=hi` (none for an index
 /// without stripes) in `stripes`: a scan's node set, read before its traversal
-/// (`txlab_core::storage` invariant 4) and validated at commit.
+/// (`txlab_core::protocol::storage` invariant 4) and validated at commit.
 #[inline]
-pub fn record_stripes<R: txlab_core::storage::Record>(
+pub fn record_stripes<R: txlab_core::protocol::storage::Record>(
     stripes: &mut Vec<StripeEntry>,
     index: &txlab_storage::AnyIndex<R>,
     table: TableId,
     lo: u64,
     hi: u64,
 ) {
-    use txlab_core::storage::Index;
+    use txlab_core::protocol::storage::Index;
     if let Some(s) = index.phantom_stripes() {
         s.for_range(lo, hi, |stripe| {
             stripes.push(StripeEntry {

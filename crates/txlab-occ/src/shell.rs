@@ -5,10 +5,10 @@
 
 use crate::protocol::{ConfigOf, Protocol};
 
-use txlab_core::epoch::EpochManager;
-use txlab_core::history::RetiredTags;
-use txlab_core::storage::Index;
-use txlab_core::sync::{Arc, AtomicU32, Ordering};
+use txlab_core::protocol::epoch::EpochManager;
+use txlab_core::protocol::history::RetiredTags;
+use txlab_core::protocol::storage::Index;
+use txlab_core::protocol::sync::{Arc, AtomicU32, Ordering};
 use txlab_core::{AckMode, Error, Schema, TableId};
 use txlab_storage::Tables;
 

@@ -18,8 +18,10 @@ use crate::sets::ReadEntry;
 use crate::worker::Worker;
 use crate::write_kind::WriteKind;
 use crossbeam_epoch::Guard;
-use txlab_core::history::{Outcome, ReadEvent, Recorder, ScanCoverage, TxnRecord, txn_id};
-use txlab_core::storage::Index;
+use txlab_core::protocol::history::{
+    Outcome, ReadEvent, Recorder, ScanCoverage, TxnRecord, txn_id,
+};
+use txlab_core::protocol::storage::Index;
 use txlab_core::{
     CommitInfo, Conflict, ConflictCause, TableId, Transaction, TxError, TxOps, TxResult,
 };
@@ -179,7 +181,7 @@ fn observe<P: Protocol>(
             });
             if <P::Recorder as Recorder>::ENABLED {
                 // A fresh incarnation's absent state is the state after the key's last retired
-                // delete (`txlab_core::history::RetiredTags`).
+                // delete (`txlab_core::protocol::history::RetiredTags`).
                 let version = if o.tag == 0 && !o.present {
                     w.engine.shell().retired_tags.fresh_version(table, key)
                 } else {

@@ -24,8 +24,8 @@ use crate::protocol::{Protocol, RetireEntry};
 use crate::sets::Sets;
 use crate::txn::Txn;
 use txlab_core::Error;
-use txlab_core::epoch::EpochHandle;
-use txlab_core::retire_queue::RetireQueue;
+use txlab_core::protocol::epoch::EpochHandle;
+use txlab_core::protocol::retire_queue::RetireQueue;
 
 /// One thread's handle on engine `P` (module docs). Its transactions are [`Txn`]s.
 #[derive(Debug)]

@@ -18,7 +18,7 @@
 //! | `Insert` | value replaced | value changed in place | refused (present) | becomes `Delete` |
 //! | `Delete` | becomes `Put` (the delete read the record) | refused (absent) | becomes `Put` | refused (absent) |
 
-use txlab_core::history::WriteKind as HistoryKind;
+use txlab_core::protocol::history::WriteKind as HistoryKind;
 
 /// What a write entry installs at commit (module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

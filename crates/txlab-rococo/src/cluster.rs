@@ -22,7 +22,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use txlab_check::serial::SerialEngine;
-use txlab_core::meter::{Meter, Probe, Ticket};
+use txlab_core::protocol::meter::{Meter, Probe, Ticket};
 use txlab_core::{
     CommitInfo, ConflictCause, Engine, Error, RunLimit, Schema, TableId, Transaction, TxOps,
     TxResult, Worker,
@@ -295,7 +295,7 @@ fn net(e: txlab_net::NetError) -> Error {
 }
 
 /// Issues through `meter` and collects completions until every issued transaction finished
-/// (module docs of `txlab_core::meter`).
+/// (module docs of `txlab_core::protocol::meter`).
 fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
     cluster: &InprocCluster<RococoNode<W, R>>,
     layout: &[Vec<u32>],

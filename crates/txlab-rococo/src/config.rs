@@ -9,8 +9,8 @@ use crate::workload::{PiecedWorkload, Routing};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use txlab_core::history::TxnRecord;
 use txlab_core::pieces::{TableLayout, TxnProfile};
+use txlab_core::protocol::history::TxnRecord;
 use txlab_core::{Error, RetryPolicy};
 
 /// The concurrency control a cluster runs; servers, pieces, storage, coordinators and transport

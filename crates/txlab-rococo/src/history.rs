@@ -20,8 +20,8 @@ use crate::msg::OrderEntry;
 use std::collections::BTreeMap;
 use std::fmt;
 use txlab_check::{CheckOptions, History, Report, display_txn};
-use txlab_core::history::{TxnId, TxnRecord};
 use txlab_core::pieces::ConflictKey;
+use txlab_core::protocol::history::{TxnId, TxnRecord};
 
 /// Two transactions executed in opposite orders (module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,8 +21,8 @@
 use crate::graph::{EDGE_D, EDGE_I};
 use foldhash::HashMap;
 use txlab_core::Access;
-use txlab_core::history::TxnId;
 use txlab_core::pieces::{ConflictKey, PieceKind};
+use txlab_core::protocol::history::TxnId;
 
 /// One key's state.
 #[derive(Debug, Default, Clone)]

@@ -17,6 +17,8 @@
 //!
 //! See `docs/protocols/rococo.md`.
 
+#![warn(missing_docs)]
+
 pub mod client;
 pub mod cluster;
 pub mod config;

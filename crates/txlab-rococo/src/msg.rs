@@ -16,8 +16,8 @@
 
 use crate::graph::{Deps, Status};
 use serde::{Deserialize, Serialize};
-use txlab_core::history::{ReadEvent, ScanEvent, TxnId, WriteEvent};
 use txlab_core::pieces::{ConflictKey, PieceRef, PieceValues};
+use txlab_core::protocol::history::{ReadEvent, ScanEvent, TxnId, WriteEvent};
 use txlab_core::{Access, TxError};
 
 /// One piece instance to run, with the outputs of the pieces it takes inputs from.

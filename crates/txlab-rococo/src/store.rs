@@ -26,11 +26,11 @@
 use foldhash::HashMap;
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use txlab_core::history::{ReadEvent, ScanEvent, WriteEvent, WriteKind};
 use txlab_core::pieces::{ColumnGroup, ConflictKey, KeyUnit, TableLayout, history_table};
-use txlab_core::storage::{Guard, Index, Record};
-use txlab_core::sync::{AtomicBool, Ordering};
-use txlab_core::value::AtomicValue;
+use txlab_core::protocol::history::{ReadEvent, ScanEvent, WriteEvent, WriteKind};
+use txlab_core::protocol::storage::{Guard, Index, Record};
+use txlab_core::protocol::sync::{AtomicBool, Ordering};
+use txlab_core::protocol::value::AtomicValue;
 use txlab_core::{Access, Error, Schema, TableId, TxOps, TxResult};
 use txlab_storage::Tables;
 

@@ -21,7 +21,7 @@
 //! orders both against other committers' fences (Silo's "memory fence" before reading `E`), so two
 //! transactions that each read what the other writes cannot both pass validation; the `Release`
 //! fence before the value stores and the `Release` publish pair with readers' `Acquire`
-//! load/fence (the seqlock argument in `txlab_core::value`).
+//! load/fence (the seqlock argument in `txlab_core::protocol::value`).
 //!
 //! A read-only transaction (no writes, NWR off) skips the fence: it stored nothing, so there is
 //! no store→load pair to order, and happens-before alone does the rest. If it read a version
@@ -38,8 +38,8 @@ use crate::engine::{Silo, SiloTxn};
 use crate::nwr;
 use crate::record::SiloRecord;
 use crate::tid::{ABSENT, LOCK, epoch_of, is_locked, next_tid, tag};
-use txlab_core::history::{Recorder, WriteEvent};
-use txlab_core::sync::{Ordering, fence};
+use txlab_core::protocol::history::{Recorder, WriteEvent};
+use txlab_core::protocol::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, TxResult};
 use txlab_nwr::WriteOmission;
 use txlab_occ::{Protocol, RetireEntry, Sets, lock_writes, unlinks, unlock_writes, write_index};

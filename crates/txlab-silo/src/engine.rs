@@ -5,10 +5,10 @@ use crate::config::{Mutation, SiloConfig};
 use crate::record::{SiloRecord, StableRead};
 use crate::tid::{is_absent, is_retired, tag};
 use std::marker::PhantomData;
-use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::Guard;
-use txlab_core::sync::Arc;
+use txlab_core::protocol::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::Guard;
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
 use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
 use txlab_occ::{NoSettings, Observation, Protocol, RetireEntry, Shell, refused};
@@ -32,7 +32,7 @@ pub type SiloTxn<'w, 'e, Rec = NoRecorder, W = NoNwr> = txlab_occ::Txn<'w, 'e, S
 ///
 /// `Rec` is the history recorder; the default [`NoRecorder`] compiles recording out. `W` is the
 /// write-omission switch: [`NoNwr`] (the default) is plain Silo, with the record layout and
-/// commit path unchanged; [`Nwr`] is Silo+NWR ([`SiloNwr`], see [`crate::commit`]);
+/// commit path unchanged; [`Nwr`] is Silo+NWR ([`SiloNwr`], see `crate::commit`);
 /// [`NwrSingleWrite`] is Silo+NWR with single-write omitters ([`SiloNwrSingle`]).
 #[derive(Debug)]
 pub struct Silo<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
@@ -52,14 +52,44 @@ pub struct SiloState {
     pub(crate) nwr: NwrStats,
 }
 
-txlab_nwr::engine_constructors!(Silo, SiloConfig);
+/// The builder of Silo engines ([`Silo::builder`], `txlab_nwr::builder`): recorder `Rec`,
+/// write-omission policy `W`.
+pub type SiloBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<Silo, Rec, W>;
+
+impl Silo {
+    /// The one way to build a Silo engine: plain Silo by default; `.nwr(Nwr)` or
+    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
+    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
+    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "silo-nwr", visitor)`
+    /// where the variant is chosen at run time.
+    pub fn builder() -> SiloBuilder {
+        SiloBuilder::new()
+    }
+}
+
+impl txlab_nwr::Family for Silo {
+    const NAME: &'static str = "silo";
+    type Record = SiloRecord;
+    type Mutation = Mutation;
+    type Settings = NoSettings;
+    type Engine<Rec: Recorder, W: WriteOmission> = Silo<Rec, W>;
+
+    fn assemble<Rec: Recorder, W: WriteOmission>(
+        schema: &Schema,
+        tables: Tables<SiloRecord>,
+        config: SiloConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Silo<Rec, W>, Error> {
+        Silo::with_tables_and_omission(schema, tables, config, recorder)
+    }
+}
 
 impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
     /// [`Tables::with_custom`]), with write-omission policy `W` ([`NoNwr`], [`Nwr`],
     /// [`NwrSingleWrite`]). With [`Nwr`] it fails unless 128-bit compare-and-swap is lock-free
     /// on this target.
-    pub fn with_tables_and_omission(
+    fn with_tables_and_omission(
         schema: &Schema,
         tables: Tables<SiloRecord>,
         config: SiloConfig,
@@ -158,7 +188,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Silo<Rec, W> {
         if self.shell.config.mutated(Mutation::RetireWithoutGrace) {
             return 0;
         }
-        txlab_core::retire_queue::GRACE_EPOCHS
+        txlab_core::protocol::retire_queue::GRACE_EPOCHS
     }
 
     fn retire(&self, e: RetireEntry, guard: &Guard, history: Option<&RetiredTags>) -> Retire {

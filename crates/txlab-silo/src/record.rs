@@ -1,16 +1,16 @@
 //! A Silo record: the TID word and the value, stored as atomic words.
 
 use crate::tid::{ABSENT, LOCK, is_locked, is_retired};
-use txlab_core::storage::Record;
-use txlab_core::sync::{AtomicU64, Ordering, fence};
-use txlab_core::value::AtomicValue;
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::{AtomicU64, Ordering, fence};
+use txlab_core::protocol::value::AtomicValue;
 use txlab_occ::LockWord;
 
 /// Whether this build pads every record to its own 64-byte cache line (cargo feature
 /// `line-aligned-records`, CCBench's layout) instead of packing records (the default).
 pub const LINE_ALIGNED_RECORDS: bool = cfg!(feature = "line-aligned-records");
 
-/// One record: TID word (see [`crate::tid`]) plus its value (32 bytes), the same for every
+/// One record: TID word (see `crate::tid`) plus its value (32 bytes), the same for every
 /// variant. The NWR paper §6.1.1 widens Silo's TID word itself to 128 bits; txlab keeps the 64-bit
 /// TID word and keeps Silo+NWR's 128-bit pivot version object beside the record, as a cold
 /// companion only omitters touch (`Silo::pivots`, `txlab_storage::Companions`); check (4)'s read
@@ -77,12 +77,12 @@ pub(crate) enum StableRead {
 
 impl SiloRecord {
     /// Copies the value into `out` consistently with the returned TID word (the seqlock read of
-    /// `txlab_core::value`): `Acquire` load, relaxed word copies, `Acquire` fence, relaxed re-load.
+    /// `txlab_core::protocol::value`): `Acquire` load, relaxed word copies, `Acquire` fence, relaxed re-load.
     /// Spins (with backoff that yields) while the record is locked, up to `max_waits` rounds.
     #[inline]
     pub(crate) fn read_stable(&self, out: &mut [u8], max_waits: u32) -> StableRead {
         let mut waits = 0u32;
-        let mut backoff = txlab_core::sync::SpinWait::new();
+        let mut backoff = txlab_core::protocol::sync::SpinWait::new();
         loop {
             let t1 = self.tid.load(Ordering::Acquire);
             if !is_locked(t1) {
@@ -126,7 +126,7 @@ mod loom_tests {
     //! `RUSTFLAGS="--cfg txlab_loom -C target-cpu=x86-64-v2" cargo test -p txlab-silo --lib --release loom`
     use super::*;
     use crate::tid::SEQ_ONE;
-    use txlab_core::sync::{Arc, Ordering, fence, thread};
+    use txlab_core::protocol::sync::{Arc, Ordering, fence, thread};
 
     /// A reader racing a writer's lock/install/unlock sees the old value or the new one, each
     /// with its own TID word, never a mix of words: the seqlock kernel is race-free under the

@@ -10,11 +10,11 @@
 //!
 //! 1. **Queue.** A committing transaction that installs a delete on a hash or ordered table pushes
 //!    `(table, key, tombstone word)` onto its worker's [`RetireQueue`]
-//!    (`txlab_core::retire_queue`). The tombstone's epoch `e_d` is `epoch_of(word)`. Dense tables
+//!    (`txlab_core::protocol::retire_queue`). The tombstone's epoch `e_d` is `epoch_of(word)`. Dense tables
 //!    keep their records for the index's lifetime (their unlink is a no-op) and user-supplied
 //!    (`AnyIndex::Custom`) indexes may not unlink at all, so neither is queued.
 //! 2. **Wait two epochs.** At the start of each transaction (after pinning its guard) the worker
-//!    looks at the front of its queue and handles a few entries (`txlab_core::retire_queue`'s
+//!    looks at the front of its queue and handles a few entries (`txlab_core::protocol::retire_queue`'s
 //!    budget, more when the queue is long) whose `e_d + 2 <= E` (`E` the global epoch).
 //! 3. **Retire.** Under the pinned guard the worker looks the key up again
 //!    (`Index::get`). If the key maps to a record whose word is exactly the tombstone word, it
@@ -33,7 +33,7 @@
 //!   same record, and only one of them (the one holding its final tombstone word) unlinks it; a
 //!   pointer kept by the others across transactions could dangle once that one frees it. Looking
 //!   the key up under the pinned guard yields a record that cannot be freed while the guard is
-//!   pinned (`txlab_core::storage` invariant 1), whatever happened since the delete.
+//!   pinned (`txlab_core::protocol::storage` invariant 1), whatever happened since the delete.
 //! - **The word identifies one version of one incarnation.** TIDs of one record strictly increase
 //!   (Silo's TID rule) and, across incarnations of a key, the next incarnation's TIDs exceed the
 //!   retired tombstone's (next point), so a given tombstone word occurs at most once per key: the
@@ -63,7 +63,7 @@
 //! ## Histories (only when recording)
 //!
 //! A fresh incarnation starts with word `ABSENT` (tag 0), which the checker would read as the key's
-//! *initial* version. [`RetiredTags`] (in `txlab_core::history`) maps `(table, key)` to the tag of the key's last retired
+//! *initial* version. [`RetiredTags`] (in `txlab_core::protocol::history`) maps `(table, key)` to the tag of the key's last retired
 //! tombstone; it is updated before the unlink, and a read that observes an absent tag-0 word on a
 //! key in the map reports the mapped tag instead: the fresh record's absent state *is* the state
 //! after that delete. Races: a reader that read tag 0 and looks the map up late may find the tag of
@@ -73,10 +73,10 @@
 use crate::record::SiloRecord;
 use crate::tid::{LOCK, RETIRED, tag};
 use crossbeam_epoch::Guard;
-use txlab_core::history::RetiredTags;
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::Index;
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::history::RetiredTags;
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::Index;
+use txlab_core::protocol::sync::Ordering;
 use txlab_nwr::PivotCell;
 use txlab_occ::RetireEntry;
 use txlab_storage::{Companions, Tables};

@@ -19,7 +19,10 @@ impl Protocol for SiloKit {
     const STRICT: bool = true;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::with_recorder(schema, SiloConfig::manual(), recorder)
+        Silo::builder()
+            .config(SiloConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 
     fn expect(test: Hermitage) -> Expect {
@@ -48,11 +51,10 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                Silo::with_recorder(
-                    schema,
-                    SiloConfig::manual().with_mutation($mutation),
-                    recorder,
-                )
+                Silo::builder()
+                    .config(SiloConfig::manual().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]
@@ -82,4 +84,12 @@ mutant!(
 #[should_panic(expected = "both committed")]
 fn partition_phantom_needs_phantom_validation() {
     txlab_testkit::phantom::insert_into_scanned_partition::<SiloSkipPhantomValidation>();
+}
+
+/// `Silo::builder()` builds `silo`, `silo-nwr` and `silo-nwr-single` by name and refuses
+/// bad input with a clear error (`txlab_testkit::builder`).
+#[test]
+fn builder_builds_named_variants_and_refuses_bad_input() {
+    txlab_testkit::builder::builds_every_named_variant::<txlab_silo::Silo>();
+    txlab_testkit::builder::refuses_bad_input::<txlab_silo::Silo>();
 }

@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::MemoryRecorder;
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, SiloConfig, SiloNwr};
+use txlab_silo::{Nwr, Silo};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
 fn config() -> SiloConfig {
@@ -29,7 +30,11 @@ impl Protocol for SiloNwrKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        SiloNwr::nwr_with_recorder(schema, config(), recorder)
+        Silo::builder()
+            .nwr(Nwr)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// NWR only omits a transaction whose reads would also pass Silo's read validation and never
@@ -78,7 +83,11 @@ impl Protocol for SiloNwrTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        SiloNwr::nwr_with_recorder(schema, cfg, recorder)
+        Silo::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -97,7 +106,11 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                SiloNwr::nwr_with_recorder(schema, config().with_mutation($mutation), recorder)
+                Silo::builder()
+                    .nwr(Nwr)
+                    .config(config().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]

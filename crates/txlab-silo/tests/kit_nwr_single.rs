@@ -11,10 +11,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::MemoryRecorder;
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, SiloConfig, SiloNwrSingle};
+use txlab_silo::{NwrSingleWrite, Silo};
 use txlab_testkit::{Expect, Hermitage, Protocol};
 
 mod hermitage;
@@ -31,7 +32,11 @@ impl Protocol for SiloNwrSingleKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        SiloNwrSingle::with_omission(schema, config(), recorder)
+        Silo::builder()
+            .nwr(NwrSingleWrite)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// Plain Silo's outcomes (`hermitage/mod.rs`): the Hermitage schedules that NWR changes for
@@ -59,7 +64,11 @@ impl Protocol for SiloNwrSingleTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        SiloNwrSingle::with_omission(schema, cfg, recorder)
+        Silo::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -85,7 +94,11 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                SiloNwrSingle::with_omission(schema, config().with_mutation($mutation), recorder)
+                Silo::builder()
+                    .nwr(NwrSingleWrite)
+                    .config(config().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]

@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::history::{Outcome, Recorder};
+use txlab_core::protocol::history::{Outcome, Recorder};
 use txlab_core::{AckMode, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+use txlab_nwr::Nwr;
 use txlab_nwr::NwrMutation;
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
 use txlab_testkit::nwr::omitted_writes as omitted;
@@ -27,7 +28,12 @@ fn db_with(cfg: SiloConfig) -> (Db, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 16)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = SiloNwr::nwr_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Silo::builder()
+        .nwr(Nwr)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -80,7 +86,10 @@ fn engine_names_and_plain_silo_reports_no_counters() {
     assert_eq!(db.name(), "silo-nwr");
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
-    let plain = Silo::new(&s, SiloConfig::manual()).unwrap();
+    let plain = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&s)
+        .unwrap();
     assert_eq!(plain.name(), "silo");
     let mut w = plain.worker().unwrap();
     assert!(counters(&mut w).is_empty());
@@ -452,7 +461,7 @@ fn skipping_the_epoch_check_is_caught_by_the_checker() {
 #[test]
 fn every_silo_variant_has_plain_silos_record() {
     use std::mem::{align_of, size_of};
-    use txlab_core::value::AtomicValue;
+    use txlab_core::protocol::value::AtomicValue;
     use txlab_silo::{LINE_ALIGNED_RECORDS, SiloRecord};
     let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     assert_eq!(size_of::<SiloRecord>(), line(8 + size_of::<AtomicValue>()));

@@ -15,10 +15,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 use txlab_check::{AnomalyKind, CheckOptions, History, MemoryRecorder, Report, check};
-use txlab_core::history::Outcome;
+use txlab_core::protocol::history::Outcome;
 use txlab_core::{
     AckMode, Engine, Error, Program, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
+use txlab_nwr::Nwr;
 use txlab_nwr::NwrMutation;
 use txlab_nwr::pivot::slot_of;
 use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr};
@@ -65,7 +66,12 @@ fn db(rule: Rule) -> (Db, Arc<MemoryRecorder>) {
     s.add(TableSpec::dense("t", 8, 16)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
     let cfg = rule.config(SiloConfig::manual().with_ack(AckMode::EpochStable));
-    let db = SiloNwr::nwr_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = Silo::builder()
+        .nwr(Nwr)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -162,7 +168,11 @@ impl Protocol for PrintedKit {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Db, Error> {
         let cfg = Rule::Printed.config(SiloConfig::manual().with_ack(AckMode::EpochStable));
-        SiloNwr::nwr_with_recorder(schema, cfg, recorder)
+        Silo::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -385,7 +395,12 @@ fn load_average() -> String {
 /// A recorded run of Silo+NWR with `rule`, checked for serializability.
 fn recorded(rule: Rule, wl: &Ycsb, threads: usize, duration: Duration) -> (Run, Report, History) {
     let rec = Arc::new(MemoryRecorder::new());
-    let db = SiloNwr::nwr_with_recorder(&wl.schema(), measured_config(rule), rec.clone()).unwrap();
+    let db = Silo::builder()
+        .nwr(Nwr)
+        .config(measured_config(rule))
+        .recorder(rec.clone())
+        .build(&wl.schema())
+        .unwrap();
     wl.load(&db).unwrap();
     let run = drive(&db, wl, threads, duration);
     drop(db);
@@ -423,14 +438,18 @@ fn measure_printed_algorithm_on_ycsb_a() {
         // Interleaved repetitions, so a burst of load from elsewhere hits every engine alike.
         let mut rows: [(String, Vec<f64>, Vec<f64>); 3] = Default::default();
         for _ in 0..REPEATS {
-            let plain = Silo::new(&wl.schema(), SiloConfig::default()).unwrap();
+            let plain = Silo::builder().build(&wl.schema()).unwrap();
             wl.load(&plain).unwrap();
             let run = drive(&plain, &wl, threads, secs);
             rows[0].0 = "silo".to_string();
             rows[0].1.push(run.committed as f64 / run.secs);
             drop(plain);
             for (slot, rule) in [(1, Rule::Shipped), (2, Rule::Printed)] {
-                let db = SiloNwr::new_nwr(&wl.schema(), measured_config(rule)).unwrap();
+                let db = Silo::builder()
+                    .nwr(Nwr)
+                    .config(measured_config(rule))
+                    .build(&wl.schema())
+                    .unwrap();
                 wl.load(&db).unwrap();
                 let run = drive(&db, &wl, threads, secs);
                 rows[slot].0 = format!("silo-nwr, {}", rule.name());

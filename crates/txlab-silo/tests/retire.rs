@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
-use txlab_core::history::WriteKind;
+use txlab_core::protocol::epoch::EpochConfig;
+use txlab_core::protocol::history::WriteKind;
 use txlab_core::{AckMode, ConflictCause, Engine, Transaction, TxOps, Worker};
 use txlab_silo::{Mutation, Silo, SiloConfig};
 
@@ -17,7 +17,11 @@ use txlab_testkit::retire::{
 
 fn db(config: SiloConfig) -> (Silo<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
-    let db = Silo::with_recorder(&schema(), config, Arc::clone(&recorder)).unwrap();
+    let db = Silo::builder()
+        .config(config)
+        .recorder(Arc::clone(&recorder))
+        .build(&schema())
+        .unwrap();
     (db, recorder)
 }
 
@@ -192,7 +196,7 @@ fn fast_epochs() -> SiloConfig {
 fn concurrent_deletes_reinserts_and_retirements_are_strictly_serializable() {
     churn_until_retired(
         "silo",
-        |s, r| Silo::with_recorder(s, fast_epochs(), r),
+        |s, r| Silo::builder().config(fast_epochs()).recorder(r).build(s),
         CheckOptions::strict(),
     );
 }
@@ -235,7 +239,7 @@ fn retiring_without_the_grace_period_is_caught() {
 fn concurrent_churn_catches_retiring_without_the_grace_period() {
     let config = fast_epochs().with_mutation(Mutation::RetireWithoutGrace);
     let caught = churn_catches(
-        |s, r| Silo::with_recorder(s, config, r),
+        |s, r| Silo::builder().config(config).recorder(r).build(s),
         CheckOptions::strict(),
     );
     eprintln!("caught after {caught:?} rounds");

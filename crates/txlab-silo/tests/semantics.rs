@@ -15,7 +15,10 @@ fn db() -> Silo {
     s.add(TableSpec::dense("dense", 8, 16)).unwrap();
     s.add(TableSpec::hash("hash", 8)).unwrap();
     s.add(TableSpec::ordered("ordered", 8)).unwrap();
-    let db = Silo::new(&s, SiloConfig::manual()).unwrap();
+    let db = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -355,7 +358,10 @@ fn run_gives_up_after_max_attempts_with_the_last_conflict() {
 fn byte_string_keys_work_through_a_key_dictionary() {
     let mut s = Schema::new();
     let users = s.add(TableSpec::hash("users", 8)).unwrap();
-    let db = Silo::new(&s, SiloConfig::manual()).unwrap();
+    let db = Silo::builder()
+        .config(SiloConfig::manual())
+        .build(&s)
+        .unwrap();
     let names = txlab_storage::KeyDictionary::new(u64::MAX).unwrap();
     let mut w = db.worker().unwrap();
     let mut tx = w.begin();
@@ -384,7 +390,7 @@ fn group_commit_acknowledges_only_once_the_epoch_is_stable() {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
     let cfg = SiloConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-    let db = Silo::new(&s, cfg).unwrap();
+    let db = Silo::builder().config(cfg).build(&s).unwrap();
     let mut w = db.worker().unwrap();
     let mut tx = w.begin();
     tx.write(T, 0, &v(1)).unwrap();

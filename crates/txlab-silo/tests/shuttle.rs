@@ -24,7 +24,10 @@ impl Protocol for SiloShuttle {
     const NAME: &'static str = "silo";
     const STRICT: bool = true;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::with_recorder(schema, SiloConfig::manual(), recorder)
+        Silo::builder()
+            .config(SiloConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -35,11 +38,10 @@ impl Protocol for SiloSkipWriteLock {
     const NAME: &'static str = "silo-skip-write-lock";
     const STRICT: bool = true;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::with_recorder(
-            schema,
-            SiloConfig::manual().with_mutation(Mutation::SkipWriteLock),
-            recorder,
-        )
+        Silo::builder()
+            .config(SiloConfig::manual().with_mutation(Mutation::SkipWriteLock))
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -61,7 +63,11 @@ impl Protocol for SiloNwrShuttle {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = SiloConfig::manual().with_ack(AckMode::EpochStable);
-        SiloNwr::nwr_with_recorder(schema, cfg, recorder)
+        Silo::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -88,7 +94,11 @@ fn silo_nwr_single(
     if let Some(m) = mutation {
         cfg = cfg.with_mutation(m);
     }
-    SiloNwrSingle::with_omission(schema, cfg, recorder)
+    Silo::builder()
+        .nwr(NwrSingleWrite)
+        .config(cfg)
+        .recorder(recorder)
+        .build(schema)
 }
 
 struct SiloNwrSingleShuttle;

@@ -10,7 +10,7 @@ use crate::hash::HashIndex;
 use crate::ordered::OrderedIndex;
 use crossbeam_epoch::Guard;
 use std::fmt;
-use txlab_core::storage::{Entry, Index, PhantomStripes, Record, StripeBump};
+use txlab_core::protocol::storage::{Entry, Index, PhantomStripes, Record, StripeBump};
 use txlab_core::{Error, IndexKind, TableId};
 
 /// A table's index: a built-in one, or a user-supplied [`Index`] implementation.

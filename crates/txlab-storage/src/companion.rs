@@ -37,7 +37,7 @@ use crate::dense::DenseIndex;
 use crate::hash::HashIndex;
 use crate::tables::Tables;
 use crossbeam_epoch::Guard;
-use txlab_core::storage::{Index, Record};
+use txlab_core::protocol::storage::{Index, Record};
 use txlab_core::{Error, TableId};
 
 /// Cold per-key cells of type `C` beside a database's [`Tables`] (module docs).

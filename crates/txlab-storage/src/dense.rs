@@ -24,7 +24,7 @@
 
 use crossbeam_epoch::Guard;
 use std::fmt;
-use txlab_core::storage::{Entry, Index, Record, StripeBump};
+use txlab_core::protocol::storage::{Entry, Index, Record, StripeBump};
 use txlab_core::table::MAX_VALUE_SIZE;
 use txlab_core::{Error, IndexKind, TableId};
 

@@ -1,6 +1,6 @@
 //! [`HashIndex`]: a concurrent hash index over arbitrary keys, built from sharded locked maps.
 //!
-//! Design: `2^k` shards, each a `std` `RwLock` (imported through `txlab_core::sync`, so shuttle and loom can schedule it) around a `std` [`HashMap`] from key to a
+//! Design: `2^k` shards, each a `std` `RwLock` (imported through `txlab_core::protocol::sync`, so shuttle and loom can schedule it) around a `std` [`HashMap`] from key to a
 //! raw pointer to a heap-allocated record. A key's shard is picked from the top bits of its hash,
 //! so shards stay balanced while the inner map uses the low bits. Lookups take the shard's read
 //! lock, inserts and unlinks its write lock; the locks are held only for the map operation, never
@@ -35,8 +35,8 @@ use std::collections::hash_map::RandomState;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 use std::ptr::NonNull;
-use txlab_core::storage::{Entry, Index, Record, StripeBump};
-use txlab_core::sync::{IgnorePoison, RwLock};
+use txlab_core::protocol::storage::{Entry, Index, Record, StripeBump};
+use txlab_core::protocol::sync::{IgnorePoison, RwLock};
 use txlab_core::{Error, IndexKind, TableId};
 
 /// Default number of shards (a power of two; enough to keep 2–64 threads off each other's locks).

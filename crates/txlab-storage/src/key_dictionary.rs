@@ -21,14 +21,14 @@
 //!   [`OrderedIndex`](crate::OrderedIndex) through its inherent methods where a scan over byte
 //!   keys is needed; engines' scans run over ids.
 //!
-//! Locks come from `txlab_core::sync` (sharded read-write locks: a lookup of a known key takes
+//! Locks come from `txlab_core::protocol::sync` (sharded read-write locks: a lookup of a known key takes
 //! one shard's read lock).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasher, RandomState};
 use txlab_core::Error;
-use txlab_core::sync::{AtomicU64, IgnorePoison, Ordering, RwLock};
+use txlab_core::protocol::sync::{AtomicU64, IgnorePoison, Ordering, RwLock};
 
 /// Longest accepted key, in bytes.
 pub const MAX_KEY_BYTES: usize = 64 * 1024;

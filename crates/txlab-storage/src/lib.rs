@@ -1,7 +1,7 @@
 //! # txlab-storage
 //!
-//! The indexes behind [`txlab_core::storage::Index`]: where a protocol's records live and how
-//! they are found. Every index keeps the trait's invariants (see `txlab_core::storage`): stable
+//! The indexes behind [`txlab_core::protocol::storage::Index`]: where a protocol's records live and how
+//! they are found. Every index keeps the trait's invariants (see `txlab_core::protocol::storage`): stable
 //! references while a crossbeam-epoch guard is pinned, atomic insert-if-absent publishing
 //! `R::absent(value_size)`, logical deletes with `unlink` plus epoch-deferred destruction, and
 //! phantom stripes bumped after a structural change is visible (ordered index only).
@@ -28,7 +28,7 @@
 //!   resizing, no reclamation. Presence is a protocol concern (the record's version word), which
 //!   is also why dense needs no phantom stripes: scans visit every record in range, absent ones
 //!   included, and the protocol validates them like any read.
-//! - **Hash: sharded `RwLock<HashMap<K, *const R>>` (std's, through `txlab_core::sync`)** rather than a lock-free map.
+//! - **Hash: sharded `RwLock<HashMap<K, *const R>>` (std's, through `txlab_core::protocol::sync`)** rather than a lock-free map.
 //!   Records are boxed once and never move, so stable addresses come for free; unlinked records
 //!   are reclaimed through the same crossbeam-epoch guard the protocols already hold; and the
 //!   read path is one uncontended read-lock acquisition per lookup on a shard picked by the hash's
@@ -37,12 +37,14 @@
 //! - **Ordered: `crossbeam_skiplist::base::SkipList`**, a maintained lock-free skip list whose
 //!   nodes are already epoch-reclaimed, so `Entry::value()` is a stable reference while the guard
 //!   is pinned. Two additions on top: a creator token in each node to tell the one caller that
-//!   published a key from the ones that found it, and [`PhantomStripes`](txlab_core::storage::PhantomStripes)
+//!   published a key from the ones that found it, and [`PhantomStripes`](txlab_core::protocol::storage::PhantomStripes)
 //!   (Silo's node-set validation with stripes in place of B-tree nodes: Tu et al., "Speedy
 //!   Transactions in Multicore In-Memory Databases", SOSP 2013, §4.6).
 //! - **One collector.** Both reclaiming indexes use crossbeam-epoch's default collector, the one
 //!   `crossbeam_epoch::pin()` pins; a guard from another collector is rejected with
 //!   [`Error::Misuse`](txlab_core::Error::Misuse) instead of silently failing to protect readers.
+
+#![warn(missing_docs)]
 
 mod any;
 mod companion;

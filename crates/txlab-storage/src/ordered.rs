@@ -36,8 +36,10 @@ use crossbeam_skiplist::base::SkipList;
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Bound;
-use txlab_core::storage::{Entry, Index, PhantomStripes, Record, StripeBump, StripeLayout};
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::storage::{
+    Entry, Index, PhantomStripes, Record, StripeBump, StripeLayout,
+};
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 use txlab_core::{Error, IndexKind, TableId};
 
 /// Default stripe shift: buckets of 64 consecutive keys.

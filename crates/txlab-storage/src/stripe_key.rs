@@ -1,6 +1,6 @@
 //! [`StripeKey`]: how an ordered index's key is placed on the `u64` line of phantom stripes.
 //!
-//! [`PhantomStripes`](txlab_core::storage::PhantomStripes) group `u64` keys into buckets. An
+//! [`PhantomStripes`](txlab_core::protocol::storage::PhantomStripes) group `u64` keys into buckets. An
 //! ordered index over another key type needs a *monotone* map onto `u64`:
 //! `a <= b` implies `a.stripe_point() <= b.stripe_point()`. Then every key in `lo..=hi` maps into
 //! `lo.stripe_point()..=hi.stripe_point()`, so the stripes a scanner reads for that `u64` range

@@ -9,7 +9,7 @@ use crate::any::AnyIndex;
 use crate::dense::DenseIndex;
 use crate::hash::HashIndex;
 use crate::ordered::OrderedIndex;
-use txlab_core::storage::{Index, Record};
+use txlab_core::protocol::storage::{Index, Record};
 use txlab_core::{Error, IndexKind, Schema, TableId};
 
 /// The indexes of a database's tables, in [`TableId`] order.

@@ -3,7 +3,7 @@
 //! Each test uses its own `ID` so counters of tests running in parallel do not mix.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use txlab_core::storage::Record;
+use txlab_core::protocol::storage::Record;
 
 const SLOTS: usize = 32;
 static CREATED: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
@@ -100,7 +100,7 @@ pub fn flush_until(mut done: impl FnMut() -> bool) -> bool {
 }
 
 use std::sync::Barrier;
-use txlab_core::storage::Index;
+use txlab_core::protocol::storage::Index;
 
 /// `threads` threads start together and call `get_or_insert` on keys `0..keys` in the same order.
 /// Asserts every thread got the same record (address) for each key, the address `get` returns,

@@ -7,8 +7,8 @@
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 use txlab_core::TableId;
-use txlab_core::storage::{Index, Record};
-use txlab_core::value::AtomicValue;
+use txlab_core::protocol::storage::{Index, Record};
+use txlab_core::protocol::value::AtomicValue;
 use txlab_storage::DenseIndex;
 
 struct VersionedValue {

@@ -29,6 +29,8 @@
 //!   find a violation (a suite that cannot fail proves nothing).
 //! - [`retire`]: threaded churn of deletes and re-inserts for engines that unlink tombstones, with
 //!   the history checked and the retirements counted.
+//! - [`builder`]: an engine family's builder builds each of its named variants and refuses bad
+//!   input with a clear error.
 //! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
 //! - [`tid_rule`]: the versions a transaction writes follow every version it read (the commit
 //!   timestamp rule serializability alone does not see).
@@ -38,6 +40,9 @@
 //! Histories are checked for strict serializability when [`Protocol::STRICT`] is set, for
 //! serializability otherwise.
 
+#![warn(missing_docs)]
+
+pub mod builder;
 pub mod deterministic;
 pub mod hermitage;
 pub mod mutation;

@@ -10,7 +10,7 @@
 //!
 //! #[test]
 //! fn no_alloc() {
-//!     txlab_testkit::no_alloc::warmed_up_commits_do_not_allocate(|s| Silo::new(s, SiloConfig::manual()));
+//!     txlab_testkit::no_alloc::warmed_up_commits_do_not_allocate(|s| Silo::builder().config(SiloConfig::manual()).build(s));
 //! }
 //! ```
 //!

@@ -8,7 +8,7 @@ use crate::{Protocol, check_options};
 use std::collections::HashMap;
 use std::sync::Arc;
 use txlab_check::{History, MemoryRecorder, check};
-use txlab_core::history::Outcome;
+use txlab_core::protocol::history::Outcome;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
 use txlab_nwr::PivotWord;
 use txlab_nwr::pivot::PIVOT_BASE;
@@ -612,7 +612,7 @@ pub fn single_write_strict_with_acknowledgements<P: Protocol>(
     advance: impl Fn(&P::Engine) -> bool,
 ) {
     use txlab_check::CheckOptions;
-    use txlab_core::history::Recorder;
+    use txlab_core::protocol::history::Recorder;
     let (db, rec) = loaded::<P>();
     let (mut a, mut b, mut c) = (
         db.worker().expect("worker"),

@@ -19,7 +19,7 @@
 use crate::Protocol;
 use std::sync::Arc;
 use txlab_check::{MemoryRecorder, check};
-use txlab_core::storage::StripeLayout;
+use txlab_core::protocol::storage::StripeLayout;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
 
 const T: TableId = TableId(0);

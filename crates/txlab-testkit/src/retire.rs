@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::history::{Outcome, WriteKind};
+use txlab_core::protocol::history::{Outcome, WriteKind};
 use txlab_core::{
     ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker,
 };

@@ -1,7 +1,7 @@
 //! The commit path under shuttle's randomized scheduler (build with `--cfg txlab_shuttle`).
 //!
 //! With that cfg every atomic, lock and spin-wait of the workspace comes from shuttle (through
-//! `txlab_core::sync`), so the scheduler may preempt a thread between any two atomic operations:
+//! `txlab_core::protocol::sync`), so the scheduler may preempt a thread between any two atomic operations:
 //! inside a seqlock read, between locking and validating, between validating and installing.
 //! Each iteration runs conflicting transactions on three shuttle threads against a fresh engine
 //! with manual epochs and checks the recorded history.

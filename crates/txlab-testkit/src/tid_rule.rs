@@ -14,7 +14,7 @@
 use crate::Protocol;
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
-use txlab_core::history::Outcome;
+use txlab_core::protocol::history::Outcome;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
 
 const T: TableId = TableId(0);

@@ -57,7 +57,7 @@
 //! store-load pattern needs the fence). An `rts` extension is a CAS on the same word a later writer
 //! locks, so the writer's lock CAS sees the extension by coherence and its `commit_ts` exceeds it.
 //! The `Release` fence before the value stores and the `Release` publish pair with readers'
-//! `Acquire` load/fence (the seqlock argument in `txlab_core::value`). Stripe clocks use only
+//! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`). Stripe clocks use only
 //! `SeqCst` accesses: a first writer's announce (Step 1b) precedes its `scan_rts` load (Step 2),
 //! a scanner's `scan_rts` raise precedes its version load (Step 3), so in the single total order
 //! either the first writer sees the raise or the scanner sees the announce. An announce or a
@@ -83,8 +83,8 @@ use crate::engine::{TicToc, TicTocTxn};
 use crate::nwr;
 use crate::record::{TAG_PIVOT_READ, TicTocRecord};
 use crate::word::{MAX_WTS, epoch_base, installed, is_absent, is_locked, rts, with_rts, wts};
-use txlab_core::history::{Recorder, WriteEvent};
-use txlab_core::sync::{Ordering, fence};
+use txlab_core::protocol::history::{Recorder, WriteEvent};
+use txlab_core::protocol::sync::{Ordering, fence};
 use txlab_core::{AckMode, CommitInfo, Conflict, ConflictCause, Error, TxError, TxResult};
 use txlab_nwr::WriteOmission;
 use txlab_occ::{RetireEntry, Sets, lock_writes, unlinks, unlock_writes, write_index};
@@ -132,7 +132,7 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         return Err(match f {
             Failure::Conflict(c) => tx.abort_with(c),
             Failure::Internal(msg) => {
-                tx.finish(txlab_core::history::Outcome::UserAborted);
+                tx.finish(txlab_core::protocol::history::Outcome::UserAborted);
                 TxError::Error(Error::Internal(msg))
             }
         });

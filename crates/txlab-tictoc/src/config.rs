@@ -20,8 +20,8 @@ pub enum Mutation {
     /// Skip phantom (stripe) validation of scans.
     SkipPhantomValidation,
     /// First writes of new keys ignore the stripes' scan timestamps (`crate::stripe_clock`): the
-    /// scanner side is unchanged, so only the time-travel phantom of the old physical check
-    /// remains.
+    /// scanner side is unchanged, so the time-travel phantom a physical check alone admits is
+    /// back.
     SkipStripeTimestamps,
     /// A mutation of the non-visible write rule (`txlab_nwr::NwrMutation`), on the engine's NWR
     /// variants.

@@ -8,22 +8,22 @@ use crate::retire::TableRetire;
 use crate::stripe_clock::StripeClocks;
 use crate::word::is_absent;
 use std::marker::PhantomData;
-use txlab_core::history::{NoRecorder, Recorder, RetiredTags};
-use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::{Guard, Index, PhantomStripes};
-use txlab_core::sync::Arc;
+use txlab_core::protocol::history::{NoRecorder, Recorder, RetiredTags};
+use txlab_core::protocol::retire_floor::RetireFloors;
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::{Guard, Index, PhantomStripes};
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{CommitInfo, ConflictCause, Error, Schema, TableId, TxResult};
 use txlab_nwr::{NoNwr, Nwr, NwrParts, NwrSingleWrite, NwrStats, WriteOmission};
 use txlab_occ::{NoSettings, Observation, Protocol, RetireEntry, Shell, StripeEntry, refused};
 use txlab_storage::{AnyIndex, Tables};
 
 /// TicToc extended with the non-visible write rule (`txlab_nwr`; engine name `tictoc-nwr`; see
-/// [`crate::nwr`] and `docs/protocols/tictoc.md`, section "NWR").
+/// `crate::nwr` and `docs/protocols/tictoc.md`, section "NWR").
 pub type TicTocNwr<Rec = NoRecorder> = TicToc<Rec, Nwr>;
 
 /// TicToc+NWR with single-write omitters and no read marks (`txlab_nwr::NwrSingleWrite`;
-/// engine name `tictoc-nwr-single`; [`crate::nwr`] and `docs/protocols/tictoc.md`, "Single-write
+/// engine name `tictoc-nwr-single`; `crate::nwr` and `docs/protocols/tictoc.md`, "Single-write
 /// omitters").
 pub type TicTocNwrSingle<Rec = NoRecorder> = TicToc<Rec, NwrSingleWrite>;
 
@@ -76,14 +76,44 @@ pub struct TicTocState {
     pub(crate) nwr: NwrStats,
 }
 
-txlab_nwr::engine_constructors!(TicToc, TicTocConfig);
+/// The builder of TicToc engines ([`TicToc::builder`], `txlab_nwr::builder`): recorder `Rec`,
+/// write-omission policy `W`.
+pub type TicTocBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<TicToc, Rec, W>;
+
+impl TicToc {
+    /// The one way to build a TicToc engine: plain TicToc by default; `.nwr(Nwr)` or
+    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
+    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
+    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "tictoc-nwr", visitor)`
+    /// where the variant is chosen at run time.
+    pub fn builder() -> TicTocBuilder {
+        TicTocBuilder::new()
+    }
+}
+
+impl txlab_nwr::Family for TicToc {
+    const NAME: &'static str = "tictoc";
+    type Record = TicTocRecord;
+    type Mutation = Mutation;
+    type Settings = NoSettings;
+    type Engine<Rec: Recorder, W: WriteOmission> = TicToc<Rec, W>;
+
+    fn assemble<Rec: Recorder, W: WriteOmission>(
+        schema: &Schema,
+        tables: Tables<TicTocRecord>,
+        config: TicTocConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<TicToc<Rec, W>, Error> {
+        TicToc::with_tables_and_omission(schema, tables, config, recorder)
+    }
+}
 
 impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
     /// [`Tables::with_custom`]) and with write-omission policy `Omit`. With [`Nwr`] it fails
     /// unless 128-bit compare-and-swap is lock-free on this target ([`NwrSingleWrite`] uses no
     /// 128-bit atomics: its mark is a bit of the history tag).
-    pub fn with_tables_and_omission(
+    fn with_tables_and_omission(
         schema: &Schema,
         tables: Tables<TicTocRecord>,
         config: TicTocConfig,
@@ -249,7 +279,7 @@ impl<Rec: Recorder, Omit: WriteOmission> Protocol for TicToc<Rec, Omit> {
     fn linked(
         _w: &mut TicTocWorker<'_, Rec, Omit>,
         _table: TableId,
-        _bump: txlab_core::storage::StripeBump,
+        _bump: txlab_core::protocol::storage::StripeBump,
     ) -> bool {
         false
     }

@@ -100,9 +100,9 @@ use crate::word::{
 };
 use std::cell::Cell;
 use txlab_core::CommitInfo;
-use txlab_core::epoch::EpochHandle;
-use txlab_core::history::Recorder;
-use txlab_core::sync::{AtomicU32, Ordering, fence};
+use txlab_core::protocol::epoch::EpochHandle;
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::sync::{AtomicU32, Ordering, fence};
 use txlab_nwr::pivot::{PRE_EPOCH, VersionNumber, epoch_version_number};
 use txlab_nwr::{Hooks, NwrMutation, SinglePivot, View, WriteOmission};
 use txlab_occ::WriteEntry;

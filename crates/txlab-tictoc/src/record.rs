@@ -4,7 +4,7 @@
 //! Invariants:
 //!
 //! - The value and `tag` change only while the word's lock bit is held by the writer, and are
-//!   published by a `Release` store of the new word (the seqlock of `txlab_core::value`).
+//!   published by a `Release` store of the new word (the seqlock of `txlab_core::protocol::value`).
 //! - `tag` is the `wts` the current version was installed with (0 for the loaded or never-written
 //!   version). It equals the word's `wts` except after a delta-overflow shift (§3.6) moved `wts`
 //!   forward; histories must name versions by something that does not change after installation,
@@ -26,9 +26,9 @@
 //!   omitter reads one; check (4)'s read mark is the value's sidecar word (`txlab_nwr::read_mark`).
 
 use crate::word::{ABSENT, LOCK, is_locked, is_retired};
-use txlab_core::storage::Record;
-use txlab_core::sync::{AtomicU64, Ordering, fence};
-use txlab_core::value::AtomicValue;
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::{AtomicU64, Ordering, fence};
+use txlab_core::protocol::value::AtomicValue;
 use txlab_occ::LockWord;
 
 /// The mark bit of the history tag (module docs): the writer of the epoch's first version of this
@@ -87,7 +87,7 @@ impl LockWord for TicTocRecord {
         is_retired(word)
     }
 
-    /// The one final, locked word of an unlinked record ([`crate::word::RETIRED`]).
+    /// The one final, locked word of an unlinked record (`crate::word::RETIRED`).
     #[inline]
     fn is_retired(&self) -> bool {
         is_retired(self.word.load(Ordering::Acquire))
@@ -179,7 +179,7 @@ impl TicTocRecord {
         with_tag: bool,
     ) -> StableRead {
         let mut waits = 0u32;
-        let mut backoff = txlab_core::sync::SpinWait::new();
+        let mut backoff = txlab_core::protocol::sync::SpinWait::new();
         loop {
             if is_retired(w1) {
                 return StableRead::Retired;

@@ -24,8 +24,8 @@
 //!
 //! Each table with an unlinking index keeps *floors*: timestamps raised by retirements, never
 //! lowered. Ordered tables have one per phantom stripe (so a scan finds the floor of every key it
-//! covers), hash tables `txlab_core::retire_floor::HASH_FLOOR_SLOTS` slots by key hash
-//! (`txlab_core::retire_floor`). Writing `F(k)` for `k`'s slot:
+//! covers), hash tables `txlab_core::protocol::retire_floor::HASH_FLOOR_SLOTS` slots by key hash
+//! (`txlab_core::protocol::retire_floor`). Writing `F(k)` for `k`'s slot:
 //!
 //! ```text
 //! retirer    lock the tombstone (CAS from the unlocked word: R = rts, frozen while locked)
@@ -59,7 +59,7 @@
 //! waiting (below); other parts do: TicToc+NWR needs every transaction that can meet `f` to be of
 //! an epoch above the delete's (so an omitter, which sits at the start of its epoch or just
 //! before its pivot, is after `d`), and recorded histories need a reader's lookup of
-//! [`RetiredTags`] not to find a later retirement (`txlab_core::history::RetiredTags`). The wait
+//! [`RetiredTags`] not to find a later retirement (`txlab_core::protocol::history::RetiredTags`). The wait
 //! also keeps recently deleted tombstones, which racing transactions most likely hold, in place.
 //!
 //! Raising a floor only ever raises commit timestamps: a false abort at worst (an `rts`
@@ -76,11 +76,11 @@
 //! ## Steps
 //!
 //! 1. **Queue.** A committing delete on a hash or ordered table pushes `(table, key, tag, epoch)`
-//!    onto its worker's queue (`txlab_core::retire_queue`): `tag` is the tombstone's install timestamp (unique among
+//!    onto its worker's queue (`txlab_core::protocol::retire_queue`): `tag` is the tombstone's install timestamp (unique among
 //!    the record's versions and above every earlier incarnation's, by the floor), `epoch` the
 //!    delete's epoch. Dense tables never unlink; user-supplied indexes may not, so neither queues.
 //! 2. **Wait two epochs.** At each transaction begin (guard pinned) the worker handles a few
-//!    entries (`txlab_core::retire_queue`'s budget) whose `epoch + 2 <= E`.
+//!    entries (`txlab_core::protocol::retire_queue`'s budget) whose `epoch + 2 <= E`.
 //! 3. **Retire.** Look the key up under the guard; read the record's word and tag consistently. If
 //!    the version is no longer the tombstone (another tag, present, or the record is retired), the
 //!    key lived on: drop the entry. If it is locked by a committer, requeue it. Otherwise CAS the
@@ -100,11 +100,11 @@ use crate::record::TicTocRecord;
 use crate::stripe_clock::StripeClocks;
 use crate::word::{LOCK, RETIRED, is_absent, is_locked, is_retired, rts};
 use crossbeam_epoch::Guard;
-use txlab_core::history::RetiredTags;
-use txlab_core::retire_floor::RetireFloors;
-use txlab_core::retire_queue::Retire;
-use txlab_core::storage::{Index, PhantomStripes};
-use txlab_core::sync::Ordering;
+use txlab_core::protocol::history::RetiredTags;
+use txlab_core::protocol::retire_floor::RetireFloors;
+use txlab_core::protocol::retire_queue::Retire;
+use txlab_core::protocol::storage::{Index, PhantomStripes};
+use txlab_core::protocol::sync::Ordering;
 use txlab_nwr::PivotCell;
 use txlab_occ::{LockWord, RetireEntry};
 use txlab_storage::{AnyIndex, Companions};
@@ -131,7 +131,7 @@ pub(crate) fn retire_one(
     let Ok(Some(rec)) = t.index.get(e.key, guard) else {
         return Retire::Revived;
     };
-    // `rec` stays valid while `guard` is pinned (`txlab_core::storage` invariant 1).
+    // `rec` stays valid while `guard` is pinned (`txlab_core::protocol::storage` invariant 1).
     let Some((word, tag)) = rec.stable_tag() else {
         return if rec.is_retired() {
             Retire::Revived

@@ -1,6 +1,6 @@
 //! Phantom stripes as TicToc-timestamped objects: one `StripeClock` per phantom stripe of an
 //! ordered table, kept by TicToc next to the index's own stripe counters
-//! (`txlab_core::storage::PhantomStripes`, which decide *which* stripe a key or range is on).
+//! (`txlab_core::protocol::storage::PhantomStripes`, which decide *which* stripe a key or range is on).
 //!
 //! TicToc (Yu et al., SIGMOD 2016) serializes transactions by their computed commit timestamps,
 //! not by physical commit order, so a physical phantom check (Silo's: "the stripe's counter did
@@ -58,8 +58,8 @@
 //! written" either way.
 
 use crossbeam_utils::CachePadded;
-use txlab_core::storage::PhantomStripes;
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::storage::PhantomStripes;
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 
 /// The TicToc state of one phantom stripe (module docs).
 #[derive(Debug, Default)]

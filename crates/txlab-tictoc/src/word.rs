@@ -98,6 +98,7 @@ pub const fn epoch_floor(e: u64) -> u64 {
     epoch_base(e) | (1 << (EPOCH_TS_SHIFT - 1))
 }
 /// The epoch a timestamp belongs to in the NWR build.
+#[cfg(test)]
 #[inline]
 pub const fn ts_epoch(ts: u64) -> u64 {
     ts >> EPOCH_TS_SHIFT

@@ -19,7 +19,10 @@ impl Protocol for TicTocKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::with_recorder(schema, TicTocConfig::manual(), recorder)
+        TicToc::builder()
+            .config(TicTocConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 
     fn expect(test: Hermitage) -> Expect {
@@ -48,11 +51,10 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                TicToc::with_recorder(
-                    schema,
-                    TicTocConfig::manual().with_mutation($mutation),
-                    recorder,
-                )
+                TicToc::builder()
+                    .config(TicTocConfig::manual().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]
@@ -84,4 +86,12 @@ mutant!(
 #[should_panic(expected = "both committed")]
 fn partition_phantom_needs_phantom_validation() {
     txlab_testkit::phantom::insert_into_scanned_partition::<TicTocSkipPhantomValidation>();
+}
+
+/// `TicToc::builder()` builds `tictoc`, `tictoc-nwr` and `tictoc-nwr-single` by name and refuses
+/// bad input with a clear error (`txlab_testkit::builder`).
+#[test]
+fn builder_builds_named_variants_and_refuses_bad_input() {
+    txlab_testkit::builder::builds_every_named_variant::<txlab_tictoc::TicToc>();
+    txlab_testkit::builder::refuses_bad_input::<txlab_tictoc::TicToc>();
 }

@@ -12,11 +12,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::MemoryRecorder;
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_nwr::NwrMutation;
 use txlab_testkit::{Expect, Hermitage, Protocol};
 use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwr};
+use txlab_tictoc::{Nwr, TicToc};
 
 fn config() -> TicTocConfig {
     TicTocConfig::manual().with_ack(AckMode::EpochStable)
@@ -30,7 +31,11 @@ impl Protocol for TicTocNwrKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicTocNwr::nwr_with_recorder(schema, config(), recorder)
+        TicToc::builder()
+            .nwr(Nwr)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     fn expect(test: Hermitage) -> Expect {
@@ -86,7 +91,11 @@ impl Protocol for TicTocNwrTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        TicTocNwr::nwr_with_recorder(schema, cfg, recorder)
+        TicToc::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -105,7 +114,11 @@ macro_rules! mutant {
                 schema: &Schema,
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
-                TicTocNwr::nwr_with_recorder(schema, config().with_mutation($mutation), recorder)
+                TicToc::builder()
+                    .nwr(Nwr)
+                    .config(config().with_mutation($mutation))
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]

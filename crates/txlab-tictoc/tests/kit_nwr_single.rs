@@ -10,13 +10,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
+use txlab_core::protocol::epoch::EpochConfig;
 use txlab_core::{AckMode, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
 use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::{blind_write_omitted as blind_write, counters, omitted_writes};
 use txlab_testkit::{Expect, Hermitage, Protocol};
-use txlab_tictoc::word::epoch_floor;
+use txlab_tictoc::__layout::epoch_floor;
 use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwrSingle};
+use txlab_tictoc::{NwrSingleWrite, TicToc};
 
 mod hermitage;
 
@@ -32,7 +33,11 @@ impl Protocol for TicTocNwrSingleKit {
     const STRICT: bool = false;
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicTocNwrSingle::nwr_single_with_recorder(schema, config(), recorder)
+        TicToc::builder()
+            .nwr(NwrSingleWrite)
+            .config(config())
+            .recorder(recorder)
+            .build(schema)
     }
 
     /// Plain TicToc's outcomes (`hermitage/mod.rs`): the Hermitage schedules that NWR changes
@@ -61,7 +66,11 @@ impl Protocol for TicTocNwrSingleTimed {
 
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        TicToc::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -88,7 +97,11 @@ macro_rules! mutant {
                 recorder: Arc<MemoryRecorder>,
             ) -> Result<Self::Engine, Error> {
                 let cfg = config().with_mutation($mutation);
-                TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+                TicToc::builder()
+                    .nwr(NwrSingleWrite)
+                    .config(cfg)
+                    .recorder(recorder)
+                    .build(schema)
             }
         }
         #[test]
@@ -148,7 +161,12 @@ fn db_with(cfg: TicTocConfig) -> (Db, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = TicTocNwrSingle::nwr_single_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .nwr(NwrSingleWrite)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..8 {
         db.load(T, k, &(k * 10).to_le_bytes()).unwrap();
     }

@@ -29,7 +29,11 @@ fn recorded_db(mutation: Option<Mutation>) -> (TicToc<MemoryRecorder>, Arc<Memor
     if let Some(m) = mutation {
         cfg = cfg.with_mutation(m);
     }
-    let db = TicToc::with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -120,7 +124,11 @@ fn phantom_schedule(mutation: Option<Mutation>) -> (bool, txlab_check::Report) {
     if let Some(m) = mutation {
         cfg = cfg.with_mutation(m);
     }
-    let db = TicToc::with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     let (mut wa, mut wb) = (db.worker().unwrap(), db.worker().unwrap());
     let mut setup = wb.begin();
     setup.write(O, 0, &v(1)).unwrap();

@@ -8,13 +8,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::history::{Outcome, Recorder};
+use txlab_core::protocol::history::{Outcome, Recorder};
 use txlab_core::{
     AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
+use txlab_nwr::Nwr;
 use txlab_nwr::NwrMutation;
 use txlab_testkit::nwr::omitted_writes as omitted;
-use txlab_tictoc::word::{epoch_base, epoch_floor};
+use txlab_tictoc::__layout::{epoch_base, epoch_floor};
 use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr};
 
 const T: TableId = TableId(0);
@@ -33,7 +34,12 @@ fn db_with(cfg: TicTocConfig) -> (Db, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 16)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = TicTocNwr::nwr_with_recorder(&s, cfg, rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .nwr(Nwr)
+        .config(cfg)
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -95,11 +101,18 @@ fn engine_names_and_plain_tictoc_reports_no_counters() {
     assert_eq!(db.name(), "tictoc-nwr");
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
-    let plain = TicToc::new(&s, TicTocConfig::manual()).unwrap();
+    let plain = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .build(&s)
+        .unwrap();
     assert_eq!(plain.name(), "tictoc");
     let mut w = plain.worker().unwrap();
     assert!(counters(&mut w).is_empty());
-    let nwr = TicTocNwr::new_nwr(&s, TicTocConfig::manual()).unwrap();
+    let nwr = TicToc::builder()
+        .nwr(Nwr)
+        .config(TicTocConfig::manual())
+        .build(&s)
+        .unwrap();
     assert_eq!(nwr.name(), "tictoc-nwr");
 }
 
@@ -572,7 +585,7 @@ fn skipping_the_epoch_check_is_caught_by_the_checker() {
 #[test]
 fn every_tictoc_variant_has_plain_tictocs_record() {
     use std::mem::{align_of, size_of};
-    use txlab_core::value::AtomicValue;
+    use txlab_core::protocol::value::AtomicValue;
     use txlab_tictoc::{LINE_ALIGNED_RECORDS, TicTocRecord};
     let line = |packed| txlab_testkit::nwr::record_size_in_layout(packed, LINE_ALIGNED_RECORDS);
     assert_eq!(
@@ -673,8 +686,13 @@ fn pivot_objects_follow_caller_built_indexes() {
     .unwrap();
     for tables in [custom, Tables::new(&larger).unwrap()] {
         let rec = Arc::new(MemoryRecorder::new());
-        let db: Db =
-            TicTocNwr::with_tables_and_omission(&declared, tables, config(), rec.clone()).unwrap();
+        let db: Db = TicToc::builder()
+            .nwr(Nwr)
+            .config(config())
+            .recorder(rec.clone())
+            .tables(tables)
+            .build(&declared)
+            .unwrap();
         db.load(T, 50, &v(500)).unwrap();
         let mut w = db.worker().unwrap();
         assert!(!blind_write(&mut w, 50, 1), "the pivot");

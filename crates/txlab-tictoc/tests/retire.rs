@@ -8,10 +8,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::epoch::EpochConfig;
-use txlab_core::history::WriteKind;
+use txlab_core::protocol::epoch::EpochConfig;
+use txlab_core::protocol::history::WriteKind;
 use txlab_core::{AckMode, ConflictCause, Engine, TableId, Transaction, TxOps, Worker};
-use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
+use txlab_tictoc::{Mutation, TicToc, TicTocConfig};
+use txlab_tictoc::{Nwr, NwrSingleWrite};
 
 use txlab_testkit::retire::{
     DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_catches, churn_until_retired,
@@ -20,7 +21,11 @@ use txlab_testkit::retire::{
 
 fn db(config: TicTocConfig) -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
-    let db = TicToc::with_recorder(&schema(), config, Arc::clone(&recorder)).unwrap();
+    let db = TicToc::builder()
+        .config(config)
+        .recorder(Arc::clone(&recorder))
+        .build(&schema())
+        .unwrap();
     (db, recorder)
 }
 
@@ -339,7 +344,7 @@ trait TestEngine {
     fn is_mapped_key(&self, t: TableId, key: u64) -> bool;
 }
 
-impl<Rec: txlab_core::history::Recorder, Omit: txlab_tictoc::WriteOmission> TestEngine
+impl<Rec: txlab_core::protocol::history::Recorder, Omit: txlab_tictoc::WriteOmission> TestEngine
     for TicToc<Rec, Omit>
 {
     fn epochs_advance(&self) -> bool {
@@ -352,7 +357,10 @@ impl<Rec: txlab_core::history::Recorder, Omit: txlab_tictoc::WriteOmission> Test
 
 #[test]
 fn a_read_of_a_fresh_record_commits_above_the_retired_delete_with_and_without_a_recorder() {
-    let plain = TicToc::new(&schema(), TicTocConfig::manual()).unwrap();
+    let plain = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .build(&schema())
+        .unwrap();
     assert_eq!(
         fresh_read_cycle(&plain),
         Err(ConflictCause::ReadValidation),
@@ -380,7 +388,7 @@ fn fast_epochs() -> TicTocConfig {
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc() {
     churn_until_retired(
         "tictoc",
-        |s, r| TicToc::with_recorder(s, fast_epochs(), r),
+        |s, r| TicToc::builder().config(fast_epochs()).recorder(r).build(s),
         CheckOptions::serializable(),
     );
 }
@@ -389,7 +397,13 @@ fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc() {
 fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr() {
     churn_until_retired(
         "tictoc-nwr",
-        |s, r| TicTocNwr::nwr_with_recorder(s, fast_epochs().with_ack(AckMode::EpochStable), r),
+        |s, r| {
+            TicToc::builder()
+                .nwr(Nwr)
+                .config(fast_epochs().with_ack(AckMode::EpochStable))
+                .recorder(r)
+                .build(s)
+        },
         CheckOptions::serializable(),
     );
 }
@@ -399,11 +413,11 @@ fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr_s
     churn_until_retired(
         "tictoc-nwr-single",
         |s, r| {
-            TicTocNwrSingle::nwr_single_with_recorder(
-                s,
-                fast_epochs().with_ack(AckMode::EpochStable),
-                r,
-            )
+            TicToc::builder()
+                .nwr(NwrSingleWrite)
+                .config(fast_epochs().with_ack(AckMode::EpochStable))
+                .recorder(r)
+                .build(s)
         },
         CheckOptions::serializable(),
     );
@@ -414,7 +428,7 @@ fn concurrent_deletes_reinserts_and_retirements_are_serializable_on_tictoc_nwr_s
 fn concurrent_churn_catches_retiring_without_the_floor() {
     let config = fast_epochs().with_mutation(Mutation::RetireWithoutFloor);
     let caught = churn_catches(
-        |s, r| TicToc::with_recorder(s, config, r),
+        |s, r| TicToc::builder().config(config).recorder(r).build(s),
         CheckOptions::serializable(),
     );
     eprintln!("caught after {caught:?} rounds");

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
-use txlab_core::history::Recorder;
+use txlab_core::protocol::history::Recorder;
 use txlab_core::{
     ConflictCause, Engine, Error, RetryPolicy, Schema, TableId, TableSpec, Transaction, TxError,
     TxOps, Worker, run,
@@ -25,7 +25,10 @@ fn db() -> TicToc {
     s.add(TableSpec::dense("dense", 8, 16)).unwrap();
     s.add(TableSpec::hash("hash", 8)).unwrap();
     s.add(TableSpec::ordered("ordered", 8)).unwrap();
-    let db = TicToc::new(&s, TicTocConfig::manual()).unwrap();
+    let db = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -348,7 +351,7 @@ fn group_commit_acknowledges_only_once_the_epoch_is_stable() {
     let mut s = Schema::new();
     s.add(TableSpec::dense("t", 8, 4)).unwrap();
     let cfg = TicTocConfig::manual().with_ack(txlab_core::AckMode::EpochStable);
-    let db = TicToc::new(&s, cfg).unwrap();
+    let db = TicToc::builder().config(cfg).build(&s).unwrap();
     let mut w = db.worker().unwrap();
     let mut tx = w.begin();
     tx.write(T, 0, &v(1)).unwrap();
@@ -366,7 +369,11 @@ fn recorded_db() -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::dense("dense", 8, 16)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = TicToc::with_recorder(&s, TicTocConfig::manual(), rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     for k in 0..16 {
         db.load(T, k, &v(k * 10)).unwrap();
     }
@@ -535,7 +542,7 @@ fn a_delta_overflow_shifts_wts_but_keeps_the_history_tag() {
     let (db, rec) = recorded_db();
     let (mut w, mut w2) = (db.worker().unwrap(), db.worker().unwrap());
     let far = 40_000u64;
-    assert!(far > txlab_tictoc::word::MAX_DELTA);
+    assert!(far > txlab_tictoc::__layout::MAX_DELTA);
     for i in 0..far {
         let mut tx = w.begin();
         tx.write(T, 1, &v(i)).unwrap();
@@ -577,7 +584,11 @@ fn recorded_ordered_db() -> (TicToc<MemoryRecorder>, Arc<MemoryRecorder>) {
     let mut s = Schema::new();
     s.add(TableSpec::ordered("ordered", 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = TicToc::with_recorder(&s, TicTocConfig::manual(), rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .recorder(rec.clone())
+        .build(&s)
+        .unwrap();
     db.load(TableId(0), 0, &v(0)).unwrap();
     (db, rec)
 }

@@ -24,7 +24,10 @@ impl Protocol for Shuttle {
     const NAME: &'static str = "tictoc";
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::with_recorder(schema, TicTocConfig::manual(), recorder)
+        TicToc::builder()
+            .config(TicTocConfig::manual())
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -41,7 +44,10 @@ impl Protocol for SkipWriteLock {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = TicTocConfig::manual().with_mutation(Mutation::SkipWriteLock);
-        TicToc::with_recorder(schema, cfg, recorder)
+        TicToc::builder()
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -58,7 +64,11 @@ impl Protocol for ShuttleNwr {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = TicTocConfig::manual().with_ack(AckMode::EpochStable);
-        TicTocNwr::nwr_with_recorder(schema, cfg, recorder)
+        TicToc::builder()
+            .nwr(Nwr)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -76,7 +86,11 @@ impl Protocol for ShuttleNwrSingle {
     const STRICT: bool = false;
     fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
         let cfg = TicTocConfig::manual().with_ack(AckMode::EpochStable);
-        TicTocNwrSingle::nwr_single_with_recorder(schema, cfg, recorder)
+        TicToc::builder()
+            .nwr(NwrSingleWrite)
+            .config(cfg)
+            .recorder(recorder)
+            .build(schema)
     }
 }
 
@@ -100,7 +114,13 @@ fn retire_scenario(config: TicTocConfig) -> (bool, bool) {
     let mut schema = Schema::new();
     schema.add(TableSpec::ordered("o", 8)).unwrap();
     let recorder = Arc::new(MemoryRecorder::new());
-    let engine = Arc::new(TicToc::with_recorder(&schema, config, Arc::clone(&recorder)).unwrap());
+    let engine = Arc::new(
+        TicToc::builder()
+            .config(config)
+            .recorder(Arc::clone(&recorder))
+            .build(&schema)
+            .unwrap(),
+    );
     engine.load(O, X, &0u64.to_le_bytes()).unwrap();
     let retirer = {
         let engine = Arc::clone(&engine);

@@ -74,8 +74,10 @@ fn contended_ycsb(records: u64) -> Ycsb {
 fn ycsb_history_is_serializable(records: u64, threads: usize, txns_per_thread: usize) {
     let workload = contended_ycsb(records);
     let rec = Arc::new(MemoryRecorder::new());
-    let db =
-        TicToc::with_recorder(&workload.schema(), TicTocConfig::default(), rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .recorder(rec.clone())
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&db).unwrap();
     let committed = drive(&db, &workload, threads, txns_per_thread);
     assert_eq!(
@@ -121,8 +123,10 @@ fn smallbank_conserves_money_on_2_threads() {
     })
     .unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db =
-        TicToc::with_recorder(&workload.schema(), TicTocConfig::default(), rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .recorder(rec.clone())
+        .build(&workload.schema())
+        .unwrap();
     workload.load(&db).unwrap();
     let committed = drive(&db, &workload, 2, 2000);
     assert!(committed > 0);
@@ -193,7 +197,11 @@ fn scans_and_key_creations_on_4_threads_are_serializable() {
     let mut schema = Schema::new();
     schema.add(TableSpec::ordered("ordered", 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
-    let db = TicToc::with_recorder(&schema, TicTocConfig::manual(), rec.clone()).unwrap();
+    let db = TicToc::builder()
+        .config(TicTocConfig::manual())
+        .recorder(rec.clone())
+        .build(&schema)
+        .unwrap();
     for k in (0..MIX_KEYS).step_by(4) {
         db.load(O, k, &k.to_le_bytes()).unwrap();
     }

@@ -10,16 +10,18 @@
 //! `cmpxchg16b`, detected at run time) or `locked` (run-time detection turned off with
 //! `--cfg portable_atomic_no_outline_atomics`). With `lock-free`, the bank runs on all nine
 //! engines; with `locked`, the three whose NWR pivot objects need the lock-free CAS must refuse
-//! to start with an error that says so, and the other six run the bank.
+//! to start with an error that says so, and the other six run the bank. Every engine is built by
+//! name through its family's builder; unknown names and other bad input must be refused with an
+//! error naming the value.
 
 use std::process::ExitCode;
 use txlab_core::{
-    Engine, Error, FixedValue, RetryPolicy, Schema, TableId, TableSpec, TxError, TxOps, TypedOps,
-    run,
+    Engine, EngineVisitor, Error, FixedValue, RetryPolicy, Schema, TableId, TableSpec, TxError,
+    TxOps, TypedOps, run,
 };
-use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
-use txlab_silo::{Silo, SiloConfig, SiloNwr, SiloNwrSingle};
-use txlab_tictoc::{TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
+use txlab_mvto::Mvto;
+use txlab_silo::{Silo, SiloConfig};
+use txlab_tictoc::TicToc;
 
 #[cfg(target_feature = "cmpxchg16b")]
 compile_error!(
@@ -106,16 +108,60 @@ fn transfers<E: Engine>(engine: &E, accounts: TableId, thread: u64) -> Result<u6
     Ok(committed)
 }
 
-/// Runs the bank on a freshly built engine, or reports why it could not be built.
-fn check<E: Engine>(
-    built: Result<E, Error>,
+/// Runs the bank on the engine a builder hands it, unless the engine should have refused to start.
+struct Bank {
     accounts: TableId,
-    needs_lock_free_cas: bool,
+    should_refuse: bool,
+}
+
+impl EngineVisitor for Bank {
+    type Output = Result<String, String>;
+
+    fn visit<E: Engine>(self, engine: E) -> Self::Output {
+        if self.should_refuse {
+            return Err(format!(
+                "{} started although the 128-bit CAS is not lock-free",
+                engine.name()
+            ));
+        }
+        bank(engine, self.accounts)
+    }
+}
+
+/// The engine of protocol `name`, built by its family's builder, handed to `visitor`: what
+/// generic code that picks an engine by name does.
+fn build_named<V: EngineVisitor>(
+    name: &str,
+    schema: &Schema,
+    visitor: V,
+) -> Result<V::Output, Error> {
+    match name.split('-').next().unwrap_or_default() {
+        "silo" => Silo::builder().build_named(schema, name, visitor),
+        "tictoc" => TicToc::builder().build_named(schema, name, visitor),
+        "mvto" => Mvto::builder().build_named(schema, name, visitor),
+        _ => Err(Error::invalid(
+            "protocol",
+            name,
+            "silo, tictoc or mvto, each optionally with -nwr or -nwr-single",
+        )),
+    }
+}
+
+/// Builds `name` and runs the bank on it, or checks that it refused to start where the 128-bit
+/// CAS is not lock-free (the NWR variants with pivot objects).
+fn check(
+    name: &str,
+    schema: &Schema,
+    accounts: TableId,
     lock_free: bool,
 ) -> Result<String, String> {
-    match built {
-        Ok(engine) if lock_free || !needs_lock_free_cas => bank(engine, accounts),
-        Ok(_) => Err("started although the 128-bit CAS is not lock-free".into()),
+    let needs_lock_free_cas = name.ends_with("-nwr");
+    let bank = Bank {
+        accounts,
+        should_refuse: needs_lock_free_cas && !lock_free,
+    };
+    match build_named(name, schema, bank) {
+        Ok(report) => report,
         Err(e) if !lock_free && needs_lock_free_cas => {
             let message = e.to_string();
             if message.contains("128-bit compare-and-swap") && message.contains("cmpxchg16b") {
@@ -128,6 +174,47 @@ fn check<E: Engine>(
     }
 }
 
+/// Bad input to the builders is refused with an error naming it: unknown protocol names, a
+/// zero-sized value, a configuration out of range.
+fn check_bad_input(schema: &Schema) -> Result<String, String> {
+    struct Refused;
+    impl EngineVisitor for Refused {
+        type Output = ();
+        fn visit<E: Engine>(self, _: E) {}
+    }
+    for name in ["silo-nwr-double", "tictoc-silo", "mvtoo", "occ", ""] {
+        match build_named(name, schema, Refused) {
+            Ok(()) => return Err(format!("protocol {name:?} was accepted")),
+            Err(e) if e.to_string().contains(&format!("protocol = {name}:")) => {}
+            Err(e) => return Err(format!("protocol {name:?}: unclear error {e}")),
+        }
+    }
+    match Schema::new().add(TableSpec::hash("zero", 0)) {
+        Ok(_) => return Err("a zero-sized value was accepted".into()),
+        Err(e) if e.to_string().contains("value_size = 0") => {}
+        Err(e) => return Err(format!("zero-sized value: unclear error {e}")),
+    }
+    let bad = SiloConfig::default().with_read_wait_rounds(0);
+    match Silo::builder().config(bad).build(schema) {
+        Ok(_) => return Err("read_wait_rounds = 0 was accepted".into()),
+        Err(e) if e.to_string().contains("read_wait_rounds = 0") => {}
+        Err(e) => return Err(format!("read_wait_rounds = 0: unclear error {e}")),
+    }
+    Ok("unknown names, a zero-sized value and an out-of-range setting refused".into())
+}
+
+const PROTOCOLS: [&str; 9] = [
+    "silo",
+    "silo-nwr",
+    "silo-nwr-single",
+    "tictoc",
+    "tictoc-nwr",
+    "tictoc-nwr-single",
+    "mvto",
+    "mvto-nwr",
+    "mvto-nwr-single",
+];
+
 fn main() -> ExitCode {
     let expect = std::env::args().nth(1).unwrap_or_default();
     let expect_lock_free = match expect.as_str() {
@@ -138,7 +225,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let lock_free = txlab_core::sync::atomic_u128_is_lock_free();
+    let lock_free = txlab_core::protocol::sync::atomic_u128_is_lock_free();
     println!("128-bit CAS lock-free: {lock_free}");
     if lock_free != expect_lock_free {
         eprintln!("expected the 128-bit CAS to be {expect} on this build");
@@ -153,90 +240,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let s = &schema;
-    let results = [
-        (
-            "silo",
-            check(
-                Silo::new(s, SiloConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-        (
-            "silo-nwr",
-            check(
-                SiloNwr::new_nwr(s, SiloConfig::default()),
-                accounts,
-                true,
-                lock_free,
-            ),
-        ),
-        (
-            "silo-nwr-single",
-            check(
-                SiloNwrSingle::new_with_omission(s, SiloConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-        (
-            "tictoc",
-            check(
-                TicToc::new(s, TicTocConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-        (
-            "tictoc-nwr",
-            check(
-                TicTocNwr::new_nwr(s, TicTocConfig::default()),
-                accounts,
-                true,
-                lock_free,
-            ),
-        ),
-        (
-            "tictoc-nwr-single",
-            check(
-                TicTocNwrSingle::new_nwr_single(s, TicTocConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-        (
-            "mvto",
-            check(
-                Mvto::new(s, MvtoConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-        (
-            "mvto-nwr",
-            check(
-                MvtoNwr::new_nwr(s, MvtoConfig::default()),
-                accounts,
-                true,
-                lock_free,
-            ),
-        ),
-        (
-            "mvto-nwr-single",
-            check(
-                MvtoNwrSingle::new_nwr_single(s, MvtoConfig::default()),
-                accounts,
-                false,
-                lock_free,
-            ),
-        ),
-    ];
+    let results = PROTOCOLS
+        .into_iter()
+        .map(|name| (name, check(name, &schema, accounts, lock_free)))
+        .chain([("bad input", check_bad_input(&schema))]);
     let mut failed = false;
     for (name, result) in results {
         match result {

@@ -6,7 +6,7 @@
 //! hands each new one to a processor (round-robin) and waits only for completions. Each
 //! transaction is stamped by the client's meter probe when it is submitted and reported to it
 //! when its processor answers, so latency runs from submission to the commit decision, restarts
-//! included (`txlab_core::meter`).
+//! included (`txlab_core::protocol::meter`).
 //!
 //! `run_metered` runs until the meter stops issuing (the harness's meter: warm-up, measured
 //! interval, cool-down); `run` is the stand-alone form bounded by a transaction count (tests) or
@@ -36,10 +36,10 @@ use crate::meter::LimitMeter;
 use hdrhistogram::Histogram;
 use std::time::{Duration, Instant};
 use txlab_core::Error;
-use txlab_core::history::Recorder;
-use txlab_core::meter::{Meter, Probe};
-use txlab_core::sync::mpsc::{RecvTimeoutError, channel};
-use txlab_core::sync::{AtomicBool, Ordering};
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::meter::{Meter, Probe};
+use txlab_core::protocol::sync::mpsc::{RecvTimeoutError, channel};
+use txlab_core::protocol::sync::{AtomicBool, Ordering};
 use txlab_workload::{Generator, Workload};
 
 pub use txlab_core::RunLimit;
@@ -139,7 +139,7 @@ impl<Rec: Recorder> Pipeline<Rec> {
     }
 
     /// Runs `workload`'s transactions (generators seeded with `seed`) until `meter` stops
-    /// issuing, reporting each one to it (`txlab_core::meter`): client `c` issues through probe
+    /// issuing, reporting each one to it (`txlab_core::protocol::meter`): client `c` issues through probe
     /// `c`, and reports the commit (with the attempts the validator aborted) or the user abort
     /// when its processor answers. The validator's counters are
     /// [`Pipeline::validator_counters`]. The workload must already be loaded.

@@ -30,11 +30,12 @@ use super::validator::{
     batch_preparation, reordering_worker, single_thread_validator, validation_worker,
 };
 use std::thread::JoinHandle;
-use txlab_core::history::{
+use txlab_core::protocol::assemble::{Assemble, Builder};
+use txlab_core::protocol::history::{
     NoRecorder, Outcome, ReadEvent, Recorder, TxnRecord, WriteEvent, WriteKind, txn_id,
 };
-use txlab_core::sync::mpsc::{Receiver, Sender, channel};
-use txlab_core::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
+use txlab_core::protocol::sync::mpsc::{Receiver, Sender, channel};
+use txlab_core::protocol::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
 use txlab_core::{
     CommitInfo, Conflict, Engine, Error, Schema, TableId, Transaction, TxError, TxOps, TxResult,
     Worker,
@@ -81,9 +82,28 @@ impl<Rec: Recorder> std::fmt::Debug for Pipeline<Rec> {
 }
 
 impl Pipeline<NoRecorder> {
-    /// A pipeline over `schema`, its threads started.
-    pub fn new(schema: &Schema, config: PipelineConfig) -> Result<Self, Error> {
-        Self::with_recorder(schema, config, Arc::new(NoRecorder))
+    /// The one way to build a pipeline: `.config(..)`, `.recorder(..)` to record histories, then
+    /// `.build(&schema)`, which starts its threads.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+}
+
+impl Assemble for Pipeline<NoRecorder> {
+    type Config = PipelineConfig;
+    type Tables = std::convert::Infallible;
+    type Engine<Rec: Recorder> = Pipeline<Rec>;
+
+    fn assemble<Rec: Recorder>(
+        schema: &Schema,
+        tables: Option<std::convert::Infallible>,
+        config: PipelineConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Pipeline<Rec>, Error> {
+        if let Some(never) = tables {
+            match never {}
+        }
+        Pipeline::with_recorder(schema, config, recorder)
     }
 }
 
@@ -99,7 +119,7 @@ fn spawn<T: Send + 'static>(
 
 impl<Rec: Recorder> Pipeline<Rec> {
     /// A pipeline whose transactions are recorded by `recorder`.
-    pub fn with_recorder(
+    fn with_recorder(
         schema: &Schema,
         config: PipelineConfig,
         recorder: Arc<Rec>,
@@ -626,7 +646,7 @@ mod tests {
             .with_mode(Mode::Base)
             .with_threads(1, 1, 2, 1)
             .with_storage_routing(StorageRouting::ByKey);
-        let engine = Pipeline::new(&schema, config).unwrap();
+        let engine = Pipeline::builder().config(config).build(&schema).unwrap();
         let (tx, rx) = channel();
         let reply: ReplyTo<super::super::messages::ReadReply> = Arc::new(tx);
         let mut parts = Vec::new();

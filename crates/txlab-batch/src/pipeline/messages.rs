@@ -5,8 +5,8 @@
 //! type) and interactive workers (which wait on a queue of their own) without knowing which.
 
 use txlab_core::ConflictCause;
-use txlab_core::sync::Arc;
-use txlab_core::sync::mpsc::Sender;
+use txlab_core::protocol::sync::Arc;
+use txlab_core::protocol::sync::mpsc::Sender;
 
 /// A key: `(table id, key)`.
 pub type Key = (u16, u64);

@@ -39,10 +39,10 @@ use super::execution::{Execution, TxnBuffer};
 use super::messages::{Decision, Key, ReadReply, ReplyTo, Sink, ValidationRequest};
 use std::collections::VecDeque;
 use std::time::Instant;
-use txlab_core::history::{Outcome, Recorder, txn_id};
-use txlab_core::meter::Ticket;
-use txlab_core::sync::mpsc::{Receiver, Sender};
-use txlab_core::sync::{Arc, AtomicBool, Ordering};
+use txlab_core::protocol::history::{Outcome, Recorder, txn_id};
+use txlab_core::protocol::meter::Ticket;
+use txlab_core::protocol::sync::mpsc::{Receiver, Sender};
+use txlab_core::protocol::sync::{Arc, AtomicBool, Ordering};
 use txlab_core::{AccessSet, ConflictCause, Error, Program, TxError};
 
 /// What a processor's queue carries.

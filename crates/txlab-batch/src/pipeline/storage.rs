@@ -35,8 +35,8 @@ use super::messages::{Key, ReadReply, StorageRequest, Value};
 use super::validator::ValidatorCache;
 use foldhash::HashMap;
 use std::collections::hash_map::Entry;
-use txlab_core::sync::mpsc::Receiver;
-use txlab_core::sync::{IgnorePoison, Mutex};
+use txlab_core::protocol::sync::mpsc::Receiver;
+use txlab_core::protocol::sync::{IgnorePoison, Mutex};
 
 const SHARDS: usize = 64;
 

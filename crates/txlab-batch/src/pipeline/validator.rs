@@ -34,7 +34,7 @@
 //! Without validator batching ([`ValidatorBatching::Off`], modes `base` and `sr`) requests go
 //! straight to the validation worker.
 //!
-//! **Single-thread layout** (`reorder_workers = 0`, [`single_thread_validator`]): one thread runs
+//! **Single-thread layout** (`reorder_workers = 0`, `single_thread_validator`): one thread runs
 //! stages 1 to 3 back to back on each batch. Nothing in the protocol changes: the batch is
 //! pre-validated, reordered and validated as above; only the queues between the stages are gone.
 //! Pre-validation then sees the cache exactly as the final validation starts with it, and the
@@ -51,9 +51,9 @@ use crate::reorder::{ReorderScratch, reorder_refined};
 use foldhash::HashMap;
 use std::time::Instant;
 use txlab_core::ConflictCause;
-use txlab_core::sync::mpsc::{Receiver, Sender};
-use txlab_core::sync::{AtomicU64, Ordering};
-use txlab_core::sync::{IgnorePoison, RwLock};
+use txlab_core::protocol::sync::mpsc::{Receiver, Sender};
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::sync::{IgnorePoison, RwLock};
 
 const SHARDS: usize = 64;
 

@@ -17,7 +17,7 @@
 use txlab_check::History;
 use txlab_core::ConflictCause;
 use txlab_core::TableId;
-use txlab_core::history::{Outcome, ReadEvent, TxnRecord, WriteEvent, WriteKind};
+use txlab_core::protocol::history::{Outcome, ReadEvent, TxnRecord, WriteEvent, WriteKind};
 
 /// One operation of a plan.
 #[derive(Debug, Clone, Copy)]

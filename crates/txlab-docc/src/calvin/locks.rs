@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
-use txlab_core::storage::{Index, PhantomStripes};
+use txlab_core::protocol::storage::{Index, PhantomStripes};
 use txlab_core::{IndexKind, TableId};
 use txlab_storage::Tables;
 

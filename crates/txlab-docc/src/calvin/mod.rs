@@ -48,8 +48,9 @@ use crate::engine::Docc;
 use crate::layout::InPlace;
 use locks::LockReq;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use txlab_core::history::{NoRecorder, Recorder};
-use txlab_core::sync::Arc;
+use txlab_core::protocol::assemble::{Assemble, Builder};
+use txlab_core::protocol::history::{NoRecorder, Recorder};
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{Engine, Error, Schema, TableId};
 use txlab_storage::Tables;
 
@@ -139,21 +140,43 @@ pub struct Calvin<Rec: Recorder = NoRecorder> {
 }
 
 impl Calvin<NoRecorder> {
-    /// A database with one built-in index per table of `schema`.
-    pub fn new(schema: &Schema, config: CalvinConfig) -> Result<Self, Error> {
-        Self::with_recorder(schema, config, Arc::new(NoRecorder))
+    /// The one way to build a Calvin engine: `.config(..)`, `.recorder(..)` to record
+    /// histories, then `.build(&schema)`.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+}
+
+impl Assemble for Calvin<NoRecorder> {
+    type Config = CalvinConfig;
+    type Tables = std::convert::Infallible;
+    type Engine<Rec: Recorder> = Calvin<Rec>;
+
+    fn assemble<Rec: Recorder>(
+        schema: &Schema,
+        tables: Option<std::convert::Infallible>,
+        config: CalvinConfig,
+        recorder: Arc<Rec>,
+    ) -> Result<Calvin<Rec>, Error> {
+        if let Some(never) = tables {
+            match never {}
+        }
+        Calvin::with_recorder(schema, config, recorder)
     }
 }
 
 impl<Rec: Recorder> Calvin<Rec> {
     /// A database whose transactions are recorded by `recorder`.
-    pub fn with_recorder(
+    fn with_recorder(
         schema: &Schema,
         config: CalvinConfig,
         recorder: Arc<Rec>,
     ) -> Result<Self, Error> {
         config.validate()?;
-        let db = Docc::with_recorder(schema, config.docc(), recorder)?;
+        let db = Docc::builder()
+            .config(config.docc())
+            .recorder(recorder)
+            .build(schema)?;
         Ok(Self {
             space: locks::LockSpace::new(&db.tables, config.lock_stripe_shift),
             db,

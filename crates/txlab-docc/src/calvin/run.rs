@@ -20,9 +20,11 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use txlab_core::deterministic::Deterministic;
-use txlab_core::history::{Outcome, Recorder, ScanEvent, WriteEvent, WriteKind as HWriteKind};
-use txlab_core::meter::{Meter, Probe};
-use txlab_core::storage::Index;
+use txlab_core::protocol::history::{
+    Outcome, Recorder, ScanEvent, WriteEvent, WriteKind as HWriteKind,
+};
+use txlab_core::protocol::meter::{Meter, Probe};
+use txlab_core::protocol::storage::Index;
 use txlab_core::{
     Access, Conflict, ConflictCause, Error, Program, RunLimit, TableId, TxError, TxOps, TxResult,
 };
@@ -283,7 +285,7 @@ impl<'e, Rec: Recorder> CWorker<'e, Rec> {
         let id = calvin
             .db
             .next_worker
-            .fetch_add(1, txlab_core::sync::Ordering::Relaxed);
+            .fetch_add(1, txlab_core::protocol::sync::Ordering::Relaxed);
         Self {
             calvin,
             handle: crossbeam_epoch::default_collector().register(),

@@ -7,8 +7,8 @@ use crate::calvin::Calvin;
 use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::schedule::Positioned;
-use txlab_core::history::Recorder;
-use txlab_core::storage::Index;
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::storage::Index;
 use txlab_core::{Engine, Error, Program, TableId, TxResult};
 
 /// A row of a range read: key, value, version.

@@ -1,14 +1,13 @@
 //! DOCC and the Calvin-style baseline across partitions, over `txlab-net` (the issue's
 //! deliverable 6; `docs/protocols/docc.md`, "Multi-partition").
 //!
-//! [`Cluster<E>`] is `N` partitions, each a local engine `E` ([`DoccCluster`]: DOCC with
-//! snapshots and prefetching; [`CalvinCluster`]: the Calvin-style baseline) holding the rows a
-//! [`Partitioner`](txlab_core::partition::Partitioner) assigns it. As an [`Engine`] it only
-//! loads (rows routed to their owners; `worker()` is `Error::Misuse`: interactive transactions
-//! are single-node). Its runs are [`PartitionNode`]s (sans-IO state machines, the same for both
-//! engines: one copy of the sequencer, the merge and the exchange) on any `txlab-net` driver;
-//! [`Cluster::snapshot`] merges the partitions into a `SerialEngine` for `Workload::check` and
-//! `StateDigest`.
+//! [`Cluster<E>`] is `N` partitions, each a local engine `E` ([`DoccCluster`]: DOCC with snapshots
+//! and prefetching; [`CalvinCluster`]: the Calvin-style baseline) holding the rows a
+//! [`Partitioner`] assigns it. As an [`Engine`] it only loads (rows routed to their owners;
+//! `worker()` is `Error::Misuse`: interactive transactions are single-node). Its runs are
+//! [`PartitionNode`]s (sans-IO state machines, the same for both engines: one copy of the
+//! sequencer, the merge and the exchange) on any `txlab-net` driver; [`Cluster::snapshot`] merges
+//! the partitions into a `SerialEngine` for `Workload::check` and `StateDigest`.
 //!
 //! - [`route`]: owners, participants and the leader;
 //! - [`msg`]: the messages and the cluster's input log ([`ClusterLog`]);
@@ -38,8 +37,8 @@ use crate::engine::Docc;
 use crate::layout::Chain;
 use std::sync::Arc;
 use txlab_check::serial::SerialEngine;
-use txlab_core::history::NoRecorder;
 use txlab_core::partition::Partitioner;
+use txlab_core::protocol::history::NoRecorder;
 use txlab_core::{Engine, Error, Schema, TableId};
 
 /// DOCC (snapshots and prefetching retry) on every partition.

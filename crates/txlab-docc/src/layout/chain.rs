@@ -37,8 +37,8 @@
 use super::{Installed, Keep, Layout, Observed, sealed};
 use crossbeam_epoch::{Atomic, Guard, Owned, Pointer, Shared};
 use std::mem::MaybeUninit;
-use txlab_core::storage::Record;
-use txlab_core::sync::{AtomicU64, Ordering};
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::{AtomicU64, Ordering};
 
 type Words = [MaybeUninit<AtomicU64>];
 

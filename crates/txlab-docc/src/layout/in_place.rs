@@ -7,7 +7,7 @@
 //! ```
 //!
 //! The value is an [`AtomicValue`]: readers copy it with relaxed word loads under the version
-//! word, a seqlock (`txlab_core::value` has the argument):
+//! word, a seqlock (`txlab_core::protocol::value` has the argument):
 //!
 //! ```text
 //! committer: store(word | BUSY, Relaxed); fence(Release); store value words (Relaxed);
@@ -24,9 +24,9 @@
 
 use super::{Installed, Keep, Layout, Observed, sealed};
 use crossbeam_epoch::Guard;
-use txlab_core::storage::Record;
-use txlab_core::sync::{AtomicU64, Ordering, SpinWait, fence};
-use txlab_core::value::AtomicValue;
+use txlab_core::protocol::storage::Record;
+use txlab_core::protocol::sync::{AtomicU64, Ordering, SpinWait, fence};
+use txlab_core::protocol::value::AtomicValue;
 
 const ABSENT: u64 = 1;
 const BUSY: u64 = 2;

@@ -28,7 +28,7 @@ pub use chain::{Chain, Placeholder};
 pub use in_place::{InPlace, InPlaceRecord};
 
 use crossbeam_epoch::Guard;
-use txlab_core::storage::Record;
+use txlab_core::protocol::storage::Record;
 
 /// What a read saw of a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -39,9 +39,9 @@ use txlab_check::digest::StateDigest;
 use txlab_check::serial::SerialEngine;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::deterministic::Deterministic;
-use txlab_core::history::Recorder;
-use txlab_core::meter::Meter;
-use txlab_core::sync::Arc;
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::meter::Meter;
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{AckMode, Engine, Error, Program, Schema};
 use txlab_docc::calvin::{Calvin, CalvinConfig};
 use txlab_docc::driver::MeteredLog;
@@ -458,8 +458,17 @@ fn docc_mode<L: Layout>(
     visit(
         w,
         ctx,
-        |s| Docc::<L>::new(s, docc_config(p, run, prefetch, false)),
-        |s, r| Docc::<L, _>::with_recorder(s, docc_config(p, run, prefetch, true), r),
+        |s| {
+            Docc::<L>::builder()
+                .config(docc_config(p, run, prefetch, false))
+                .build(s)
+        },
+        |s, r| {
+            Docc::<L, _>::builder()
+                .config(docc_config(p, run, prefetch, true))
+                .recorder(r)
+                .build(s)
+        },
     )
 }
 
@@ -480,7 +489,16 @@ fn calvin(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error> {
     visit(
         w,
         ctx,
-        |s| Calvin::new(s, calvin_config(p, run, false)),
-        |s, r| Calvin::with_recorder(s, calvin_config(p, run, true), r),
+        |s| {
+            Calvin::builder()
+                .config(calvin_config(p, run, false))
+                .build(s)
+        },
+        |s, r| {
+            Calvin::builder()
+                .config(calvin_config(p, run, true))
+                .recorder(r)
+                .build(s)
+        },
     )
 }

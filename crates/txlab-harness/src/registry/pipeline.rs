@@ -40,8 +40,8 @@ use serde::Serialize;
 pub use txlab_batch::pipeline::config::{MAX_BATCH_SIZE, MAX_COMPONENT_THREADS, MAX_CONCURRENCY};
 use txlab_batch::{Algorithm, Mode, Pipeline, PipelineConfig, Refinement, ReorderPolicy};
 use txlab_check::MemoryRecorder;
-use txlab_core::history::Recorder;
-use txlab_core::sync::Arc;
+use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{AckMode, Error};
 use txlab_workload::Workload;
 
@@ -339,7 +339,10 @@ impl WorkloadVisitor for Visit<'_> {
         let schema = workload.schema();
         if check {
             let recorder = Arc::new(MemoryRecorder::new());
-            let engine = Pipeline::with_recorder(&schema, config, Arc::clone(&recorder))?;
+            let engine = Pipeline::builder()
+                .config(config)
+                .recorder(Arc::clone(&recorder))
+                .build(&schema)?;
             let driver = PipelineDriver {
                 engine: &engine,
                 workload,
@@ -348,7 +351,7 @@ impl WorkloadVisitor for Visit<'_> {
             drop(engine);
             Ok(with_history_check(out, &recorder))
         } else {
-            let engine = Pipeline::new(&schema, config)?;
+            let engine = Pipeline::builder().config(config).build(&schema)?;
             let driver = PipelineDriver {
                 engine: &engine,
                 workload,

@@ -14,7 +14,7 @@
 //! `stolen_shares`; divided by `commits` they are the per-transaction costs.
 
 use super::Descriptor;
-use super::interactive::silo_config;
+use super::interactive::occ_config;
 use crate::driver::{Driven, Driver};
 use crate::point::{EngineParams, PointCtx, PointOutcome, measure_loaded, with_history_check};
 use crate::runner::{MAX_THREADS, RunConfig};
@@ -22,7 +22,7 @@ use crate::session::Session;
 use crate::workloads::{AnyWorkload, WorkloadVisitor};
 use txlab_batch::{ThreadAware, ThreadAwareConfig};
 use txlab_check::MemoryRecorder;
-use txlab_core::sync::Arc;
+use txlab_core::protocol::sync::Arc;
 use txlab_core::{AckMode, Engine, Error};
 use txlab_silo::Silo;
 use txlab_workload::Workload;
@@ -74,11 +74,14 @@ impl WorkloadVisitor for Visit<'_> {
         W::Program: Clone + Send + 'static,
     {
         let (run, check) = (self.ctx.run, self.ctx.check);
-        let silo = silo_config(self.ctx.engine)?;
+        let silo = occ_config::<Silo>(self.ctx.engine)?;
         let schema = workload.schema();
         if check {
             let recorder = Arc::new(MemoryRecorder::new());
-            let engine = Silo::with_recorder(&schema, silo, Arc::clone(&recorder))?;
+            let engine = Silo::builder()
+                .config(silo)
+                .recorder(Arc::clone(&recorder))
+                .build(&schema)?;
             let wrapper = ThreadAware::new(engine, config(run.threads, run))?;
             let driver = TaDriver {
                 wrapper: &wrapper,
@@ -87,7 +90,10 @@ impl WorkloadVisitor for Visit<'_> {
             let out = measure_loaded(wrapper.engine(), workload, &driver, run, true)?;
             Ok(with_history_check(out, &recorder))
         } else {
-            let wrapper = ThreadAware::new(Silo::new(&schema, silo)?, config(run.threads, run))?;
+            let wrapper = ThreadAware::new(
+                Silo::builder().config(silo).build(&schema)?,
+                config(run.threads, run),
+            )?;
             let driver = TaDriver {
                 wrapper: &wrapper,
                 workload,

@@ -8,8 +8,8 @@
 //!   lives on that thread.
 //! - **Ids.** Transaction `seq` of slot `index` is `history::txn_id(index, seq)`; slot indices
 //!   are unique in the cluster.
-//! - **Coordinators** per protocol: [`rococo`] (the start and commit phases, and the 2-round
-//!   read-only path for read-only types) and [`twopc`] (2PL and OCC with 2PC, retried with
+//! - **Coordinators** per protocol: `rococo` (the start and commit phases, and the 2-round
+//!   read-only path for read-only types) and `twopc` (2PL and OCC with 2PC, retried with
 //!   `txlab_core::retry::Backoff` turned into a timer).
 //! - **Retransmission.** Every request is sent again on the retransmission timer until
 //!   answered; servers deduplicate.
@@ -36,8 +36,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use txlab_core::ConflictCause;
-use txlab_core::history::{Outcome, TxnId, TxnRecord, txn_id};
 use txlab_core::pieces::Pieced;
+use txlab_core::protocol::history::{Outcome, TxnId, TxnRecord, txn_id};
 use txlab_net::{Ctx, NodeId, TimerId};
 use txlab_workload::{Generator, Workload};
 

@@ -24,8 +24,8 @@ use crate::graph::{Deps, Status};
 use crate::msg::{Commit, CommitReply, Msg, PieceFailure, RoRead, RoReply, Start, StartReply};
 use crate::workload::PiecedWorkload;
 use std::collections::BTreeSet;
-use txlab_core::history::{ReadEvent, ScanEvent, TxnId};
 use txlab_core::pieces::PieceValues;
+use txlab_core::protocol::history::{ReadEvent, ScanEvent, TxnId};
 use txlab_net::{Ctx, NodeId};
 
 /// A read-write transaction's coordinator state.

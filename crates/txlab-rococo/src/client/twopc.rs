@@ -19,8 +19,8 @@ use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use txlab_core::ConflictCause;
-use txlab_core::history::TxnId;
 use txlab_core::pieces::ConflictKey;
+use txlab_core::protocol::history::TxnId;
 use txlab_core::retry::Backoff;
 use txlab_net::{Ctx, NodeId, TimerId};
 

@@ -32,7 +32,7 @@ pub use order::{component_of, execution_order};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use txlab_core::history::TxnId;
+use txlab_core::protocol::history::TxnId;
 
 /// A transaction's known progress (§3.2), ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

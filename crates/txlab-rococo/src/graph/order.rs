@@ -19,7 +19,7 @@
 
 use super::{EDGE_I, Graph};
 use std::collections::{BTreeMap, BTreeSet};
-use txlab_core::history::TxnId;
+use txlab_core::protocol::history::TxnId;
 
 /// `T`'s component within `ancestors` (`T` and its undecided ancestors, sorted; module docs),
 /// sorted by id.

@@ -5,15 +5,15 @@
 //!
 //! 1. **Validate** the profiles ([`ProfileError`]): `inputs_from` naming a later, deferrable or
 //!    unknown piece or forming a cycle, unknown tables or groups, a read-only type that writes.
-//! 2. **Build** the SC-graph ([`graph`]): two instances of every read-write type (read-only types
+//! 2. **Build** the SC-graph (`graph`): two instances of every read-write type (read-only types
 //!    use the 2-round protocol of §4.1 and are left out unless
 //!    [`ScOptions::include_read_only`]), two copies of every repeated piece, S-edges between
 //!    siblings, C-edges between pieces of different instances that share a `(table, group)`
 //!    one of them writes.
-//! 3. **Propagate immediacy** virally over C-edges ([`immediacy`]), reporting every promotion
+//! 3. **Propagate immediacy** virally over C-edges (`immediacy`), reporting every promotion
 //!    with the edge that caused it.
-//! 4. **Find unreorderable SC-cycles exactly** ([`cycles`]): one exists iff a biconnected
-//!    component ([`blocks`]) of the S-edges plus the I–I C-edges holds both kinds of edge; for
+//! 4. **Find unreorderable SC-cycles exactly** (`cycles`): one exists iff a biconnected
+//!    component (`blocks`) of the S-edges plus the I–I C-edges holds both kinds of edge; for
 //!    each such block, a shortest witness cycle and the merge the paper proposes (the cycle's
 //!    pieces of one transaction merged into one).
 //! 5. **Compare**: the verdict for every pair of types, and the same analysis under plain

@@ -32,7 +32,7 @@ use crate::config::{Mutant, Recording};
 use crate::msg::Msg;
 use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
-use txlab_core::history::TxnId;
+use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
 /// A server's epoch state (module docs).

@@ -1,6 +1,6 @@
 //! A server: single-threaded (the H-Store model the paper's prototype uses, §5.1), its shard in
-//! [`Shard`], and one concurrency-control state machine: ROCOCO's ([`rococo`], [`readonly`],
-//! [`gc`]) or a baseline's ([`twopl`], [`occ`]).
+//! [`Shard`], and one concurrency-control state machine: ROCOCO's (`rococo`, `readonly`,
+//! `gc`) or a baseline's (`twopl`, `occ`).
 //!
 //! What all three share lives here: accepting a piece (its profile and routing checked, its
 //! conflict keys computed and checked against its profile), running a piece against the shard
@@ -25,10 +25,10 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
-use txlab_core::history::TxnId;
 use txlab_core::pieces::{
     CheckedOps, ConflictKey, PieceKind, PieceRef, PieceValues, Pieced, permits,
 };
+use txlab_core::protocol::history::TxnId;
 use txlab_core::{Access, Error, Program as _};
 use txlab_net::{Ctx, NodeId, TimerId};
 

@@ -24,8 +24,8 @@ use crate::workload::PiecedWorkload;
 use foldhash::HashMap;
 use std::collections::BTreeMap;
 use txlab_core::TxError;
-use txlab_core::history::TxnId;
 use txlab_core::pieces::{ConflictKey, PieceRef, PieceValues};
+use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
 /// A live attempt.

@@ -16,7 +16,7 @@ use crate::msg::{Msg, PieceFailure, RoPiece, RoRead, RoReply};
 use crate::store::TxnBuffer;
 use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
-use txlab_core::history::TxnId;
+use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
 /// A read waiting for writers to finish.

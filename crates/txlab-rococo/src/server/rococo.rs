@@ -30,8 +30,8 @@ use crate::msg::{
 use crate::store::TxnBuffer;
 use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
-use txlab_core::history::TxnId;
 use txlab_core::pieces::{ConflictKey, PieceKind, PieceRef, PieceValues};
+use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
 /// A piece of a transaction at this server, and what it produced.

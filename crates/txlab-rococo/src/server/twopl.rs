@@ -21,8 +21,8 @@ use crate::store::TxnBuffer;
 use crate::workload::PiecedWorkload;
 use foldhash::HashMap;
 use std::collections::BTreeMap;
-use txlab_core::history::TxnId;
 use txlab_core::pieces::{ConflictKey, PieceRef, PieceValues};
+use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
 /// One key's lock: its holders, each `(txn, exclusive)`.

@@ -218,7 +218,7 @@ pub fn verify<'a, W: PiecedWorkload>(
     }
     let committed = recorded
         .iter()
-        .filter(|(r, _)| r.outcome == txlab_core::history::Outcome::Committed)
+        .filter(|(r, _)| r.outcome == txlab_core::protocol::history::Outcome::Committed)
         .count();
     let checked = txlab_rococo::history::check(recorded);
     if !checked.report.is_serializable() {

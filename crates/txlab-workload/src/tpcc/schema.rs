@@ -35,7 +35,7 @@ use super::keys::{
     CUSTOMER_NAME_DISTRICT_SHIFT, CUSTOMER_ORDER_CUSTOMER_SHIFT, CUSTOMER_ORDER_DISTRICT_SHIFT,
     Keys, ORDER_DISTRICT_SHIFT, ORDER_LINE_DISTRICT_SHIFT,
 };
-use txlab_core::storage::StripeLayout;
+use txlab_core::protocol::storage::StripeLayout;
 use txlab_core::{Error, Schema, TableId, TableSpec};
 
 tpcc_row! {
