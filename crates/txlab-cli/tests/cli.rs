@@ -789,9 +789,9 @@ fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
         "--rounds",
         "2",
         "--duration",
-        "50ms",
+        "250ms",
         "--warmup",
-        "20ms",
+        "50ms",
         "--cooldown",
         "0s",
         "--records",
@@ -805,6 +805,11 @@ fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let runs = json["runs"].as_array().unwrap();
+    assert_eq!(
+        runs.len(),
+        16,
+        "2 builds x 2 protocols x 2 thread counts x 2 rounds"
+    );
     let labels: Vec<&str> = runs
         .iter()
         .take(4)
@@ -815,10 +820,16 @@ fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
         runs.iter().all(|r| r["parameters"]["records"] == "1000"),
         "flags reach the children"
     );
-    assert!(
-        runs.iter()
-            .all(|r| r["result"]["commits"].as_u64().unwrap() > 0)
-    );
+    // Every label measured something. One round of a child may be starved of the CPU for its
+    // whole window on a loaded machine; that round is reported as empty, which is not a fault.
+    for label in ["a:silo", "b:silo", "a:tictoc", "b:tictoc"] {
+        let commits: u64 = runs
+            .iter()
+            .filter(|r| r["protocol"] == label)
+            .map(|r| r["result"]["commits"].as_u64().unwrap())
+            .sum();
+        assert!(commits > 0, "{label} committed nothing in any round");
+    }
     let summary = json["summary"].as_array().unwrap();
     let b_silo = summary.iter().find(|r| r["protocol"] == "b:silo").unwrap();
     assert_eq!(b_silo["ratio"]["n"], 2, "{b_silo}");
