@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use txlab_check::digest::StateDigest;
 use txlab_check::serial::SerialEngine;
 use txlab_core::deterministic::Deterministic;
-use txlab_core::{Engine, TxResult};
+use txlab_core::TxResult;
 use txlab_docc::{Chain, Docc, DoccConfig, InPlace, Layout, Mutation};
 use txlab_testkit::deterministic::{OneShot, Present, ReadOnlyGuard, Setup, one_shot_schema};
 use txlab_testkit::replay::Op;

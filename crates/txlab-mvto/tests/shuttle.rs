@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
-use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle};
+use txlab_mvto::{Mvto, MvtoConfig, MvtoNwr, MvtoNwrSingle, Nwr, NwrSingleWrite};
 use txlab_testkit::{Protocol, shuttle_check};
 
 struct Shuttle;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_nwr::NwrMutation;
-use txlab_silo::{Mutation, Silo, SiloConfig, SiloNwr, SiloNwrSingle};
+use txlab_silo::{Mutation, Nwr, NwrSingleWrite, Silo, SiloConfig, SiloNwr, SiloNwrSingle};
 use txlab_testkit::{Protocol, shuttle_check};
 
 struct SiloShuttle;

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use txlab_check::MemoryRecorder;
 use txlab_core::{AckMode, Error, Schema};
 use txlab_testkit::{Protocol, shuttle_check};
-use txlab_tictoc::{Mutation, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle};
+use txlab_tictoc::{
+    Mutation, Nwr, NwrSingleWrite, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle,
+};
 
 struct Shuttle;
 
