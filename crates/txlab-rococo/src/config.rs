@@ -113,6 +113,10 @@ pub struct Params {
     /// A deliberately broken variant.
     #[cfg(feature = "mutation")]
     pub mutant: Option<Mutant>,
+    /// Runs ROCOCO even on profiles the offline checker rejects (tests only: it shows that
+    /// the checker's rejections are real, by letting the kit find the violation they allow).
+    #[cfg(feature = "mutation")]
+    pub unchecked: bool,
 }
 
 impl Default for Params {
@@ -132,11 +136,21 @@ impl Default for Params {
             seed: 0,
             #[cfg(feature = "mutation")]
             mutant: None,
+            #[cfg(feature = "mutation")]
+            unchecked: false,
         }
     }
 }
 
 impl Params {
+    /// Whether the offline checker's verdict is ignored (`unchecked`, tests only).
+    fn skips_sc_check(&self) -> bool {
+        #[cfg(feature = "mutation")]
+        return self.unchecked;
+        #[cfg(not(feature = "mutation"))]
+        false
+    }
+
     /// Whether mutant `m` is on.
     #[cfg(feature = "mutation")]
     pub fn mutant(&self, m: Mutant) -> bool {
@@ -177,7 +191,8 @@ pub struct Shared<W: PiecedWorkload> {
     pub protocol: Protocol,
     /// Where pieces and rows go.
     pub routing: Routing,
-    /// The workload's profiles.
+    /// The workload's profiles; for ROCOCO with the kinds the checker made effective (a
+    /// piece promoted to immediate runs as immediate, `ScReport::effective_profiles`).
     pub profiles: Vec<TxnProfile>,
     /// Its table layouts.
     pub layouts: Layouts,
@@ -205,7 +220,7 @@ impl<W: PiecedWorkload> Shared<W> {
     /// Validates the workload for `protocol` on `servers` servers: it must run as pieces, and
     /// for ROCOCO its profiles must pass the offline checker (a workload with an unreorderable
     /// SC-cycle is refused with the checker's report and the proposed merge: merged pieces are
-    /// not executed).
+    /// not executed), and its pieces run with their effective kinds.
     pub fn new(
         workload: W,
         protocol: Protocol,
@@ -220,11 +235,14 @@ impl<W: PiecedWorkload> Shared<W> {
             ));
         }
         workload.check_pieced()?;
-        let profiles = workload.profiles();
+        let mut profiles = workload.profiles();
         let layout_list = workload.table_layouts();
         let report = crate::sc::analyze(&profiles, &layout_list, ScOptions::default())?;
         if protocol == Protocol::Rococo {
-            report.require_safe()?;
+            if !params.skips_sc_check() {
+                report.require_safe()?;
+            }
+            profiles = report.effective_profiles(&profiles);
         }
         let routing = Routing::new(workload.partitioner(u32::from(servers))?, servers)?;
         Ok(Arc::new(Self {

@@ -34,6 +34,8 @@
 //! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
 //! - [`tid_rule`]: the versions a transaction writes follow every version it read (the commit
 //!   timestamp rule serializability alone does not see).
+//! - `distributed` (only with the `distributed` feature): the kit of the distributed protocols of
+//!   `txlab-rococo`, and random transaction profiles that run on their servers.
 //! - `shuttle_check` (only with `--cfg txlab_shuttle`): the real threaded commit path under
 //!   shuttle's randomized scheduler, which can preempt between any two atomic operations.
 //!
@@ -44,6 +46,8 @@
 
 pub mod builder;
 pub mod deterministic;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod hermitage;
 pub mod mutation;
 pub mod no_alloc;

@@ -136,6 +136,29 @@ impl ScReport {
         self.unreorderable.is_empty()
     }
 
+    /// `profiles` (the ones this report analysed) with every piece's kind replaced by its
+    /// effective one: immediacy is viral (§3.1), so a promoted piece runs as immediate, and the
+    /// servers label every runtime edge between two pieces of the same effective kind.
+    pub fn effective_profiles(
+        &self,
+        profiles: &[txlab_core::pieces::TxnProfile],
+    ) -> Vec<txlab_core::pieces::TxnProfile> {
+        use txlab_core::pieces::PieceKind;
+        let mut out = profiles.to_vec();
+        for t in &mut out {
+            for p in &mut t.pieces {
+                let promoted = self
+                    .pieces
+                    .iter()
+                    .any(|s| s.txn == t.kind && s.piece == p.name && s.effective != s.declared);
+                if promoted {
+                    p.kind = PieceKind::Immediate;
+                }
+            }
+        }
+        out
+    }
+
     /// `Ok` when safe; otherwise the error a server or cluster refuses to start with, carrying
     /// the cycles and the proposed merges.
     pub fn require_safe(&self) -> Result<(), txlab_core::Error> {
