@@ -2,8 +2,6 @@
 //! 2 client threads, recording on, for every protocol: the merged history is strictly
 //! serializable with one order, and the merged shards pass TPC-C's consistency conditions.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_core::RunLimit;
@@ -14,8 +12,14 @@ use txlab_workload::Workload as _;
 #[test]
 fn scaled_tpcc_at_20_clients_per_server_is_strictly_serializable() {
     for protocol in Protocol::ALL {
-        let tpcc = common::small_tpcc(4, 1000);
-        let cluster = RococoCluster::new(tpcc.clone(), protocol, 2, common::params(7)).unwrap();
+        let tpcc = txlab_testkit::distributed::kit::small_tpcc(4, 1000);
+        let cluster = RococoCluster::new(
+            tpcc.clone(),
+            protocol,
+            2,
+            txlab_testkit::distributed::kit::params(7),
+        )
+        .unwrap();
         tpcc.load(&cluster).unwrap();
         let opts = RunOptions {
             clients_per_server: 20,

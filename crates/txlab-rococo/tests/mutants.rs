@@ -7,9 +7,6 @@
 //! workload has an immediate piece that reads a group another piece writes, so no run of theirs
 //! can tell the mutant apart.
 
-mod common;
-
-use common::{Case, hot_ycsb, params, run_step, runner, small_tpcc};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError};
 use std::time::Duration;
@@ -17,6 +14,7 @@ use txlab_net::step::Schedule;
 use txlab_net::step::strategy::{Faults, choices};
 use txlab_rococo::config::Mutant;
 use txlab_rococo::{Params, PiecedWorkload};
+use txlab_testkit::distributed::kit::{Case, hot_ycsb, params, run_step, runner, small_tpcc};
 
 /// Reordering and delays only: every mutant is caught without message loss.
 const FAULTS: Faults = Faults {

@@ -15,9 +15,6 @@
 //! A failure prints the spec (JSON), the protocol and `TXLAB_STEP_SCHEDULE`; `TXLAB_SEED` and
 //! `TXLAB_PROPTEST_CASES` work as in the rest of the kit.
 
-mod common;
-
-use common::{Case, cases, params, run_step, runner};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestCaseError;
@@ -27,6 +24,7 @@ use txlab_net::step::Schedule;
 use txlab_net::step::strategy::{Faults, choices};
 use txlab_rococo::sc::{ScOptions, ScReport, analyze};
 use txlab_rococo::{Params, Protocol};
+use txlab_testkit::distributed::kit::{Case, cases, params, run_step, runner};
 use txlab_testkit::distributed::profiles::{
     ProfileSpec, RandomPieces, brute_force_safe, profile_spec,
 };

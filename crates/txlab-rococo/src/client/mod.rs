@@ -221,6 +221,21 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         }
     }
 
+    /// Sends each `(server, message)`; `resent` counts them as retransmissions.
+    fn send_all(
+        &mut self,
+        ctx: &mut Ctx<'_, Msg<Program<W>>>,
+        sends: Vec<(u16, Msg<Program<W>>)>,
+        resent: bool,
+    ) {
+        if resent {
+            self.counters.retransmits += sends.len() as u64;
+        }
+        for (s, m) in sends {
+            self.send(ctx, s, m);
+        }
+    }
+
     pub(crate) fn on_start(&mut self, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
         self.started = true;
         ctx.set_timer(self.shared.params.retransmit, RETRANSMIT_TIMER);

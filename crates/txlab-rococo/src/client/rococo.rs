@@ -21,7 +21,9 @@
 use super::{Active, Client, Dispatch, Finish, Program, Work};
 use crate::config::{Mutant, Recording};
 use crate::graph::{Deps, Status};
-use crate::msg::{Commit, CommitReply, Msg, PieceFailure, RoRead, RoReply, Start, StartReply};
+use crate::msg::{
+    Commit, CommitReply, Msg, PieceFailure, PieceReq, RoRead, RoReply, Start, StartReply,
+};
 use crate::workload::PiecedWorkload;
 use std::collections::BTreeSet;
 use txlab_core::pieces::PieceValues;
@@ -82,13 +84,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             match t.dispatch.send_ready(kind, profile, &shared.routing) {
                 Ok(batches) => {
                     for (server, pieces) in batches {
-                        let start = Start {
-                            txn: id,
-                            epoch: t.epoch,
-                            program: t.program.clone(),
-                            pieces,
-                        };
-                        sends.push((server, Msg::Start(Box::new(start))));
+                        sends.push((server, start(id, t.epoch, t.program.clone(), pieces)));
                     }
                 }
                 Err(e) => {
@@ -123,17 +119,10 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
                 self.counters.commit_bytes.record(bytes.len() as u64);
             }
             for s in servers {
-                let c = Commit {
-                    txn: id,
-                    deps: deps.clone(),
-                    rolled_back: rolled_back.is_some(),
-                };
-                sends.push((s, Msg::Commit(Box::new(c))));
+                sends.push((s, commit(id, w)));
             }
         }
-        for (s, m) in sends {
-            self.send(ctx, s, m);
-        }
+        self.send_all(ctx, sends, false);
     }
 
     /// A start reply: outputs, the graph, maybe a rollback.
@@ -229,30 +218,16 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         match &w.committing {
             Some(pending) => {
                 for &s in pending {
-                    let c = Commit {
-                        txn: id,
-                        deps: w.deps.clone(),
-                        rolled_back: w.rolled_back.is_some(),
-                    };
-                    sends.push((s, Msg::Commit(Box::new(c))));
+                    sends.push((s, commit(id, w)));
                 }
             }
             None => {
                 for (s, pieces) in unanswered {
-                    let start = Start {
-                        txn: id,
-                        epoch,
-                        program: program.clone(),
-                        pieces,
-                    };
-                    sends.push((s, Msg::Start(Box::new(start))));
+                    sends.push((s, start(id, epoch, program.clone(), pieces)));
                 }
             }
         }
-        self.counters.retransmits += sends.len() as u64;
-        for (s, m) in sends {
-            self.send(ctx, s, m);
-        }
+        self.send_all(ctx, sends, true);
     }
 
     /// Sends the current round's ready reads; compares rounds when one completes.
@@ -274,15 +249,11 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let complete = t.dispatch.complete();
         let Some(w) = ro(t) else { return };
         let round = w.round;
-        for (s, pieces) in batches {
-            let read = RoRead {
-                txn: id,
-                round,
-                program: program.clone(),
-                pieces,
-            };
-            self.send(ctx, s, Msg::RoRead(Box::new(read)));
-        }
+        let sends = batches
+            .into_iter()
+            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces)))
+            .collect();
+        self.send_all(ctx, sends, false);
         if complete {
             self.round_done(id, ctx);
         }
@@ -387,15 +358,39 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let program = t.program.clone();
         let Some(w) = ro(t) else { return };
         let round = w.round;
-        for (s, pieces) in unanswered {
-            let read = RoRead {
-                txn: id,
-                round,
-                program: program.clone(),
-                pieces,
-            };
-            self.counters.retransmits += 1;
-            self.send(ctx, s, Msg::RoRead(Box::new(read)));
-        }
+        let sends = unanswered
+            .into_iter()
+            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces)))
+            .collect();
+        self.send_all(ctx, sends, true);
     }
+}
+
+/// A start request.
+fn start<P>(txn: TxnId, epoch: u64, program: P, pieces: Vec<PieceReq>) -> Msg<P> {
+    Msg::Start(Box::new(Start {
+        txn,
+        epoch,
+        program,
+        pieces,
+    }))
+}
+
+/// A commit request carrying `w`'s dependencies.
+fn commit<P>(txn: TxnId, w: &ReadWrite) -> Msg<P> {
+    Msg::Commit(Box::new(Commit {
+        txn,
+        deps: w.deps.clone(),
+        rolled_back: w.rolled_back.is_some(),
+    }))
+}
+
+/// A read-only round's reads.
+fn ro_read<P>(txn: TxnId, round: u32, program: P, pieces: Vec<PieceReq>) -> Msg<P> {
+    Msg::RoRead(Box::new(RoRead {
+        txn,
+        round,
+        program,
+        pieces,
+    }))
 }

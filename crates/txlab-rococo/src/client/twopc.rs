@@ -14,7 +14,7 @@
 
 use super::{Active, BACKOFF_BIT, Client, Dispatch, Finish, Program, Work};
 use crate::config::{Params, Recording};
-use crate::msg::{Exec, ExecReply, HistoryPart, Msg, PieceFailure, Refusal};
+use crate::msg::{Exec, ExecReply, HistoryPart, Msg, PieceFailure, PieceReq, Refusal};
 use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -125,14 +125,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             match dispatch.send_ready(kind, profile, &shared.routing) {
                 Ok(batches) => {
                     for (s, pieces) in batches {
-                        let e = Exec {
-                            txn: id,
-                            attempt: w.attempt,
-                            priority: w.priority,
-                            program: program.clone(),
-                            pieces,
-                        };
-                        sends.push((s, Msg::Exec(Box::new(e))));
+                        sends.push((s, exec(id, w, program.clone(), pieces)));
                     }
                 }
                 Err(e) => {
@@ -143,22 +136,12 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             if dispatch.complete() {
                 let servers: BTreeSet<u16> = dispatch.servers().into_iter().collect();
                 for &s in &servers {
-                    let versions = w.versions.get(&s).cloned().unwrap_or_default();
-                    sends.push((
-                        s,
-                        Msg::Prepare {
-                            txn: id,
-                            attempt: w.attempt,
-                            versions,
-                        },
-                    ));
+                    sends.push((s, prepare(id, w, s)));
                 }
                 w.phase = Phase::Prepare(servers);
             }
         }
-        for (s, m) in sends {
-            self.send(ctx, s, m);
-        }
+        self.send_all(ctx, sends, false);
     }
 
     /// An execute reply.
@@ -363,25 +346,12 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         match &w.phase {
             Phase::Execute => {
                 for (s, pieces) in unanswered {
-                    let e = Exec {
-                        txn: id,
-                        attempt: w.attempt,
-                        priority: w.priority,
-                        program: program.clone(),
-                        pieces,
-                    };
-                    sends.push((s, Msg::Exec(Box::new(e))));
+                    sends.push((s, exec(id, w, program.clone(), pieces)));
                 }
             }
             Phase::Prepare(pending) => {
                 for &s in pending {
-                    let versions = w.versions.get(&s).cloned().unwrap_or_default();
-                    let m = Msg::Prepare {
-                        txn: id,
-                        attempt: w.attempt,
-                        versions,
-                    };
-                    sends.push((s, m));
+                    sends.push((s, prepare(id, w, s)));
                 }
             }
             Phase::Commit(pending) => {
@@ -391,10 +361,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
             Phase::Recovering | Phase::Backoff => {}
         }
-        self.counters.retransmits += sends.len() as u64;
-        for (s, m) in sends {
-            self.send(ctx, s, m);
-        }
+        self.send_all(ctx, sends, true);
     }
 
     /// Sends the aborts of ended attempts not yet acknowledged again.
@@ -418,5 +385,26 @@ fn decide<P>(txn: TxnId, attempt: u32, commit: bool) -> Msg<P> {
         txn,
         attempt,
         commit,
+    }
+}
+
+/// An execute request of `w`'s current attempt.
+fn exec<P>(txn: TxnId, w: &TwoPc, program: P, pieces: Vec<PieceReq>) -> Msg<P> {
+    Msg::Exec(Box::new(Exec {
+        txn,
+        attempt: w.attempt,
+        priority: w.priority,
+        program,
+        pieces,
+    }))
+}
+
+/// A prepare request of `w`'s current attempt to `server`, with the versions its pieces there
+/// read (OCC validates them).
+fn prepare<P>(txn: TxnId, w: &TwoPc, server: u16) -> Msg<P> {
+    Msg::Prepare {
+        txn,
+        attempt: w.attempt,
+        versions: w.versions.get(&server).cloned().unwrap_or_default(),
     }
 }

@@ -120,12 +120,33 @@ impl Finished {
         }
     }
 
-    /// Why `attempt` of `txn` ended here, if this server ended it.
-    fn refusal(&self, txn: TxnId, attempt: u32) -> Option<Refusal> {
-        self.map
-            .get(&txn)
-            .filter(|f| f.attempt == attempt)
-            .and_then(|f| f.refusal.clone())
+    /// `Some` if `attempt` of `txn` (or a later one) ended here, with the refusal to repeat if
+    /// this server ended that attempt.
+    fn ended(&self, txn: TxnId, attempt: u32) -> Option<Option<Refusal>> {
+        let f = self.map.get(&txn).filter(|f| attempt <= f.attempt)?;
+        Some(f.refusal.clone().filter(|_| f.attempt == attempt))
+    }
+
+    /// The answer to a coordinator's decision on `attempt` of `txn`, once the attempt's live
+    /// state here (`live`) has ended: a decision that found none is remembered as an abort, and
+    /// a commit is answered with what it recorded here (again, for a repeated decision).
+    fn decided<P>(
+        &mut self,
+        txn: TxnId,
+        attempt: u32,
+        commit: bool,
+        live: bool,
+        now: Duration,
+    ) -> Msg<P> {
+        if !live && !commit {
+            self.aborted_elsewhere(txn, attempt, now);
+        }
+        let history = commit.then(|| self.history(txn, attempt)).flatten();
+        Msg::Decided {
+            txn,
+            attempt,
+            history,
+        }
     }
 
     /// Forgets attempts that ended more than `keep` before `now`.

@@ -108,8 +108,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         e: Exec<Program<W>>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
-        if self.occ.finished.contains(e.txn, e.attempt) {
-            let why = self.occ.finished.refusal(e.txn, e.attempt);
+        if let Some(why) = self.occ.finished.ended(e.txn, e.attempt) {
             return self.refuse_again(from, e.txn, e.attempt, why, ctx);
         }
         match self.occ.attempts.get(&e.txn) {
@@ -300,20 +299,11 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 None
             };
             self.occ.finished.insert(txn, attempt, ctx.now(), history);
-        } else if !commit {
-            self.occ.finished.aborted_elsewhere(txn, attempt, ctx.now());
         }
-        let history = commit
-            .then(|| self.occ.finished.history(txn, attempt))
-            .flatten();
-        self.send(
-            ctx,
-            from,
-            Msg::Decided {
-                txn,
-                attempt,
-                history,
-            },
-        );
+        let reply = self
+            .occ
+            .finished
+            .decided(txn, attempt, commit, live, ctx.now());
+        self.send(ctx, from, reply);
     }
 }

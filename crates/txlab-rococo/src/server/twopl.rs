@@ -98,8 +98,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         e: Exec<Program<W>>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
-        if self.twopl.finished.contains(e.txn, e.attempt) {
-            let why = self.twopl.finished.refusal(e.txn, e.attempt);
+        if let Some(why) = self.twopl.finished.ended(e.txn, e.attempt) {
             return self.refuse_again(from, e.txn, e.attempt, why, ctx);
         }
         let now = ctx.now();
@@ -369,22 +368,11 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             self.twopl.finished.insert(txn, attempt, ctx.now(), history);
             self.twopl.release(txn, &a.held);
             self.twopl_progress(ctx);
-        } else if !commit {
-            self.twopl
-                .finished
-                .aborted_elsewhere(txn, attempt, ctx.now());
         }
-        let history = commit
-            .then(|| self.twopl.finished.history(txn, attempt))
-            .flatten();
-        self.send(
-            ctx,
-            from,
-            Msg::Decided {
-                txn,
-                attempt,
-                history,
-            },
-        );
+        let reply = self
+            .twopl
+            .finished
+            .decided(txn, attempt, commit, live, ctx.now());
+        self.send(ctx, from, reply);
     }
 }

@@ -1,5 +1,5 @@
 //! The distributed correctness kit: one test body for `rococo`, `2pl-2pc` and `occ-2pc` on the
-//! `step` and `sim` drivers. A case is a workload, a protocol, a cluster shape and a quota of
+//! `step` and `sim` drivers ([`every_protocol_under_every_schedule`], [`every_protocol_every_seed`]). A case is a workload, a protocol, a cluster shape and a quota of
 //! transactions per client slot; [`verify`] checks what the run left behind:
 //!
 //! - no node hit a fatal error, every internal-error counter is zero, every client finished
@@ -14,13 +14,14 @@
 //! failure names its seed). `TXLAB_STEP_SCHEDULE` replays one step schedule, `TXLAB_SIM_SEED`
 //! one simulation seed.
 
-#![allow(dead_code)]
-
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::time::Duration;
 use txlab_net::NodeId;
-use txlab_net::sim::{SimCluster, SimConfig};
+use txlab_net::sim::{Crash, Partition, SimCluster, SimConfig, seeds};
+use txlab_net::step::strategy::{Faults, choices};
 use txlab_net::step::{Schedule, Source, StepConfig, StepDriver, World};
 use txlab_rococo::client::Issue;
 use txlab_rococo::cluster::{merge_shards, node_factory};
@@ -72,13 +73,17 @@ pub fn runner(cases: u32, max_shrink_iters: u32) -> (TestRunner, u64) {
 /// One run's setup.
 #[derive(Debug, Clone)]
 pub struct Case<W> {
+    /// The workload.
     pub workload: W,
+    /// The protocol.
     pub protocol: Protocol,
+    /// Servers (node ids `0..servers`; client nodes follow).
     pub servers: u16,
     /// Client slots per client node.
     pub clients: Vec<Vec<u32>>,
     /// Transactions per slot.
     pub quota: u64,
+    /// The run's parameters.
     pub params: Params,
 }
 
@@ -167,7 +172,9 @@ fn fatal<W: PiecedWorkload>(n: &Node<W>) -> bool {
 /// What a passing run counted.
 #[derive(Debug, Default)]
 pub struct Summary {
+    /// Every node's counters, merged.
     pub counters: Counters,
+    /// Transactions committed.
     pub committed: usize,
 }
 
@@ -280,4 +287,169 @@ pub fn run_sim<W: PiecedWorkload>(case: &Case<W>, sim: SimConfig) -> Result<Summ
     .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))?;
     c.view(|nodes| verify(case, &cluster, nodes.iter().copied(), &rec))
         .map_err(|e| format!("seed {seed} (TXLAB_SIM_SEED={seed}): {e}"))
+}
+
+// ---- the step driver: every protocol under proptest schedules, shrunk and replayable ----
+
+/// Message faults of the schedules; crashes are left to the simulation (server recovery is out
+/// of scope).
+pub const FAULTS: Faults = Faults {
+    drop: true,
+    duplicate: true,
+    delay: true,
+    crash: false,
+};
+
+/// A case's shape: `(keys or districts, servers, seed)`.
+pub type Shape = (u64, u16, u64);
+
+/// Builds the case of a family (`ycsb`, `tpcc`, ...) for a protocol and a shape.
+pub type MakeCase<W> = fn(Protocol, Shape) -> Case<W>;
+
+/// A case spec as printed on failure: `<family> <protocol> <keys|districts> <servers> <seed>`.
+fn parse_case(spec: &str) -> (String, Protocol, Shape) {
+    let f: Vec<&str> = spec.split_whitespace().collect();
+    let usage = "TXLAB_STEP_CASE='<family> <protocol> <n> <servers> <seed>'";
+    assert_eq!(f.len(), 5, "{usage}, got {spec:?}");
+    let num = |s: &str| -> u64 {
+        s.parse()
+            .unwrap_or_else(|_| panic!("{usage}, got {spec:?}"))
+    };
+    let protocol = Protocol::from_name(f[1]).unwrap_or_else(|e| panic!("{e}"));
+    (
+        f[0].to_string(),
+        protocol,
+        (num(f[2]), num(f[3]) as u16, num(f[4])),
+    )
+}
+
+/// Runs case `spec` (`TXLAB_STEP_CASE` syntax) of the family `make` builds under `schedule`,
+/// panicking with the kit's error.
+pub fn run_spec<W: PiecedWorkload>(make: MakeCase<W>, spec: &str, schedule: &str) {
+    let (_, protocol, shape) = parse_case(spec);
+    let schedule: Schedule = schedule.parse().unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = run_step(&make(protocol, shape), schedule) {
+        panic!("{spec}: {e}");
+    }
+}
+
+/// Replays `TXLAB_STEP_CASE` / `TXLAB_STEP_SCHEDULE` if both are set (running it if it names
+/// `family`); whether they were set.
+fn replay<W: PiecedWorkload>(family: &str, make: MakeCase<W>) -> bool {
+    let (Ok(case), Ok(schedule)) = (
+        std::env::var("TXLAB_STEP_CASE"),
+        std::env::var("TXLAB_STEP_SCHEDULE"),
+    ) else {
+        return false;
+    };
+    if parse_case(&case).0 == family {
+        run_spec(make, &case, &schedule);
+    }
+    true
+}
+
+/// The step-driver property for every protocol: `n` proptest cases of a shape from `shapes`
+/// and a schedule of up to 150 choices with [`FAULTS`], each run and [`verify`]d. A failure
+/// shrinks to a minimal schedule and panics with `TXLAB_SEED` and the `TXLAB_STEP_CASE` /
+/// `TXLAB_STEP_SCHEDULE` that replay it (when both are set, only that case runs).
+pub fn every_protocol_under_every_schedule<W: PiecedWorkload>(
+    family: &str,
+    make: MakeCase<W>,
+    shapes: impl Strategy<Value = Shape>,
+    n: u32,
+) {
+    if replay(family, make) {
+        return;
+    }
+    for protocol in Protocol::ALL {
+        let (mut runner, seed) = runner(n, Config::default().max_shrink_iters);
+        let r = runner.run(
+            &(&shapes, choices(150, FAULTS)),
+            |(shape, s): (Shape, Schedule)| {
+                run_step(&make(protocol, shape), s).map(drop).map_err(|e| {
+                    TestCaseError::fail(format!(
+                        "{e}\nTXLAB_STEP_CASE='{family} {} {} {} {}'",
+                        protocol.name(),
+                        shape.0,
+                        shape.1,
+                        shape.2
+                    ))
+                })
+            },
+        );
+        if let Err(e) = r {
+            panic!("{} (TXLAB_SEED={seed}): {e}", protocol.name());
+        }
+    }
+}
+
+// ---- the sim driver: partitions, a coordinator crash, seeds 0 to 19 ----
+
+/// The simulation every protocol runs: latency 50 µs to 2 ms, a 100 ms partition between client
+/// node 2 and server 0 at 2 ms, one between servers 0 and 1 at 6 ms (while commits and status
+/// requests are in flight), and client node 3 crashing at 4 ms and bouncing 50 ms later.
+pub fn partitions_and_a_crash(seed: u64) -> SimConfig {
+    let ms = Duration::from_millis;
+    SimConfig {
+        seed,
+        min_latency: Duration::from_micros(50),
+        max_latency: ms(2),
+        partitions: vec![
+            Partition {
+                at: ms(2),
+                duration: ms(100),
+                side_a: vec![NodeId(2)],
+                side_b: vec![NodeId(0)],
+            },
+            Partition {
+                at: ms(6),
+                duration: ms(100),
+                side_a: vec![NodeId(0)],
+                side_b: vec![NodeId(1)],
+            },
+        ],
+        crashes: vec![Crash {
+            at: ms(4),
+            node: NodeId(3),
+            restart_after: ms(50),
+        }],
+        duration: Duration::from_secs(30),
+        ..SimConfig::default()
+    }
+}
+
+/// Params for a simulated run: coordinators log their requests (§3.5), requests are resent
+/// after 20 ms, GC every 10 ms.
+pub fn sim_params(seed: u64) -> Params {
+    Params {
+        log_requests: true,
+        retransmit: Duration::from_millis(20),
+        gc_epoch: Some(Duration::from_millis(10)),
+        ..params(seed)
+    }
+}
+
+/// The sim-driver property for every protocol: `workload` on 2 servers and 2 client nodes of 2
+/// slots, 4 transactions each, through [`partitions_and_a_crash`] for every seed of
+/// `TXLAB_SIM_SEED` (else 0 to 19); every check of [`verify`] holds and something commits.
+pub fn every_protocol_every_seed<W: PiecedWorkload>(workload: W) {
+    for protocol in Protocol::ALL {
+        for seed in seeds(0..20).unwrap_or_else(|e| panic!("{e}")) {
+            let case = Case {
+                workload: workload.clone(),
+                protocol,
+                servers: 2,
+                clients: vec![vec![0, 1], vec![2, 3]],
+                quota: 4,
+                params: sim_params(seed),
+            };
+            let s = run_sim(&case, partitions_and_a_crash(seed))
+                .unwrap_or_else(|e| panic!("{}: {e}", protocol.name()));
+            assert!(
+                s.committed > 0,
+                "{}: seed {seed}: nothing committed",
+                protocol.name()
+            );
+        }
+    }
 }
