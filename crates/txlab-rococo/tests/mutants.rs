@@ -1,15 +1,16 @@
 //! The deliberately broken variants (`mutation` feature) are caught by the distributed kit on
 //! the step driver, with a shrunk schedule that the correct protocol passes.
 //!
-//! `LastReaderOnly` is held by `keys`' unit test instead: an edge from an earlier reader to a
-//! writer matters only when that read was immediate (it saw the old value at start); a
-//! deferred read runs at execution, after whatever the graph let run before it. Neither
-//! workload has an immediate piece that reads a group another piece writes, so no run of theirs
-//! can tell the mutant apart.
+//! `LastReaderOnly` is caught on random profiles (`txlab_testkit::distributed::profiles`), not on
+//! TPC-C or YCSB: an edge from an earlier reader to a writer matters only when that read was
+//! immediate (it saw the old value at start); a deferred read runs at execution, after whatever
+//! the graph let run before it. Neither workload has an immediate piece that reads a group
+//! another piece writes; random profiles do.
 
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestError};
 use std::time::Duration;
+use txlab_core::pieces::PieceProfiles;
 use txlab_net::step::Schedule;
 use txlab_net::step::strategy::{Faults, choices};
 use txlab_rococo::config::Mutant;
@@ -128,4 +129,44 @@ fn two_pl_releasing_before_2pc_is_caught() {
 #[test]
 fn occ_without_read_validation_is_caught() {
     caught(Mutant::OccNoValidation, ycsb);
+}
+
+/// Random profiles do have immediate reads of groups other pieces write: there the mutant's
+/// missing edge (from an earlier reader to the writer) lets the servers order a writer's
+/// deferred piece before the reader's on another server.
+#[test]
+fn one_hop_edges_from_the_last_reader_only_are_caught_on_random_profiles() {
+    use txlab_rococo::sc::{ScOptions, analyze};
+    use txlab_testkit::distributed::profiles::{ProfileSpec, RandomPieces, profile_spec};
+    let make = |spec: &ProfileSpec, mutant, seed| Case {
+        workload: RandomPieces::new(spec.clone()).unwrap(),
+        protocol: txlab_rococo::Protocol::Rococo,
+        servers: 2,
+        clients: vec![vec![0, 1, 2], vec![3, 4, 5]],
+        quota: 3,
+        params: mutant_params(seed, mutant),
+    };
+    let mutant = Some(Mutant::LastReaderOnly);
+    let (mut runner, proptest_seed) = runner(2000, 2000);
+    let r = runner.run(
+        &(profile_spec(0.5), any::<u64>(), choices(120, FAULTS)),
+        |(spec, seed, s)| {
+            let w = RandomPieces::new(spec.clone()).unwrap();
+            let safe = analyze(&spec.profiles(), &w.table_layouts(), ScOptions::default())
+                .is_ok_and(|r| r.is_safe());
+            if !safe {
+                return Ok(());
+            }
+            run_step(&make(&spec, mutant, seed), s)
+                .map(drop)
+                .map_err(TestCaseError::fail)
+        },
+    );
+    let Err(TestError::Fail(why, (spec, seed, schedule))) = r else {
+        panic!("LastReaderOnly was not caught (TXLAB_SEED={proptest_seed}): {r:?}");
+    };
+    println!("LastReaderOnly caught (seed {seed}, {spec:?}): {why}");
+    if let Err(e) = run_step(&make(&spec, None, seed), schedule) {
+        panic!("the correct rococo fails the schedule that caught LastReaderOnly: {e}");
+    }
 }
