@@ -18,6 +18,7 @@ use crate::commit::GcCounters;
 use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::meter::RunMeter;
+use crate::pool::{Threads, WorkerPool};
 use crate::run::JobReport;
 use crate::schedule::{Batch, Entry, Positioned, Schedule, in_order, log_positions};
 use crate::seq::Seq;
@@ -355,6 +356,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
                 self.drive(
                     schedule,
                     workers,
+                    Threads::Scoped,
                     |w| Ok(Reporter::new(meter.probe(1 + w), done_tx.clone())),
                     |r: &mut Reporter<M::Probe<'_>>,
                      batch: &Batch<Submission<W::Program>>,
@@ -471,15 +473,17 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
                 program,
             })
             .collect();
-        self.run_positioned(&jobs, workers)
+        self.run_positioned(&jobs, workers, Threads::Scoped)
     }
 
-    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does (a partition of a
-    /// cluster runs its share of the global order this way: `Seq`s and ranks with gaps). Errors:
-    /// `workers` outside `1..=1024`, interactive workers alive or another run in progress.
+    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does, on `workers` of
+    /// `pool`'s threads (a partition of a cluster runs its share of the global order this way:
+    /// `Seq`s and ranks with gaps). Errors: `workers` outside `1..=1024` or above the pool's
+    /// threads, interactive workers alive or another run in progress.
     pub fn execute_positioned<P>(
         &self,
         jobs: &[Positioned<'_, P>],
+        pool: &WorkerPool,
         workers: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
@@ -488,7 +492,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
     {
         crate::config::check_workers(workers)?;
         let _run = self.begin_run()?;
-        self.run_positioned(jobs, workers)
+        self.run_positioned(jobs, workers, Threads::Pool(pool))
     }
 }
 
@@ -508,7 +512,7 @@ impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
         let first_epoch = self.take_epochs(epochs.max(1))?;
         let base = self.take_ranks(log.len() as u64);
         let jobs = log_positions(log, first_epoch, base)?;
-        self.run_positioned(&jobs, workers)
+        self.run_positioned(&jobs, workers, Threads::Scoped)
     }
 }
 
@@ -519,6 +523,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         &self,
         jobs: &[Positioned<'_, P>],
         workers: usize,
+        threads: Threads<'_>,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
         P: Program + Sync,
@@ -548,6 +553,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         let parts = self.drive(
             &schedule,
             workers,
+            threads,
             |_| Ok(Vec::new()),
             |out: &mut Vec<(usize, TxResult<P::Output>)>, batch: &Batch<Entry<'_, P>>, i, r, _| {
                 out.push((batch.jobs[i].index, r));

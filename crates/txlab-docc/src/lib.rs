@@ -21,6 +21,8 @@
 //!   and driver, with reconnaissance for dependent programs ([`recon`]);
 //! - [`cluster`]: multi-partition DOCC and Calvin over `txlab-net` (`DoccCluster`,
 //!   `CalvinCluster`): one sans-IO node type, the sequencer, the merge and the exchange;
+//! - [`pool`]: where a run's threads come from (scoped per run, or a partition's persistent
+//!   pool);
 //! - `interactive`: the `Engine`/`Worker`/`Transaction` entry point ("sequence at commit", not
 //!   deterministic).
 //!
@@ -38,6 +40,7 @@ mod exec;
 pub mod interactive;
 pub mod layout;
 mod meter;
+pub mod pool;
 pub mod recon;
 mod run;
 mod schedule;

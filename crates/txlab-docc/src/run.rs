@@ -28,13 +28,13 @@ use crate::config::mutated;
 use crate::engine::Docc;
 use crate::exec::{Attempt, Exec, ExecState, misuse_message, no_conflict_at_serial_position};
 use crate::layout::{Keep, Layout};
+use crate::pool::Threads;
 use crate::schedule::{Batch, Job, Schedule};
 use crate::stats::DoccStats;
 use crate::wait::Waiters;
 use std::marker::PhantomData;
 use std::time::Instant;
 use txlab_core::protocol::history::{Outcome, Recorder, TxnRecord, WriteEvent, txn_id};
-use txlab_core::protocol::sync::thread;
 use txlab_core::{Error, Program, TxError, TxResult};
 
 /// What happened to one job, for the driver's per-transaction counters.
@@ -345,6 +345,7 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         &self,
         schedule: &Schedule<J>,
         workers: usize,
+        threads: Threads<'_>,
         make: M,
         each: F,
     ) -> Result<Vec<S>, Error>
@@ -355,34 +356,21 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         F: Fn(&mut S, &Batch<J>, usize, TxResult<<J::P as Program>::Output>, &JobReport) + Sync,
     {
         let waiters = Waiters::new(workers);
-        let outcomes: Vec<Option<Result<S, Error>>> = thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let (waiters, make, each) = (&waiters, &make, &each);
-                    s.spawn(move || -> Result<S, Error> {
-                        let mut state = make(w)?;
-                        let mut worker = RunWorker::new(self, w);
-                        let mut current = None;
-                        while let Some((batch, i)) = schedule.claim(&mut current, waiters, w) {
-                            let r = worker.process(schedule, waiters, &batch, i);
-                            each(&mut state, &batch, i, r, &worker.report);
-                        }
-                        self.merge_stats(&worker.stats);
-                        Ok(state)
-                    })
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().ok()).collect()
-        });
-        outcomes
-            .into_iter()
-            .map(|o| {
-                o.unwrap_or_else(|| {
-                    Err(Error::Internal(
-                        "a worker thread of a deterministic run panicked".into(),
-                    ))
-                })
-            })
-            .collect()
+        let (outcomes, ()) = threads.run(
+            workers,
+            |w| -> Result<S, Error> {
+                let mut state = make(w)?;
+                let mut worker = RunWorker::new(self, w);
+                let mut current = None;
+                while let Some((batch, i)) = schedule.claim(&mut current, &waiters, w) {
+                    let r = worker.process(schedule, &waiters, &batch, i);
+                    each(&mut state, &batch, i, r, &worker.report);
+                }
+                self.merge_stats(&worker.stats);
+                Ok(state)
+            },
+            || (),
+        )?;
+        outcomes.into_iter().map(|o| o.and_then(|s| s)).collect()
     }
 }

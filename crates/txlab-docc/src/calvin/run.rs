@@ -9,6 +9,7 @@ use crate::driver::{Logged, Metered, MeteredLog, Reporter, RunStats, sequence};
 use crate::exec::{Attempt, Exec, ExecState, WriteKind, misuse_message};
 use crate::layout::{InPlace, InPlaceRecord, Keep, Layout};
 use crate::meter::RunMeter;
+use crate::pool::{Threads, WorkerPool};
 use crate::recon::{Predicted, Prediction, Recon};
 use crate::run::Recording;
 use crate::schedule::{Entry, Job, Positioned, in_order, log_positions};
@@ -434,6 +435,7 @@ impl<Rec: Recorder> Calvin<Rec> {
     fn pipeline<J, S, M, F, O, R>(
         &self,
         workers: usize,
+        threads: Threads<'_>,
         make: M,
         each: F,
         outside: O,
@@ -448,11 +450,11 @@ impl<Rec: Recorder> Calvin<Rec> {
     {
         let managers = self.config.lock_managers;
         let mut inboxes = Vec::new();
-        let mut rxs: Vec<Receiver<Msg<J>>> = Vec::new();
+        let mut rxs: Vec<Mutex<Option<Receiver<Msg<J>>>>> = Vec::new();
         for _ in 0..managers {
             let (tx, rx) = channel();
             inboxes.push(tx);
-            rxs.push(rx);
+            rxs.push(Mutex::new(Some(rx)));
         }
         let pipe = Pipe {
             inboxes,
@@ -465,62 +467,48 @@ impl<Rec: Recorder> Calvin<Rec> {
             skip_last_lock: mutated!(self.db.config, CalvinSkipLock),
         };
         let out_of_order = mutated!(self.db.config, CalvinGrantOutOfOrder);
-        let (fed, states) = std::thread::scope(|s| {
-            let pipe = &pipe;
-            let mgrs: Vec<_> = rxs
-                .into_iter()
-                .enumerate()
-                .map(|(m, rx)| {
-                    s.spawn(move || {
-                        let mut lm = LockManager::<J>::new(m, out_of_order);
-                        let mut ready = |t| pipe.ready.push(t);
-                        while let Ok(msg) = rx.recv() {
-                            if !lm.handle(msg, &mut ready, &self.busy_ns) {
-                                break;
-                            }
-                        }
-                    })
-                })
-                .collect();
-            let pool: Vec<_> = (0..workers)
-                .map(|_| {
-                    let (make, each, outside) = (&make, &each, &outside);
-                    s.spawn(move || -> Result<S, Error> {
-                        let mut state = make()?;
-                        let mut w = CWorker::new(self);
-                        while let Some(txn) = pipe.ready.pop() {
-                            let ended = w.execute(&txn);
-                            pipe.release(&txn);
-                            match ended {
-                                Ended::Done(r) => each(&mut state, &txn, r),
-                                Ended::Outside(p, t, k) => outside(&mut state, &txn, p, t, k),
-                            }
-                            pipe.outstanding.done();
-                        }
-                        Ok(state)
-                    })
-                })
-                .collect();
-            let fed = feed(pipe);
+        // Tasks `0..managers` are the lock managers, the rest the workers.
+        let task = |t: usize| -> Result<Option<S>, Error> {
+            if t < managers {
+                let rx = lock(&rxs[t])
+                    .take()
+                    .expect("each manager's inbox is taken once");
+                let mut lm = LockManager::<J>::new(t, out_of_order);
+                let mut ready = |txn| pipe.ready.push(txn);
+                while let Ok(msg) = rx.recv() {
+                    if !lm.handle(msg, &mut ready, &self.busy_ns) {
+                        break;
+                    }
+                }
+                return Ok(None);
+            }
+            let mut state = make()?;
+            let mut w = CWorker::new(self);
+            while let Some(txn) = pipe.ready.pop() {
+                let ended = w.execute(&txn);
+                pipe.release(&txn);
+                match ended {
+                    Ended::Done(r) => each(&mut state, &txn, r),
+                    Ended::Outside(p, t, k) => outside(&mut state, &txn, p, t, k),
+                }
+                pipe.outstanding.done();
+            }
+            Ok(Some(state))
+        };
+        let (ended, fed) = threads.run(managers + workers, task, || {
+            let fed = feed(&pipe);
             pipe.outstanding.wait_zero();
             for inbox in &pipe.inboxes {
                 let _ = inbox.send(Msg::Stop);
             }
             pipe.ready.close();
-            let states: Vec<Result<S, Error>> = pool
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Internal("a Calvin worker panicked".into())))
-                })
-                .collect();
-            for h in mgrs {
-                let _ = h.join();
-            }
-            (fed, states)
-        });
+            fed
+        })?;
         let fed = fed?;
-        let states = states.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut states = Vec::with_capacity(workers);
+        for e in ended {
+            states.extend(e.and_then(|s| s)?);
+        }
         Ok((fed, states))
     }
 
@@ -569,16 +557,19 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
             .take_epochs((log.len().div_ceil(chunk) as u32).max(1))?;
         let base = self.db.take_ranks(log.len() as u64);
         let jobs = log_positions(log, first_epoch, base)?;
-        self.run_positioned(&jobs, workers)
+        self.run_positioned(&jobs, workers, Threads::Scoped)
     }
 }
 
 impl<Rec: Recorder> Calvin<Rec> {
-    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does (a partition of a
-    /// cluster runs its share of the global order this way). Errors: another run in progress.
+    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does, with the lock
+    /// managers and `workers` workers on `pool`'s threads (a partition of a cluster runs its share
+    /// of the global order this way). Errors: more threads than the pool has, another run in
+    /// progress.
     pub fn execute_positioned<P>(
         &self,
         jobs: &[Positioned<'_, P>],
+        pool: &WorkerPool,
         workers: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
@@ -587,13 +578,19 @@ impl<Rec: Recorder> Calvin<Rec> {
     {
         crate::config::check_workers(workers)?;
         let _run = self.db.begin_run()?;
-        self.run_positioned(jobs, workers)
+        self.run_positioned(jobs, workers, Threads::Pool(pool))
+    }
+
+    /// Threads a run of `workers` workers needs: theirs and the lock managers'.
+    pub fn threads_for(&self, workers: usize) -> usize {
+        workers + self.config.lock_managers
     }
 
     fn run_positioned<P>(
         &self,
         jobs: &[Positioned<'_, P>],
         workers: usize,
+        threads: Threads<'_>,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
         P: Program + Sync,
@@ -602,6 +599,7 @@ impl<Rec: Recorder> Calvin<Rec> {
         type Out<T> = Vec<(usize, TxResult<T>)>;
         let ((), parts) = self.pipeline(
             workers,
+            threads,
             || Ok(Out::<P::Output>::new()),
             |out: &mut Out<P::Output>, txn: &CalvinTxn<Entry<'_, P>>, r| {
                 out.push((txn.job.index, r))
@@ -721,6 +719,7 @@ impl<Rec: Recorder> Calvin<Rec> {
         let workers = AtomicUsize::new(0);
         let ((), states) = self.pipeline(
             self.config.workers,
+            Threads::Scoped,
             || {
                 let w = workers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(DriverState {
@@ -852,6 +851,7 @@ impl<Rec: Recorder> Calvin<Rec> {
         type Out<T> = Vec<(usize, TxResult<T>)>;
         let ((), parts) = self.pipeline(
             workers,
+            Threads::Scoped,
             || Ok(Out::<P::Output>::new()),
             |out: &mut Out<P::Output>, txn: &CalvinTxn<Entry<'_, Predicted<P>>>, r| {
                 out.push((txn.job.index, r))

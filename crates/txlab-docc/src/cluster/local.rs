@@ -6,6 +6,7 @@
 use crate::calvin::Calvin;
 use crate::engine::Docc;
 use crate::layout::Layout;
+use crate::pool::WorkerPool;
 use crate::schedule::Positioned;
 use txlab_core::protocol::history::Recorder;
 use txlab_core::protocol::storage::Index;
@@ -21,10 +22,16 @@ mod sealed {
 /// A single-node deterministic engine one partition of a cluster runs (module docs). Sealed:
 /// DOCC and the Calvin-style baseline.
 pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
-    /// Runs `jobs` at their positions, in order, with `workers` threads; one result per job.
+    /// Threads a run of `workers` workers takes from the partition's pool (Calvin's lock managers
+    /// included).
+    fn threads_for(&self, workers: usize) -> usize;
+
+    /// Runs `jobs` at their positions, in order, with `workers` workers on `pool`'s threads; one
+    /// result per job.
     fn run_at<P>(
         &self,
         jobs: &[Positioned<'_, P>],
+        pool: &WorkerPool,
         workers: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
@@ -80,16 +87,21 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
 impl<L: Layout, Rec: Recorder> sealed::Sealed for Docc<L, Rec> {}
 
 impl<L: Layout, Rec: Recorder + 'static> PartitionEngine for Docc<L, Rec> {
+    fn threads_for(&self, workers: usize) -> usize {
+        workers
+    }
+
     fn run_at<P>(
         &self,
         jobs: &[Positioned<'_, P>],
+        pool: &WorkerPool,
         workers: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
         P: Program + Sync,
         P::Output: Send,
     {
-        self.execute_positioned(jobs, workers)
+        self.execute_positioned(jobs, pool, workers)
     }
 
     fn committed(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error> {
@@ -110,16 +122,21 @@ impl<L: Layout, Rec: Recorder + 'static> PartitionEngine for Docc<L, Rec> {
 impl<Rec: Recorder> sealed::Sealed for Calvin<Rec> {}
 
 impl<Rec: Recorder + 'static> PartitionEngine for Calvin<Rec> {
+    fn threads_for(&self, workers: usize) -> usize {
+        Calvin::threads_for(self, workers)
+    }
+
     fn run_at<P>(
         &self,
         jobs: &[Positioned<'_, P>],
+        pool: &WorkerPool,
         workers: usize,
     ) -> Result<Vec<TxResult<P::Output>>, Error>
     where
         P: Program + Sync,
         P::Output: Send,
     {
-        self.execute_positioned(jobs, workers)
+        self.execute_positioned(jobs, pool, workers)
     }
 
     fn committed(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error> {

@@ -40,6 +40,7 @@ use super::local::PartitionEngine;
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
 use super::ops::{Apply, Confined, Split, View};
 use super::route::{Plan, Routing};
+use crate::pool::WorkerPool;
 use crate::schedule::Positioned;
 use crate::seq::Seq;
 use hdrhistogram::Histogram;
@@ -204,6 +205,8 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     me: u16,
     nodes: u16,
     engine: Arc<E>,
+    /// The local engine's threads, started once (`crate::pool`).
+    pool: WorkerPool,
     routing: Arc<Routing>,
     config: NodeConfig,
     feed: Box<dyn Feed<P>>,
@@ -269,10 +272,15 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             max_txns: 1,
         }
         .validate()?;
+        let pool = WorkerPool::new(
+            engine.threads_for(config.workers),
+            &format!("txlab-node{me}"),
+        )?;
         Ok(Self {
             me,
             nodes: routing.nodes(),
             engine,
+            pool,
             routing,
             config,
             feed,
@@ -510,7 +518,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         let results = if jobs.is_empty() {
             Ok(Vec::new())
         } else {
-            self.engine.run_at(&jobs, self.config.workers)
+            self.engine.run_at(&jobs, &self.pool, self.config.workers)
         };
         let outside: Vec<Option<u16>> = confined.iter().map(Confined::outside).collect();
         drop(jobs);
@@ -738,7 +746,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             rank: entry.rank,
             program: &apply,
         }];
-        match self.engine.run_at(&job, 1) {
+        match self.engine.run_at(&job, &self.pool, 1) {
             Ok(r) => {
                 if let Some(Err(e)) = r.into_iter().next() {
                     self.fail(format!("installing {}: {e}", entry.seq));
