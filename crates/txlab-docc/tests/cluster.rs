@@ -12,23 +12,27 @@
 //! `step`: proptest delivery orders, drops, duplicates and delays (`TXLAB_PROPTEST_CASES`,
 //! default 200; a failure shrinks and prints `TXLAB_STEP_SCHEDULE`). `sim`: seeds 0 to 19
 //! (`TXLAB_SIM_SEED` replays one), latency 50 µs to 1 ms, one node cut off for 100 ms.
-//! `inproc`: 100 µs links; and crash-and-replay: a closed-loop run's recorded log replayed on
+//! `inproc`: 100 µs links; the partitions' histories, recorded on the sequence clock and merged
+//! (`merge_histories`), pass `CheckOptions::strict()` (and a corrupted one fails it); and crash-and-replay: a closed-loop run's recorded log replayed on
 //! a cluster stopped mid-run, then on freshly loaded nodes, reaches the first run's state.
 
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::digest::StateDigest;
 use txlab_check::serial::SerialEngine;
+use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::deterministic::Deterministic;
-use txlab_core::partition::Partitioner;
+use txlab_core::partition::{Partitioner, Placement};
+use txlab_core::protocol::history::Outcome as HOutcome;
 use txlab_core::{Engine, Error, Schema};
 use txlab_docc::calvin::{Calvin, CalvinConfig};
 use txlab_docc::cluster::inproc::{self, InprocOptions};
 use txlab_docc::cluster::{
     Cluster, ClusterLog, ClusterProgram, Feed, LogFeed, NodeConfig, PartitionEngine, PartitionNode,
-    WorkloadFeed,
+    Routing, WorkloadFeed, merge_histories,
 };
 use txlab_docc::{Chain, Docc, DoccConfig};
 use txlab_net::NodeId;
@@ -550,6 +554,122 @@ fn docc_recovers_by_replaying_the_input_log() {
 #[test]
 fn calvin_recovers_by_replaying_the_input_log() {
     crash_and_replay(calvin);
+}
+
+fn docc_recorded(schema: &Schema) -> Docc<Chain, MemoryRecorder> {
+    Docc::builder()
+        .config(DoccConfig {
+            workers: 2,
+            sequence_clock: true,
+            ..DoccConfig::default()
+        })
+        .recorder(Arc::new(MemoryRecorder::new()))
+        .build(schema)
+        .unwrap()
+}
+
+fn calvin_recorded(schema: &Schema) -> Calvin<MemoryRecorder> {
+    Calvin::builder()
+        .config(CalvinConfig {
+            workers: 2,
+            sequence_clock: true,
+            ..CalvinConfig::default()
+        })
+        .recorder(Arc::new(MemoryRecorder::new()))
+        .build(schema)
+        .unwrap()
+}
+
+/// A scripted run on `inproc` threads with every partition recording on the sequence clock;
+/// returns the partitions' histories merged (`merge_histories`) and the run's routing.
+fn recorded_run<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+    history: fn(&E) -> History,
+) -> (History, Arc<Routing>) {
+    let cluster = case.cluster(make);
+    let done = inproc::run(case.nodes(&cluster), &inproc_options()).unwrap();
+    let nodes: Vec<_> = done.nodes.iter().collect();
+    verify(&case.workload, &cluster, &nodes).unwrap();
+    let merged = merge_histories(cluster.engines().iter().map(|e| history(e)));
+    (merged, Arc::clone(cluster.routing()))
+}
+
+/// The merged history passes `strict()` (equivalence to the serial execution in the global
+/// order), and it holds transactions whose writes were installed at two partitions (the merge
+/// joined their parts).
+fn merged_history_is_strict<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    make: fn(&Schema) -> E,
+    history: fn(&E) -> History,
+) {
+    let (merged, routing) = recorded_run(case, make, history);
+    let report = check(&merged, CheckOptions::strict());
+    let what = format!("{} on {} nodes", case.workload.name(), case.nodes);
+    assert!(report.is_serializable(), "{what}:\n{report}");
+    assert!(report.committed > 0, "{what}: nothing committed");
+    let spans_two = merged.records().iter().any(|r| {
+        let mut owners: Vec<u16> = r
+            .writes
+            .iter()
+            .filter(|w| routing.placement(w.table) == Placement::Partitioned)
+            .filter_map(|w| routing.owner(w.table, w.key).ok())
+            .collect();
+        owners.sort_unstable();
+        owners.dedup();
+        owners.len() > 1
+    });
+    assert!(
+        spans_two,
+        "{what}: no merged record wrote at two partitions"
+    );
+}
+
+#[test]
+fn merged_partition_histories_are_equivalent_to_the_global_order() {
+    let docc_history: fn(&Docc<Chain, MemoryRecorder>) -> History = |e| e.recorder().take();
+    let calvin_history: fn(&Calvin<MemoryRecorder>) -> History = |e| e.recorder().take();
+    merged_history_is_strict(&ycsb_case(3), docc_recorded, docc_history);
+    merged_history_is_strict(&tpcc_case(2), docc_recorded, docc_history);
+    merged_history_is_strict(&ycsb_case(2), calvin_recorded, calvin_history);
+    merged_history_is_strict(&tpcc_case(3), calvin_recorded, calvin_history);
+}
+
+/// The check can fail: in a valid merged history, move one transaction that read another's
+/// write to before that writer (it now ends before the writer begins, yet reads its write).
+#[test]
+fn the_merged_history_check_catches_a_reader_moved_before_its_writer() {
+    let (mut merged, _) = recorded_run(&ycsb_case(2), docc_recorded, |e| e.recorder().take());
+    assert!(check(&merged, CheckOptions::strict()).is_serializable());
+    let records = merged.records_mut();
+    let writers: HashMap<(u16, u64, u64), u64> = records
+        .iter()
+        .filter(|r| r.outcome == HOutcome::Committed)
+        .flat_map(|r| {
+            r.writes
+                .iter()
+                .map(move |w| ((w.table.0, w.key, w.version), r.begin_ns))
+        })
+        .collect();
+    let (reader, writer_begin) = records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.outcome == HOutcome::Committed)
+        .find_map(|(i, r)| {
+            r.reads
+                .iter()
+                .find_map(|x| writers.get(&(x.table.0, x.key, x.version)))
+                .filter(|&&b| b > 0 && b < r.begin_ns)
+                .map(|&b| (i, b))
+        })
+        .expect("some transaction read another's write");
+    records[reader].begin_ns = writer_begin - 1;
+    records[reader].end_ns = writer_begin - 1;
+    let report = check(&merged, CheckOptions::strict());
+    assert!(
+        !report.is_serializable(),
+        "a reader moved before its writer passed the check"
+    );
 }
 
 #[test]

@@ -191,6 +191,11 @@ impl<Rec: Recorder> Calvin<Rec> {
         &self.config
     }
 
+    /// The recorder.
+    pub fn recorder(&self) -> &Arc<Rec> {
+        self.db.recorder()
+    }
+
     #[inline]
     /// The engine over the same storage (reads of committed state, `crate::cluster`).
     pub(crate) fn inner(&self) -> &Docc<InPlace, Rec> {

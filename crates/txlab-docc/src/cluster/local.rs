@@ -8,9 +8,13 @@ use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::pool::WorkerPool;
 use crate::schedule::Positioned;
-use txlab_core::protocol::history::Recorder;
+use txlab_core::protocol::history::{Outcome, ReadEvent, Recorder, ScanEvent, TxnRecord, txn_id};
 use txlab_core::protocol::storage::Index;
 use txlab_core::{Engine, Error, Program, TableId, TxResult};
+
+/// The worker id of the records a leader makes of its multi-partition transactions (engines
+/// number their own workers from 0).
+const LEADER_RECORDS: u32 = 0x00FF_FFFF;
 
 /// A row of a range read: key, value, version.
 pub type RangeRow = (u64, Vec<u8>, u64);
@@ -38,6 +42,11 @@ pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
         P: Program + Sync,
         P::Output: Send;
 
+    /// Records a multi-partition transaction led here, at global rank `rank`: the leader's
+    /// reads (its installs at each partition are recorded as that partition's transactions;
+    /// `super::merge` joins the parts). Nothing unless the engine records.
+    fn record_led(&self, rank: u64, reads: Vec<ReadEvent>, scans: Vec<ScanEvent>, committed: bool);
+
     /// The newest committed value and version of a key (`None`: absent).
     fn committed(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error>;
 
@@ -53,6 +62,37 @@ pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
 }
 
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
+    fn record_reads(
+        &self,
+        rank: u64,
+        reads: Vec<ReadEvent>,
+        scans: Vec<ScanEvent>,
+        committed: bool,
+    ) {
+        if !Rec::ENABLED {
+            return;
+        }
+        let (begin_ns, end_ns) = if self.config.sequence_clock {
+            (2 * rank, 2 * rank + 1)
+        } else {
+            let now = self.now_ns();
+            (now, now)
+        };
+        self.recorder.record(TxnRecord {
+            id: txn_id(LEADER_RECORDS, rank),
+            reads,
+            writes: Vec::new(),
+            scans,
+            outcome: if committed {
+                Outcome::Committed
+            } else {
+                Outcome::UserAborted
+            },
+            begin_ns,
+            end_ns,
+        });
+    }
+
     fn newest(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error> {
         let guard = crossbeam_epoch::pin();
         let mut buf = vec![0u8; self.tables.value_size(table)?];
@@ -104,6 +144,10 @@ impl<L: Layout, Rec: Recorder + 'static> PartitionEngine for Docc<L, Rec> {
         self.execute_positioned(jobs, pool, workers)
     }
 
+    fn record_led(&self, rank: u64, reads: Vec<ReadEvent>, scans: Vec<ScanEvent>, committed: bool) {
+        self.record_reads(rank, reads, scans, committed);
+    }
+
     fn committed(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error> {
         self.newest(table, key)
     }
@@ -137,6 +181,10 @@ impl<Rec: Recorder + 'static> PartitionEngine for Calvin<Rec> {
         P::Output: Send,
     {
         self.execute_positioned(jobs, pool, workers)
+    }
+
+    fn record_led(&self, rank: u64, reads: Vec<ReadEvent>, scans: Vec<ScanEvent>, committed: bool) {
+        self.inner().record_reads(rank, reads, scans, committed);
     }
 
     fn committed(&self, table: TableId, key: u64) -> Result<Option<(Vec<u8>, u64)>, Error> {

@@ -15,12 +15,14 @@
 //! - [`local`]: what a partition needs of its engine ([`PartitionEngine`]);
 //! - `ops`: single-partition transactions confined to one partition, the leader's `TxOps`,
 //!   installing a partition's share of the writes;
+//! - [`merge`]: the partitions' histories merged into the cluster's, for the checker;
 //! - [`feed`]: a sequencer's clients;
 //! - [`inproc`]: threaded runs (benchmarks, the crash-and-replay test).
 
 pub mod feed;
 pub mod inproc;
 pub mod local;
+pub mod merge;
 pub mod msg;
 pub mod node;
 mod ops;
@@ -28,6 +30,7 @@ pub mod route;
 
 pub use feed::WorkloadFeed;
 pub use local::PartitionEngine;
+pub use merge::merge_histories;
 pub use msg::{ClusterLog, Msg, Txn};
 pub use node::{ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode};
 pub use route::{Plan, Routing};

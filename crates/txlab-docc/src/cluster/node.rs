@@ -692,18 +692,21 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             Ok(_) => split.writes_by_node(),
             Err(_) => Ok(BTreeMap::new()),
         };
-        drop(split);
+        let (reads, scans) = (split.reads, split.scans);
         let entry = self.queue.pop_front().expect("head");
+        let mut committed = result.is_ok();
         let mut writes = match writes {
             Ok(w) => {
                 self.tally(&result);
                 w
             }
             Err(e) => {
+                committed = false;
                 self.tally::<()>(&Err(e));
                 BTreeMap::new()
             }
         };
+        self.engine.record_led(entry.rank, reads, scans, committed);
         let own = writes.remove(&self.me).unwrap_or_default();
         self.decide(ctx, &entry, |p| {
             Outcome::Commit(writes.remove(&p).unwrap_or_default())

@@ -18,6 +18,7 @@ use super::route::Routing;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 use txlab_core::partition::Placement;
+use txlab_core::protocol::history::{ReadEvent, ScanEvent};
 use txlab_core::{Access, AccessSet, Error, Program, TableId, TxError, TxOps, TxResult};
 
 const NONE: u32 = u32::MAX;
@@ -250,6 +251,10 @@ pub(crate) struct Split<'a, E> {
     pub participants: &'a [u16],
     pub view: &'a View,
     pub blocked: Blocked,
+    /// What the run read, at the transaction's position (for the history): every base value
+    /// (local or remote) with its version, and the scans' ranges.
+    pub reads: Vec<ReadEvent>,
+    pub scans: Vec<ScanEvent>,
     writes: BTreeMap<(u16, u64), Staged>,
     buf: Vec<u8>,
 }
@@ -269,6 +274,8 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
             participants,
             view,
             blocked: Blocked::default(),
+            reads: Vec::new(),
+            scans: Vec::new(),
             writes: BTreeMap::new(),
             buf: Vec::new(),
         }
@@ -283,12 +290,29 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
         TxError::user_abort("waiting for a remote read")
     }
 
+    /// Notes a read of `row` (absent rows at version 0, as the read sets carry them).
+    fn note(&mut self, table: TableId, key: u64, row: Option<(Vec<u8>, u64)>) -> Option<Vec<u8>> {
+        self.reads.push(ReadEvent {
+            table,
+            key,
+            version: row.as_ref().map_or(0, |r| r.1),
+            present: row.is_some(),
+        });
+        row.map(|r| r.0)
+    }
+
     /// The value before this transaction's own writes.
     fn base(&mut self, table: TableId, key: u64) -> TxResult<Option<Vec<u8>>> {
         match locate(self.routing, self.me, self.participants, table, key)? {
-            Loc::Local => Ok(self.engine.committed(table, key)?.map(|(v, _)| v)),
+            Loc::Local => {
+                let row = self.engine.committed(table, key)?;
+                Ok(self.note(table, key, row))
+            }
             Loc::Remote(p) => match self.view.rows.get(&(table.0, key)) {
-                Some(v) => Ok(v.as_ref().map(|(v, _)| v.clone())),
+                Some(v) => {
+                    let row = v.clone();
+                    Ok(self.note(table, key, row))
+                }
                 None => {
                     let r = Read::Key {
                         table: table.0,
@@ -418,15 +442,21 @@ impl<E: PartitionEngine> TxOps for Split<'_, E> {
         hi: u64,
         visit: &mut dyn FnMut(u64, &[u8]) -> bool,
     ) -> TxResult<()> {
-        let mut rows: Vec<(u64, Option<Vec<u8>>)> =
+        // (key, value, version read: none for the program's own write)
+        let mut rows: Vec<(u64, Option<Vec<u8>>, Option<u64>)> =
             match locate_range(self.routing, self.me, self.participants, table, lo, hi)? {
                 Loc::Local => {
                     let mut out = Vec::new();
                     self.engine.committed_range(table, lo, hi, &mut out)?;
-                    out.into_iter().map(|(k, v, _)| (k, Some(v))).collect()
+                    out.into_iter()
+                        .map(|(k, v, n)| (k, Some(v), Some(n)))
+                        .collect()
                 }
                 Loc::Remote(p) => match self.view.scans.get(&(table.0, lo, hi)) {
-                    Some(r) => r.iter().map(|(k, v, _)| (*k, Some(v.clone()))).collect(),
+                    Some(r) => r
+                        .iter()
+                        .map(|(k, v, n)| (*k, Some(v.clone()), Some(*n)))
+                        .collect(),
                     None => {
                         let r = Read::Scan {
                             table: table.0,
@@ -449,17 +479,34 @@ impl<E: PartitionEngine> TxOps for Split<'_, E> {
         for (&(t, k), (_, v)) in self.writes.range((table.0, lo)..=(table.0, hi)) {
             debug_assert_eq!(t, table.0);
             match rows.binary_search_by_key(&k, |r| r.0) {
-                Ok(i) => rows[i].1 = v.clone(),
-                Err(i) => rows.insert(i, (k, v.clone())),
+                Ok(i) => (rows[i].1, rows[i].2) = (v.clone(), None),
+                Err(i) => rows.insert(i, (k, v.clone(), None)),
             }
         }
-        for (k, v) in rows {
+        let mut last = hi;
+        for (k, v, version) in rows {
+            if v.is_some()
+                && let Some(version) = version
+            {
+                self.reads.push(ReadEvent {
+                    table,
+                    key: k,
+                    version,
+                    present: true,
+                });
+            }
             if let Some(v) = v
                 && !visit(k, &v)
             {
+                last = k;
                 break;
             }
         }
+        self.scans.push(ScanEvent {
+            table,
+            lo,
+            hi: last,
+        });
         Ok(())
     }
 }
