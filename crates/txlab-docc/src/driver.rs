@@ -18,7 +18,7 @@ use crate::commit::GcCounters;
 use crate::engine::Docc;
 use crate::layout::Layout;
 use crate::meter::RunMeter;
-use crate::pool::{Threads, WorkerPool};
+use crate::pool::Threads;
 use crate::run::JobReport;
 use crate::schedule::{Batch, Entry, Positioned, Schedule, in_order, log_positions};
 use crate::seq::Seq;
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use txlab_core::deterministic::Deterministic;
 use txlab_core::protocol::history::Recorder;
 use txlab_core::protocol::meter::{Meter, Probe, Ticket};
-use txlab_core::{Error, Program, RunLimit, TxError, TxResult};
+use txlab_core::{Engine, Error, Program, RunLimit, TxError, TxResult};
 use txlab_workload::Workload;
 
 /// Per-transaction-type counts.
@@ -46,7 +46,7 @@ pub struct KindStats {
     pub restarts: u64,
 }
 
-/// What a stand-alone driven run measured (`Docc::run`, `Calvin::run`).
+/// What a stand-alone driven run measured (`StandAlone::run` of DOCC and Calvin).
 #[derive(Debug, Clone)]
 pub struct RunStats {
     /// The engine's name.
@@ -388,14 +388,41 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
         }
         Ok((run, seq.log))
     }
+}
 
-    /// Runs `workload` (already loaded) until `limit` with the stand-alone meter (module docs).
-    pub fn run<W>(
+/// The stand-alone runs of a driven engine (DOCC, Calvin), written once over what differs: the
+/// engine's metered run and its engine-wide counters around it. `run` and `run_logged` report to
+/// a `RunLimit` meter and return [`RunStats`].
+pub trait StandAlone: Engine {
+    /// What the input log holds for a program `P` (`P` for DOCC; for Calvin, `P` with its
+    /// reconnaissance prediction).
+    type Entry<P>: Program<Output = P::Output> + Clone + Send + Sync
+    where
+        P: Program + Clone + Send + Sync;
+
+    /// The engine's counters at the start of a run.
+    type Before;
+
+    /// The engine's `run_metered`.
+    fn metered<W, M>(
         &self,
         workload: &W,
-        limit: RunLimit,
         driver: DriverConfig,
-    ) -> Result<RunStats, Error>
+        meter: &M,
+    ) -> Result<MeteredLog<Self::Entry<W::Program>>, Error>
+    where
+        W: Workload,
+        W::Program: Clone + Send + Sync,
+        M: Meter;
+
+    /// The engine's counters now.
+    fn before(&self) -> Self::Before;
+
+    /// Fills the engine's own fields of `stats` with what its counters did since `before`.
+    fn since(&self, before: Self::Before, stats: &mut RunStats);
+
+    /// Runs `workload` (already loaded) until `limit` with the stand-alone meter (module docs).
+    fn run<W>(&self, workload: &W, limit: RunLimit, driver: DriverConfig) -> Result<RunStats, Error>
     where
         W: Workload,
         W::Program: Clone + Send + Sync,
@@ -409,28 +436,66 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
     }
 
     /// [`run`](Self::run), also returning the input log when `driver.keep_log` is set.
-    pub fn run_logged<W>(
+    fn run_logged<W>(
         &self,
         workload: &W,
         limit: RunLimit,
         driver: DriverConfig,
-    ) -> Result<Logged<W::Program>, Error>
+    ) -> Result<Logged<Self::Entry<W::Program>>, Error>
     where
         W: Workload,
         W::Program: Clone + Send + Sync,
     {
         let meter = RunMeter::new(limit)?;
-        let before = (self.stats(), self.gc());
-        let (run, log) = self.run_metered(workload, driver, &meter)?;
-        let mut stats = RunStats::from_meter(self.mode().name(), &meter, &run);
-        stats.docc = self.stats().since(&before.0);
-        let gc = self.gc();
-        stats.gc = GcCounters {
-            versions_allocated: gc.versions_allocated - before.1.versions_allocated,
-            versions_trimmed: gc.versions_trimmed - before.1.versions_trimmed,
-            tombstones_retired: gc.tombstones_retired - before.1.tombstones_retired,
-        };
+        let before = self.before();
+        let (run, log) = self.metered(workload, driver, &meter)?;
+        let mut stats = RunStats::from_meter(self.name(), &meter, &run);
+        self.since(before, &mut stats);
         Ok((stats, log))
+    }
+}
+
+/// `StandAlone::metered` as the engine's own `run_metered` (both engines have one).
+macro_rules! metered_by_run_metered {
+    () => {
+        fn metered<W, M>(
+            &self,
+            workload: &W,
+            driver: DriverConfig,
+            meter: &M,
+        ) -> Result<MeteredLog<Self::Entry<W::Program>>, Error>
+        where
+            W: Workload,
+            W::Program: Clone + Send + Sync,
+            M: Meter,
+        {
+            self.run_metered(workload, driver, meter)
+        }
+    };
+}
+pub(crate) use metered_by_run_metered;
+
+impl<L: Layout, Rec: Recorder> StandAlone for Docc<L, Rec> {
+    type Entry<P>
+        = P
+    where
+        P: Program + Clone + Send + Sync;
+    type Before = (DoccStats, GcCounters);
+
+    metered_by_run_metered!();
+
+    fn before(&self) -> Self::Before {
+        (self.stats(), self.gc())
+    }
+
+    fn since(&self, (stats, gc): Self::Before, out: &mut RunStats) {
+        out.docc = self.stats().since(&stats);
+        let now = self.gc();
+        out.gc = GcCounters {
+            versions_allocated: now.versions_allocated - gc.versions_allocated,
+            versions_trimmed: now.versions_trimmed - gc.versions_trimmed,
+            tombstones_retired: now.tombstones_retired - gc.tombstones_retired,
+        };
     }
 }
 
@@ -475,25 +540,6 @@ impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
             .collect();
         self.run_positioned(&jobs, workers, Threads::Scoped)
     }
-
-    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does, on `workers` of
-    /// `pool`'s threads (a partition of a cluster runs its share of the global order this way:
-    /// `Seq`s and ranks with gaps). Errors: `workers` outside `1..=1024` or above the pool's
-    /// threads, interactive workers alive or another run in progress.
-    pub fn execute_positioned<P>(
-        &self,
-        jobs: &[Positioned<'_, P>],
-        pool: &WorkerPool,
-        workers: usize,
-    ) -> Result<Vec<TxResult<P::Output>>, Error>
-    where
-        P: Program + Sync,
-        P::Output: Send,
-    {
-        crate::config::check_workers(workers)?;
-        let _run = self.begin_run()?;
-        self.run_positioned(jobs, workers, Threads::Pool(pool))
-    }
 }
 
 impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
@@ -507,19 +553,24 @@ impl<L: Layout, Rec: Recorder> Deterministic for Docc<L, Rec> {
     {
         crate::config::check_workers(workers)?;
         let _run = self.begin_run()?;
-        let chunk = Seq::MAX_BATCH as usize;
-        let epochs = log.len().div_ceil(chunk) as u32;
-        let first_epoch = self.take_epochs(epochs.max(1))?;
-        let base = self.take_ranks(log.len() as u64);
-        let jobs = log_positions(log, first_epoch, base)?;
+        let jobs = self.log_jobs(log)?;
         self.run_positioned(&jobs, workers, Threads::Scoped)
     }
 }
 
 impl<L: Layout, Rec: Recorder> Docc<L, Rec> {
+    /// The positions of `log` run as this engine's own log (`Deterministic::execute_log`, DOCC's
+    /// and Calvin's): one epoch per `2^24` programs, ranks after every earlier run's.
+    pub(crate) fn log_jobs<'p, P>(&self, log: &'p [P]) -> Result<Vec<Positioned<'p, P>>, Error> {
+        let epochs = log.len().div_ceil(Seq::MAX_BATCH as usize) as u32;
+        let first_epoch = self.take_epochs(epochs.max(1))?;
+        let base = self.take_ranks(log.len() as u64);
+        log_positions(log, first_epoch, base)
+    }
+
     /// Drives `jobs` (positions strictly increasing) as batches of consecutive positions and
     /// collects the results in list order.
-    fn run_positioned<P>(
+    pub(crate) fn run_positioned<P>(
         &self,
         jobs: &[Positioned<'_, P>],
         workers: usize,

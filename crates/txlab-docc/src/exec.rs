@@ -34,14 +34,12 @@ use txlab_core::protocol::storage::{Index, StripeBump};
 use txlab_core::{Conflict, ConflictCause, Error, TableId, TxError, TxOps, TxResult};
 use txlab_storage::Tables;
 
-/// One read: the record and what was seen.
-#[derive(Debug)]
-pub(crate) struct ReadEntry<R> {
-    pub rec: *const R,
-    pub table: TableId,
-    pub key: u64,
-    pub seen: Observed,
-}
+/// One read: the record, what was seen of it (its version and presence) and its key; the
+/// interactive OCC engines' read entry (`txlab_occ::sets`) with DOCC's observation.
+pub(crate) type ReadEntry<R> = txlab_occ::sets::ReadEntry<R, Observed>;
+
+/// A phantom stripe's version read before a scan (`txlab_occ::sets`).
+pub(crate) type NodeEntry = txlab_occ::sets::StripeEntry;
 
 // Derived `Clone`/`Copy` would require `R: Copy`; the entries only hold pointers to `R`.
 macro_rules! copy_entry {
@@ -54,9 +52,12 @@ macro_rules! copy_entry {
         impl<R> Copy for $t<R> {}
     )*};
 }
-copy_entry!(ReadEntry, WriteEntry, Located);
+copy_entry!(WriteEntry, Located);
 
-/// What a buffered write installs.
+/// What a buffered write installs. Not `txlab_occ`'s write kind and entry: those carry what
+/// the interactive engines' commit needs and DOCC's does not (a blind-write kind for the
+/// non-visible-write rule, a per-write scratch word for locking, a flag for a read of the same
+/// record): DOCC's single committer installs every buffered write at its position, unlocked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WriteKind {
     Put,
@@ -73,14 +74,6 @@ pub(crate) struct WriteEntry<R> {
     pub kind: WriteKind,
     pub off: u32,
     pub len: u32,
-}
-
-/// A phantom stripe's version read before a scan.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NodeEntry {
-    pub table: TableId,
-    pub stripe: u32,
-    pub version: u64,
 }
 
 /// A record the first attempt looked up (the prefetch list of Algorithm 3).

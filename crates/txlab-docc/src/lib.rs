@@ -53,7 +53,7 @@ pub use commit::GcCounters;
 #[cfg(feature = "mutation")]
 pub use config::Mutation;
 pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
-pub use driver::{KindStats, Metered, RunStats};
+pub use driver::{KindStats, Metered, RunStats, StandAlone};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
 pub use layout::{Chain, InPlace, Layout};
 pub use schedule::Positioned;

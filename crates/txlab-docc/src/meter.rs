@@ -1,5 +1,5 @@
-//! [`RunMeter`]: the stand-alone `txlab_core::protocol::meter::Meter` behind `Docc::run` and
-//! `Calvin::run` (the harness passes its own meter to `run_metered`, which owns warm-up,
+//! [`RunMeter`]: the stand-alone `txlab_core::protocol::meter::Meter` behind
+//! `StandAlone::run` of DOCC and Calvin (the harness passes its own meter to `run_metered`, which owns warm-up,
 //! cool-down and latency histograms). Every transaction issued before the [`RunLimit`] counts;
 //! latency is kept in microseconds, commits by transaction type, and the engines' per-thread
 //! counters (`Probe::count`) by name.

@@ -7,7 +7,7 @@ use txlab_check::digest::StateDigest;
 use txlab_check::serial::SerialEngine;
 use txlab_core::deterministic::Deterministic;
 use txlab_core::{Engine, RunLimit};
-use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, Layout};
+use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, Layout, StandAlone};
 use txlab_testkit::deterministic::{tpcc_small, ycsb_hot, ycsb_read_mostly_hot};
 use txlab_workload::Workload;
 

@@ -8,7 +8,9 @@ use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::{Engine, RunLimit};
 use txlab_docc::calvin::{Calvin, CalvinConfig};
-use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, Layout, RunStats};
+use txlab_docc::{
+    BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, Layout, RunStats, StandAlone,
+};
 use txlab_testkit::deterministic::{smallbank, tpcc_small, ycsb_hot, ycsb_read_mostly_hot};
 use txlab_workload::Workload;
 

@@ -5,14 +5,15 @@ use super::locks::{LockManager, LockReq, LockSpace, Mode, Msg, covers};
 use super::{BARRIER_AFTER, CalvinTxn, MAX_RESTARTS};
 use crate::calvin::Calvin;
 use crate::config::mutated;
-use crate::driver::{Logged, Metered, MeteredLog, Reporter, RunStats, sequence};
+use crate::driver::{
+    Metered, MeteredLog, Reporter, RunStats, StandAlone, metered_by_run_metered, sequence,
+};
 use crate::exec::{Attempt, Exec, ExecState, WriteKind, misuse_message};
 use crate::layout::{InPlace, InPlaceRecord, Keep, Layout};
-use crate::meter::RunMeter;
-use crate::pool::{Threads, WorkerPool};
+use crate::pool::Threads;
 use crate::recon::{Predicted, Prediction, Recon};
 use crate::run::Recording;
-use crate::schedule::{Entry, Job, Positioned, in_order, log_positions};
+use crate::schedule::{Entry, Job, Positioned, in_order};
 use crate::seq::Seq;
 use crate::sequencer::{BatchSink, DriverConfig, InputLog, Sequencer, Submission};
 use std::collections::{BTreeMap, VecDeque};
@@ -27,7 +28,7 @@ use txlab_core::protocol::history::{
 use txlab_core::protocol::meter::{Meter, Probe};
 use txlab_core::protocol::storage::Index;
 use txlab_core::{
-    Access, Conflict, ConflictCause, Error, Program, RunLimit, TableId, TxError, TxOps, TxResult,
+    Access, Conflict, ConflictCause, Error, Program, TableId, TxError, TxOps, TxResult,
 };
 use txlab_workload::Workload;
 
@@ -551,42 +552,15 @@ impl<Rec: Recorder> Deterministic for Calvin<Rec> {
     {
         crate::config::check_workers(workers)?;
         let _run = self.db.begin_run()?;
-        let chunk = Seq::MAX_BATCH as usize;
-        let first_epoch = self
-            .db
-            .take_epochs((log.len().div_ceil(chunk) as u32).max(1))?;
-        let base = self.db.take_ranks(log.len() as u64);
-        let jobs = log_positions(log, first_epoch, base)?;
+        let jobs = self.db.log_jobs(log)?;
         self.run_positioned(&jobs, workers, Threads::Scoped)
     }
 }
 
 impl<Rec: Recorder> Calvin<Rec> {
-    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does, with the lock
-    /// managers and `workers` workers on `pool`'s threads (a partition of a cluster runs its share
-    /// of the global order this way). Errors: more threads than the pool has, another run in
-    /// progress.
-    pub fn execute_positioned<P>(
-        &self,
-        jobs: &[Positioned<'_, P>],
-        pool: &WorkerPool,
-        workers: usize,
-    ) -> Result<Vec<TxResult<P::Output>>, Error>
-    where
-        P: Program + Sync,
-        P::Output: Send,
-    {
-        crate::config::check_workers(workers)?;
-        let _run = self.db.begin_run()?;
-        self.run_positioned(jobs, workers, Threads::Pool(pool))
-    }
-
-    /// Threads a run of `workers` workers needs: theirs and the lock managers'.
-    pub fn threads_for(&self, workers: usize) -> usize {
-        workers + self.config.lock_managers
-    }
-
-    fn run_positioned<P>(
+    /// Runs `jobs` at their positions, in order, exactly as `execute_log` does (a partition of a
+    /// cluster runs its share of the global order this way), on `threads`.
+    pub(crate) fn run_positioned<P>(
         &self,
         jobs: &[Positioned<'_, P>],
         workers: usize,
@@ -782,51 +756,6 @@ impl<Rec: Recorder> Calvin<Rec> {
         Ok((run, seq.log))
     }
 
-    /// Runs `workload` (already loaded) until `limit` with the stand-alone meter.
-    pub fn run<W>(
-        &self,
-        workload: &W,
-        limit: RunLimit,
-        driver: DriverConfig,
-    ) -> Result<RunStats, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-    {
-        let driver = DriverConfig {
-            keep_log: false,
-            ..driver
-        };
-        self.run_logged(workload, limit, driver)
-            .map(|(stats, _)| stats)
-    }
-
-    /// [`run`](Self::run), also returning the input log when `driver.keep_log` is set.
-    pub fn run_logged<W>(
-        &self,
-        workload: &W,
-        limit: RunLimit,
-        driver: DriverConfig,
-    ) -> Result<Logged<Predicted<W::Program>>, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-    {
-        let meter = RunMeter::new(limit)?;
-        let before = self.stats();
-        let gc_before = self.db.gc();
-        let (run, log) = self.run_metered(workload, driver, &meter)?;
-        let mut stats = RunStats::from_meter("calvin", &meter, &run);
-        let after = self.stats();
-        stats.ollp_restarts = after.ollp_restarts - before.ollp_restarts;
-        stats.barriers = after.barriers - before.barriers;
-        stats.lock_manager_busy_ns = after.lock_manager_busy_ns - before.lock_manager_busy_ns;
-        stats.lock_managers = self.config.lock_managers;
-        stats.gc.tombstones_retired =
-            self.db.gc().tombstones_retired - gc_before.tombstones_retired;
-        Ok((stats, log))
-    }
-
     /// Re-executes a recorded input log (with its predictions) on this engine, which must hold
     /// the state the recorded run started from: every transaction that restarted in the run
     /// restarts again (its re-sequenced entry is in the log). Returns the results in log order,
@@ -894,5 +823,28 @@ impl<Rec: Recorder> Calvin<Rec> {
             .enumerate()
             .map(|(i, r)| r.ok_or_else(|| Error::Internal(format!("log entry {i} never ran"))))
             .collect()
+    }
+}
+
+impl<Rec: Recorder> StandAlone for Calvin<Rec> {
+    type Entry<P>
+        = Predicted<P>
+    where
+        P: Program + Clone + Send + Sync;
+    type Before = (CalvinStats, u64);
+
+    metered_by_run_metered!();
+
+    fn before(&self) -> Self::Before {
+        (self.stats(), self.db.gc().tombstones_retired)
+    }
+
+    fn since(&self, (before, retired): Self::Before, stats: &mut RunStats) {
+        let after = self.stats();
+        stats.ollp_restarts = after.ollp_restarts - before.ollp_restarts;
+        stats.barriers = after.barriers - before.barriers;
+        stats.lock_manager_busy_ns = after.lock_manager_busy_ns - before.lock_manager_busy_ns;
+        stats.lock_managers = self.config.lock_managers;
+        stats.gc.tombstones_retired = self.db.gc().tombstones_retired - retired;
     }
 }

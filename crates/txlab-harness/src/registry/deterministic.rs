@@ -40,13 +40,12 @@ use txlab_check::serial::SerialEngine;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::deterministic::Deterministic;
 use txlab_core::protocol::history::Recorder;
-use txlab_core::protocol::meter::Meter;
 use txlab_core::protocol::sync::Arc;
 use txlab_core::{AckMode, Engine, Error, Program, Schema};
 use txlab_docc::calvin::{Calvin, CalvinConfig};
-use txlab_docc::driver::MeteredLog;
-use txlab_docc::recon::Predicted;
-use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, InputLog, Layout};
+use txlab_docc::{
+    BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, InputLog, Layout, StandAlone,
+};
 /// The largest `--concurrency` (outstanding transactions per node) and `--threads`/`--lock-managers`.
 pub use txlab_docc::{MAX_WORKERS, sequencer::MAX_CONCURRENCY};
 use txlab_workload::Workload;
@@ -199,25 +198,9 @@ fn calvin_config(p: &EngineParams, run: &RunConfig, check: bool) -> CalvinConfig
     }
 }
 
-/// A deterministic engine the family drives: its metered run and what the harness samples.
-trait Sequenced: Engine {
-    /// What its input log holds for a program `P`.
-    type Entry<P>: Program<Output = P::Output> + Clone + Send + Sync
-    where
-        P: Program + Clone + Send + Sync;
-
-    /// `run_metered` (the engine's own).
-    fn run_logged<W, M>(
-        &self,
-        workload: &W,
-        driver: DriverConfig,
-        meter: &M,
-    ) -> Result<MeteredLog<Self::Entry<W::Program>>, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-        M: Meter;
-
+/// A deterministic engine the family drives: its metered run (`StandAlone::metered`) and what
+/// the harness samples.
+trait Sequenced: StandAlone {
     /// Every thread it runs (workers, the sequencer, lock managers).
     fn threads(&self) -> usize;
 
@@ -226,25 +209,6 @@ trait Sequenced: Engine {
 }
 
 impl<L: Layout, Rec: Recorder> Sequenced for Docc<L, Rec> {
-    type Entry<P>
-        = P
-    where
-        P: Program + Clone + Send + Sync;
-
-    fn run_logged<W, M>(
-        &self,
-        workload: &W,
-        driver: DriverConfig,
-        meter: &M,
-    ) -> Result<MeteredLog<W::Program>, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-        M: Meter,
-    {
-        self.run_metered(workload, driver, meter)
-    }
-
     fn threads(&self) -> usize {
         self.config().workers + 1
     }
@@ -260,25 +224,6 @@ impl<L: Layout, Rec: Recorder> Sequenced for Docc<L, Rec> {
 }
 
 impl<Rec: Recorder> Sequenced for Calvin<Rec> {
-    type Entry<P>
-        = Predicted<P>
-    where
-        P: Program + Clone + Send + Sync;
-
-    fn run_logged<W, M>(
-        &self,
-        workload: &W,
-        driver: DriverConfig,
-        meter: &M,
-    ) -> Result<MeteredLog<Predicted<W::Program>>, Error>
-    where
-        W: Workload,
-        W::Program: Clone + Send + Sync,
-        M: Meter,
-    {
-        self.run_metered(workload, driver, meter)
-    }
-
     fn threads(&self) -> usize {
         self.config().workers + self.config().lock_managers + 1
     }
@@ -328,9 +273,7 @@ where
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         session.ready();
         let threads = session.config().threads;
-        let (run, log) = self
-            .engine
-            .run_logged(self.workload, self.driver, session)?;
+        let (run, log) = self.engine.metered(self.workload, self.driver, session)?;
         if let Some(e) = run.first_error {
             return Err(e);
         }
