@@ -226,12 +226,16 @@ fn validate<Rec: Recorder, W: WriteOmission>(tx: &MvtoTxn<'_, '_, Rec, W>) -> Re
     st.validate_stripe_versions(&tx.w.engine.shell.tables)
 }
 
-/// Phase 3: marks every linked version `COMMITTED` (or `ABORTED`).
+/// Phase 3: marks every linked version `COMMITTED` (or `ABORTED`). `Release` stores: a reader
+/// acts on a status only after an `Acquire` load of it, which then sees the version's contents
+/// and whatever this commit did before (the NWR scan-miss mark of Phase 1); no store-load pattern
+/// involves the status (a reader that still sees `PENDING` waits or fails validation, which is
+/// safe), so the full barrier of a `SeqCst` store (`xchg` on x86) buys nothing here.
 fn decide<Rec: Recorder, W: WriteOmission>(st: &MvtoSets<Rec, W>, commit: bool) {
     let status = if commit { COMMITTED } else { ABORTED };
     for w in st.writes.iter() {
         if !w.scratch.0.is_null() {
-            version(w.scratch.0).status.store(status, Ordering::SeqCst);
+            version(w.scratch.0).status.store(status, Ordering::Release);
         }
     }
 }

@@ -53,6 +53,10 @@ pub(crate) fn collect(
     let mut cur = rec.head.load(Ordering::SeqCst).version(guard);
     while let Some(v) = deref(cur) {
         if v.wts < horizon && v.status() == COMMITTED {
+            // Nothing below: no need for the swap's locked instruction.
+            if v.older.load(Ordering::SeqCst, guard).is_null() {
+                return false;
+            }
             let tail = v.older.swap(Shared::null(), Ordering::AcqRel, guard);
             if tail.is_null() {
                 return false;

@@ -15,7 +15,7 @@
 //! **Why a passed batch is unreachable.** Only transactions walk version lists (reads,
 //! validation, the write check, garbage collection, initial-version links, retirement, the NWR
 //! checks), between the `SeqCst` compare-and-swap that makes their clock slot active at begin and
-//! the `SeqCst` store that ends it; every list pointer they load is a `SeqCst` load
+//! the `Release` store that ends it; every list pointer they load is a `SeqCst` load
 //! (`crate::record`, `crate::head`, `crate::gc`). The engine's diagnostic walks hold an active
 //! slot too (`Clocks::hold`). Take a chain cut by a swap `X`, a snapshot after it (`fence(SeqCst)`
 //! `F`, then loads of the slots), and a transaction `R`. If `R`'s activation precedes `F` in the
@@ -33,27 +33,31 @@
 //! (chains are kept by their first version, in batches of [`BATCH`]), and such a version is
 //! reused with its chain.
 //!
-//! The free list holds at most [`MAX_FREE`] versions; a passed chain beyond that is freed. Versions
-//! are linked through their `older` field, as in the lists they came from (a passed chain is
-//! spliced in by pointing its last version at the list); a reused
-//! version is reinitialized in full before it is linked again, and linking publishes it with a
-//! `SeqCst` compare-and-swap (`crate::record`), as for a fresh allocation. Chains freed some other
-//! way (a record dropped by its index, a chain replaced by a load) go through crossbeam-epoch as
-//! before. When the worker is dropped, its free list is freed and its waiting chains go to
-//! crossbeam-epoch, whose guards every running transaction holds (`Drop`).
+//! **The free stack.** Reusable chains are kept whole, by their first version, on a stack with
+//! room for [`MAX_FREE`] chains (reserved when the worker is created, so pushing never allocates);
+//! a passed chain beyond that is freed. A write takes the first version of the top chain, whose
+//! `older` link gives the rest of that chain, and prefetches the version it will take next. Cut
+//! versions were written long ago and are usually out of the cache: walking every chain to its
+//! end when it becomes reusable, or popping an intrusive free list, puts one dependent cache miss
+//! on every write; with the stack and the prefetch the miss overlaps the rest of the transaction.
+//! A reused version is reinitialized in full before it is linked again, and linking publishes it
+//! with a `SeqCst` compare-and-swap (`crate::record`), as for a fresh allocation. Chains freed
+//! some other way (a record dropped by its index, a chain replaced by a load) go through
+//! crossbeam-epoch as before. When the worker is dropped, its free chains are freed and its
+//! waiting chains go to crossbeam-epoch, whose guards every running transaction holds (`Drop`).
 
 use crate::gc::free_chain;
 use crate::timestamp::{Clocks, Slot, passed};
 use crate::version::Version;
-use crossbeam_epoch::{Owned, Shared};
+use crossbeam_epoch::Owned;
 use txlab_core::protocol::sync::Ordering;
 
 /// Cut chains per snapshot.
 const BATCH: usize = 32;
 /// Batches waiting at most; past that, cut chains wait in the pending batch.
 const WAITING: usize = 4;
-/// Free versions kept at most.
-const MAX_FREE: usize = 4096;
+/// Free chains kept at most.
+const MAX_FREE: usize = 1024;
 
 /// Cut chains, by their first version.
 #[derive(Debug)]
@@ -79,10 +83,8 @@ struct Batch {
 /// A worker's pool (module docs).
 #[derive(Debug)]
 pub(crate) struct VersionPool {
-    /// Reusable versions, linked through `older`.
-    free: *mut Version,
-    /// How many versions `free` holds.
-    free_len: usize,
+    /// Reusable chains by their first version, each linked through `older` (module docs).
+    free: Vec<*mut Version>,
     /// Chains cut since the last snapshot.
     pending: Chains,
     waiting: [Batch; WAITING],
@@ -91,8 +93,7 @@ pub(crate) struct VersionPool {
 impl Default for VersionPool {
     fn default() -> Self {
         Self {
-            free: std::ptr::null_mut(),
-            free_len: 0,
+            free: Vec::with_capacity(MAX_FREE),
             pending: Chains::EMPTY,
             waiting: std::array::from_fn(|_| Batch {
                 chains: Chains::EMPTY,
@@ -159,26 +160,14 @@ impl VersionPool {
         }
     }
 
-    /// Puts the reusable chain `head` in front of the free list, or frees it when the list is full.
+    /// Puts the reusable chain `head` on the free stack, or frees it when the stack is full.
     fn splice(&mut self, head: *mut Version) {
-        if self.free_len >= MAX_FREE {
+        if self.free.len() >= MAX_FREE {
             free_chain(head);
             return;
         }
-        let (mut tail, mut n) = (head, 1);
-        loop {
-            let next = older(tail);
-            if next.is_null() {
-                break;
-            }
-            (tail, n) = (next, n + 1);
-        }
-        // SAFETY: the chain is reusable, so this worker alone reaches it (module docs).
-        unsafe { &*tail }
-            .older
-            .store(Shared::from(self.free as *const Version), Ordering::Relaxed);
-        self.free = head;
-        self.free_len += n;
+        self.free.push(head);
+        prefetch(head);
     }
 
     /// A version with these fields, reused from the pool when it has one nobody can reach any
@@ -191,15 +180,22 @@ impl VersionPool {
         tombstone: bool,
         value: &[u8],
     ) -> Owned<Version> {
-        if self.free.is_null() {
+        if self.free.is_empty() {
             self.take_passed();
         }
-        let v = self.free;
-        if v.is_null() {
+        let Some(top) = self.free.last_mut() else {
             return Owned::new(Version::new(wts, status, tombstone, value));
+        };
+        let v = *top;
+        let rest = older(v);
+        if rest.is_null() {
+            self.free.pop();
+        } else {
+            *top = rest;
         }
-        self.free = older(v);
-        self.free_len -= 1;
+        if let Some(&next) = self.free.last() {
+            prefetch(next);
+        }
         // SAFETY: reusable versions are owned by this worker alone (module docs) and were
         // allocated by `Owned::new`; `reinit` sets every field.
         unsafe {
@@ -207,6 +203,20 @@ impl VersionPool {
             Owned::from_raw(v)
         }
     }
+}
+
+/// Asks the CPU to bring `v`'s cache line in ahead of its reuse (a hint: no effect on memory,
+/// valid for any address).
+#[inline]
+fn prefetch(v: *const Version) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: a prefetch never faults and changes no memory, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(v.cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = v;
 }
 
 /// Frees `chain` once every crossbeam guard pinned now is dropped: every transaction that may
@@ -219,11 +229,13 @@ fn free_later(chain: *mut Version) {
 }
 
 impl Drop for VersionPool {
-    /// The free list is unreachable by anyone. Pending and waiting chains may still be walked by
+    /// The free chains are unreachable by anyone. Pending and waiting chains may still be walked by
     /// other workers' running transactions, each under a pinned crossbeam guard (`txlab_occ::Txn`),
     /// so they are freed once every guard pinned now is dropped.
     fn drop(&mut self) {
-        free_chain(self.free);
+        for &head in &self.free {
+            free_chain(head);
+        }
         let waiting = self.waiting.iter().map(|b| &b.chains);
         for chains in std::iter::once(&self.pending).chain(waiting) {
             for &head in &chains.heads[..chains.len] {

@@ -330,11 +330,16 @@ impl LocalClock {
         self.clock = self.clock.max(clock_of(ts));
     }
 
-    /// Ends the transaction: publishes the floor of the next one.
+    /// Ends the transaction: publishes the floor of the next one. `Release` is enough: whoever
+    /// acts on the end (a horizon computation, a pool snapshot found passed, `crate::pool`) reads
+    /// the word with an `Acquire` or `SeqCst` load and so sees everything the transaction did;
+    /// no one needs the end ordered before a later load of this worker (a `SeqCst` store is an
+    /// `xchg`, a full barrier, on x86). Only idle words are raised by others (by CAS), so the
+    /// store overwrites nothing but this worker's own active word.
     #[inline]
     pub fn end(&mut self) {
         self.slot
-            .store((self.clock + 1) << WORKER_BITS, Ordering::SeqCst);
+            .store((self.clock + 1) << WORKER_BITS, Ordering::Release);
     }
 
     /// Removes the slot from the registry.
