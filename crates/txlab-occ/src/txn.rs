@@ -15,7 +15,7 @@
 
 use crate::protocol::{Observation, Protocol};
 use crate::sets::ReadEntry;
-use crate::worker::Worker;
+use crate::worker::{FLUSHES_AFTER_WRITE, Worker};
 use crate::write_kind::WriteKind;
 use crossbeam_epoch::Guard;
 use txlab_core::protocol::history::{
@@ -49,6 +49,7 @@ impl<'w, 'e, P: Protocol> Txn<'w, 'e, P> {
         P::begin(w);
         let guard = w.pin();
         if !w.retire.is_empty() {
+            w.owed_flushes = FLUSHES_AFTER_WRITE;
             retire_some(w, &guard);
         }
         let begin_ns = if <P::Recorder as Recorder>::ENABLED {
@@ -75,6 +76,9 @@ impl<'w, 'e, P: Protocol> Txn<'w, 'e, P> {
     pub fn finish(&mut self, outcome: Outcome) {
         self.done = true;
         let shell = self.w.engine.shell();
+        if !self.w.sets.writes.is_empty() {
+            self.w.owed_flushes = FLUSHES_AFTER_WRITE;
+        }
         let st = &mut self.w.sets;
         if <P::Recorder as Recorder>::ENABLED {
             let record = TxnRecord {

@@ -9,7 +9,20 @@
 //! hold the global epoch back: at every begin, with no transaction guard alive, it is re-pinned
 //! to the current global epoch (`Guard::repin`: a `Release` store when the epoch moved, nothing
 //! otherwise), and every [`FLUSH_EVERY`] begins its thread-local garbage is handed over and a
-//! collection attempted (`Guard::flush`, what a pin from zero does every 128 pins).
+//! collection attempted (`Guard::flush`, what a pin from zero does every 128 pins), as long as
+//! the worker may have garbage: for [`FLUSHES_AFTER_WRITE`] flushes after a transaction that wrote
+//! or a begin that retired tombstones. Only those defer destruction (unlinked records, versions,
+//! index nodes); a read-only transaction never does.
+//!
+//! **Why read-only workers do not flush.** A collection attempt (`Global::collect`) reads every
+//! participant's epoch, stores the global epoch when it advances it, and pops the global garbage
+//! queue: lines of shared memory that every other worker's re-pin reads and writes. With `n`
+//! workers each attempting every 128 begins, the global epoch moves every `128 / n` begins of a
+//! worker, and each move costs every worker a cache miss on it at its next re-pin, plus a miss
+//! on its own epoch word at the next attempt of another worker. Nothing of this is needed when no
+//! one has garbage, and a worker that holds none leaves the advancing to those that do (the
+//! epoch still follows every re-pin). It costs nothing on one core and grows with the core
+//! count: the per-transaction shared writes of a read-only workload are exactly these.
 //!
 //! Invariants that make this sound: a transaction's record and version pointers are obtained
 //! under its own guard and the sets are cleared before that guard is dropped (`crate::sets`), so
@@ -38,6 +51,8 @@ pub struct Worker<'e, P: Protocol> {
     anchor: Option<crossbeam_epoch::Guard>,
     /// Begins since the anchor last flushed.
     since_flush: u32,
+    /// Flushes still owed since the last transaction that wrote or retired (module docs).
+    pub(crate) owed_flushes: u8,
     /// The worker's crossbeam-epoch participant.
     pub handle: crossbeam_epoch::LocalHandle,
     /// The sets its transactions use.
@@ -51,6 +66,11 @@ pub struct Worker<'e, P: Protocol> {
 /// Begins between two flushes of the anchor guard's garbage (module docs).
 pub const FLUSH_EVERY: u32 = 128;
 
+/// Flushes of the anchor after the last transaction that may have deferred garbage: its bag is
+/// handed over by the first, and freed once the global epoch has moved twice past it, which the
+/// collection attempts of the next two bring about where no other worker does.
+pub const FLUSHES_AFTER_WRITE: u8 = 3;
+
 impl<'e, P: Protocol> Worker<'e, P> {
     /// A guard for a new transaction, pinned on top of the anchor (module docs).
     #[inline]
@@ -58,9 +78,10 @@ impl<'e, P: Protocol> Worker<'e, P> {
         match &mut self.anchor {
             Some(anchor) => {
                 anchor.repin();
-                self.since_flush += 1;
-                if self.since_flush >= FLUSH_EVERY {
+                self.since_flush = self.since_flush.saturating_add(1);
+                if self.since_flush >= FLUSH_EVERY && self.owed_flushes > 0 {
                     self.since_flush = 0;
+                    self.owed_flushes -= 1;
                     anchor.flush();
                 }
             }
@@ -78,6 +99,7 @@ impl<'e, P: Protocol> Worker<'e, P> {
             epoch: shell.epochs.register(),
             anchor: None,
             since_flush: 0,
+            owed_flushes: 0,
             handle: crossbeam_epoch::default_collector().register(),
             sets: Sets::new(id),
             retire: RetireQueue::default(),
