@@ -20,7 +20,7 @@
 //! Observations", VLDB 2020). Garbage and omitted-version reads are not in Adya's list: they
 //! show a recorder or version-order bug rather than an isolation anomaly.
 
-use crate::history::{Key, display_txn};
+use crate::{Key, display_txn};
 use std::fmt;
 use txlab_core::protocol::history::TxnId;
 

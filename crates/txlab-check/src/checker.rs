@@ -21,11 +21,11 @@ use crate::cycle::CycleFinder;
 use crate::graph::{
     Dsg, GraphBuilder, MASK_ALL, MASK_DATA, MASK_DEPENDENCY, MASK_WW, NO_KEY, kind_bit,
 };
-use crate::history::{History, Key, display_txn};
 use crate::realtime::real_time_edges;
 use crate::report::{GraphStats, Report};
 use crate::scc::strongly_connected;
 use crate::versions::{ReadQuery, Resolved, VersionIndex};
+use crate::{History, Key, display_txn};
 use txlab_core::protocol::history::{Outcome, TxnRecord};
 
 /// What [`check`] checks.

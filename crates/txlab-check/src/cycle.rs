@@ -148,9 +148,9 @@ impl<'g> CycleFinder<'g> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Key;
     use crate::anomaly::DependencyKind::{Rw, Wr, Ww};
     use crate::graph::{GraphBuilder, MASK_DATA, MASK_DEPENDENCY, kind_bit};
-    use crate::history::Key;
     use crate::scc::strongly_connected;
 
     #[test]

@@ -10,8 +10,8 @@
 //! Graph algorithms take an *edge mask* (`kind_bit`) to work on a subgraph, e.g. only `ww` edges
 //! for G0, without building a second graph.
 
+use crate::Key;
 use crate::anomaly::DependencyKind;
-use crate::history::Key;
 use txlab_core::TableId;
 
 /// The bit of a kind in an edge mask.

@@ -17,7 +17,7 @@
 //! of invisible versions can never be explained: the oracle answers `false` for them, as the
 //! checker reports them.
 
-use crate::history::{History, Key};
+use crate::{History, Key};
 use std::collections::BTreeMap;
 use txlab_core::Error;
 use txlab_core::protocol::history::{Outcome, TxnRecord};

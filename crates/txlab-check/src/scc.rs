@@ -101,9 +101,9 @@ pub(crate) fn strongly_connected(g: &Dsg, mask: u8) -> Components {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Key;
     use crate::anomaly::DependencyKind::{Rw, Ww};
     use crate::graph::{GraphBuilder, MASK_DATA, MASK_WW};
-    use crate::history::Key;
 
     #[test]
     fn finds_cycles_only_in_the_masked_subgraph() {

@@ -13,7 +13,7 @@
 //!   version order; the initial version (tag 0) precedes each key's run implicitly;
 //! - for an installed version, `TagEntry::chain` is its index in `chains`.
 
-use crate::history::Key;
+use crate::Key;
 use txlab_core::protocol::history::TxnRecord;
 
 /// Marks a write that is not in a version order.
@@ -111,7 +111,7 @@ impl VersionIndex {
                 if w.version == 0 {
                     invalid(format!(
                         "{} writes version tag 0 of {}, the tag reserved for the initial version",
-                        crate::history::display_txn(r.id),
+                        crate::display_txn(r.id),
                         Key::new(w.table, w.key)
                     ));
                 }
@@ -135,8 +135,8 @@ impl VersionIndex {
                     "version {} of {} is written twice (by {} and {})",
                     pair[0].version,
                     pair[0].key,
-                    crate::history::display_txn(records[pair[0].record as usize].id),
-                    crate::history::display_txn(records[pair[1].record as usize].id),
+                    crate::display_txn(records[pair[0].record as usize].id),
+                    crate::display_txn(records[pair[1].record as usize].id),
                 ));
             }
         }
@@ -158,8 +158,8 @@ impl VersionIndex {
                     "two versions of {} have order {} (written by {} and {})",
                     key,
                     order,
-                    crate::history::display_txn(records[by_tag[a as usize].record as usize].id),
-                    crate::history::display_txn(records[by_tag[b as usize].record as usize].id),
+                    crate::display_txn(records[by_tag[a as usize].record as usize].id),
+                    crate::display_txn(records[by_tag[b as usize].record as usize].id),
                 ));
             }
         }

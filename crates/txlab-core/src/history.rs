@@ -18,6 +18,19 @@
 use crate::error::{ConflictCause, TxError, TxResult};
 use crate::table::TableId;
 
+#[path = "memory_recorder.rs"]
+mod memory_recorder;
+#[path = "history_records.rs"]
+mod records;
+
+pub use memory_recorder::MemoryRecorder;
+pub use records::{History, Key, TxnBuilder, display_txn};
+
+/// The seal of [`Recorder`]: private, so only this module's recorders implement it.
+mod sealed {
+    pub trait Sealed {}
+}
+
 /// A transaction's id in a history: `(worker id << 40) | per-worker sequence number`.
 pub type TxnId = u64;
 
@@ -182,11 +195,13 @@ pub struct TxnRecord {
 
 /// Receives finished transactions. `ENABLED = false` compiles recording out.
 ///
-/// Sealed: the implementations are [`NoRecorder`] and `txlab_check::MemoryRecorder`, whose
-/// histories the checker knows how to read. What an engine reports, and when, is defined by the
-/// engines and the checker together (version tags, orders, omitted writes: module docs), so a
-/// recorder from outside could not rely on it; to look at a history, record with
-/// `MemoryRecorder` and read its `History`.
+/// Sealed: the implementations are [`NoRecorder`] and [`MemoryRecorder`], whose [`History`] the
+/// checker (`txlab-check`, which re-exports both) knows how to read. What an engine reports, and
+/// when, is defined by the engines and the checker together (version tags, orders, omitted
+/// writes: module docs), so a recorder from outside could not rely on it; to look at a history,
+/// record with [`MemoryRecorder`] and read its [`History`]. Both implementations live in this
+/// crate and the seal is a private trait, so no other crate, txlab's own included, can implement
+/// `Recorder`.
 ///
 /// ```compile_fail,E0277
 /// use txlab_core::protocol::history::{Recorder, TxnRecord};
@@ -200,7 +215,7 @@ pub struct TxnRecord {
 ///     fn record(&self, _txn: TxnRecord) {}
 /// }
 /// ```
-pub trait Recorder: Send + Sync + crate::__private::RecorderSeal {
+pub trait Recorder: Send + Sync + sealed::Sealed {
     /// Whether engines should record at all.
     const ENABLED: bool;
 
@@ -215,7 +230,7 @@ pub trait Recorder: Send + Sync + crate::__private::RecorderSeal {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoRecorder;
 
-impl crate::__private::RecorderSeal for NoRecorder {}
+impl sealed::Sealed for NoRecorder {}
 
 impl Recorder for NoRecorder {
     const ENABLED: bool = false;

@@ -58,14 +58,6 @@ pub mod txn;
 
 pub mod protocol;
 
-/// Not public API: the seals of traits whose implementations must come from txlab's own crates.
-#[doc(hidden)]
-pub mod __private {
-    /// Seals [`Recorder`](crate::protocol::history::Recorder): implemented by `NoRecorder` and
-    /// `txlab_check::MemoryRecorder` only.
-    pub trait RecorderSeal {}
-}
-
 #[cfg(test)]
 mod test_support;
 

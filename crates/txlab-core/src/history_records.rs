@@ -8,7 +8,7 @@
 //! The builder writes one transaction per statement:
 //!
 //! ```
-//! use txlab_check::History;
+//! use txlab_core::protocol::history::History;
 //! let mut h = History::new();
 //! h.txn(1).read(7, 0).write(7, 1).commit(); // T1 read the initial version of key 7, wrote 1
 //! h.txn(2).read(7, 1).commit(); // T2 read T1's version
@@ -19,10 +19,10 @@
 //! [`TxnBuilder::during`] says otherwise, a hand-written transaction begins and ends at instant 0,
 //! so no two of them are ordered in real time.
 
+use super::{Outcome, ReadEvent, TxnId, TxnRecord, WriteEvent, WriteKind};
+use crate::error::ConflictCause;
+use crate::table::TableId;
 use std::fmt;
-use txlab_core::ConflictCause;
-use txlab_core::TableId;
-use txlab_core::protocol::history::{Outcome, ReadEvent, TxnId, TxnRecord, WriteEvent, WriteKind};
 
 /// A key of some table: the unit the checker orders versions of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -67,7 +67,7 @@ impl fmt::Display for Key {
 }
 
 /// Formats a transaction id for humans: `T<seq>` for worker 0 (hand-written histories),
-/// `T<worker>.<seq>` otherwise (see [`txlab_core::protocol::history::txn_id`]).
+/// `T<worker>.<seq>` otherwise (see [`txn_id`](super::txn_id)).
 pub fn display_txn(id: TxnId) -> String {
     let worker = id >> 40;
     let seq = id & ((1 << 40) - 1);
@@ -194,13 +194,11 @@ impl TxnBuilder<'_> {
     /// Scans `lo..=hi` of `table` (a predicate read): keys in the range it did not read are
     /// claimed absent. Record the keys it returned with [`read`](Self::read) as well.
     pub fn scan(mut self, table: u16, lo: u64, hi: u64) -> Self {
-        self.record
-            .scans
-            .push(txlab_core::protocol::history::ScanEvent {
-                table: txlab_core::TableId(table),
-                lo,
-                hi,
-            });
+        self.record.scans.push(super::ScanEvent {
+            table: TableId(table),
+            lo,
+            hi,
+        });
         self
     }
 
@@ -323,34 +321,10 @@ mod tests {
     fn transaction_ids_and_keys_print_compactly() {
         assert_eq!(display_txn(7), "T7");
         assert_eq!(
-            display_txn(txlab_core::protocol::history::txn_id(3, 12)),
+            display_txn(crate::protocol::history::txn_id(3, 12)),
             "T3.12"
         );
         assert_eq!(Key::from(4).to_string(), "k4");
         assert_eq!(Key::new(TableId(1), 4).to_string(), "t1/k4");
-    }
-}
-
-#[cfg(all(test, feature = "serde"))]
-mod serde_tests {
-    use super::*;
-
-    #[test]
-    fn a_history_survives_a_serde_round_trip_and_checks_the_same() {
-        let mut h = History::new();
-        h.txn(1).read(5u64, 0).write(5u64, 1).during(0, 3).commit();
-        h.txn(2).read(5u64, 1).scan(1, 0, 9).during(4, 6).commit();
-        h.txn(3).read(5u64, 0).write(5u64, 2).during(1, 5).commit();
-        let copy: History = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
-        assert_eq!(copy, h);
-        let opts = crate::CheckOptions::default();
-        assert_eq!(
-            crate::check(&copy, opts).anomalies.len(),
-            crate::check(&h, opts).anomalies.len()
-        );
-        assert!(
-            !crate::check(&copy, opts).anomalies.is_empty(),
-            "a lost update"
-        );
     }
 }

@@ -14,15 +14,14 @@
 //!
 //! [`take`]: MemoryRecorder::take
 
-use crate::history::History;
+use super::{History, Recorder, TxnRecord};
+use crate::error::Error;
 use crossbeam_utils::CachePadded;
-// `std`'s mutex, deliberately not `txlab_core::protocol::sync`'s: the recorder is the observer, not part
+// `std`'s mutex, deliberately not `crate::protocol::sync`'s: the recorder is the observer, not part
 // of any protocol, and must work outside a shuttle or loom execution (a test takes the history
 // after the model checker returns).
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
-use txlab_core::Error;
-use txlab_core::protocol::history::{Recorder, TxnRecord};
 
 /// A recorder that stores every record in memory (`ENABLED = true`).
 #[derive(Debug)]
@@ -97,7 +96,7 @@ impl Default for MemoryRecorder {
     }
 }
 
-impl txlab_core::__private::RecorderSeal for MemoryRecorder {}
+impl super::sealed::Sealed for MemoryRecorder {}
 
 impl Recorder for MemoryRecorder {
     const ENABLED: bool = true;
@@ -116,7 +115,7 @@ impl Recorder for MemoryRecorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use txlab_core::protocol::history::{Outcome, txn_id};
+    use crate::protocol::history::{Outcome, txn_id};
 
     fn record(id: u64, begin_ns: u64, end_ns: u64) -> TxnRecord {
         TxnRecord {
