@@ -12,8 +12,7 @@
 use std::time::Duration;
 use txlab_core::protocol::storage::Index;
 use txlab_core::{Error, RunLimit, TableId};
-use txlab_docc::layout::Placeholder;
-use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, StandAlone};
+use txlab_docc::{BatchConfig, Chain, Docc, DoccConfig, DriverConfig, Placeholder, StandAlone};
 use txlab_storage::{HashIndex, Tables};
 use txlab_workload::{Tpcc, TpccConfig, Workload};
 

@@ -7,9 +7,9 @@
 //! A sequencer fixes the order of one-shot programs before they run; workers then execute them
 //! concurrently and enforce the order lazily, at validation:
 //!
-//! - [`seq`]: [`Seq`], a position in the global order, which is also the version a
+//! - `seq`: [`Seq`], a position in the global order, which is also the version a
 //!   transaction installs;
-//! - [`layout`]: the two record layouts, [`InPlace`] (`docc-basic`) and [`Chain`] (placeholders
+//! - `layout`: the two record layouts, [`InPlace`] (`docc-basic`) and [`Chain`] (placeholders
 //!   and version chains: `docc-snapshot`, and `docc` with prefetching);
 //! - `exec`: the execution phase, a `TxOps` that reads optimistically and buffers writes;
 //! - `wait`: the waiting phase (the chain of committed transactions, spin then park);
@@ -18,10 +18,10 @@
 //! - `commit`: the commit phase and garbage collection (version trimming, tombstone retirement);
 //! - `schedule`: batches, claims in sequence order, the horizon;
 //! - [`calvin`]: the Calvin-style deterministic-locking baseline on the same storage, sequencer
-//!   and driver, with reconnaissance for dependent programs ([`recon`]);
+//!   and driver, with reconnaissance for dependent programs (`recon`);
 //! - [`cluster`]: multi-partition DOCC and Calvin over `txlab-net` (`DoccCluster`,
 //!   `CalvinCluster`): one sans-IO node type, the sequencer, the merge and the exchange;
-//! - [`pool`]: where a run's threads come from (scoped per run, or a partition's persistent
+//! - `pool`: where a run's threads come from (scoped per run, or a partition's persistent
 //!   pool);
 //! - `interactive`: the `Engine`/`Worker`/`Transaction` entry point ("sequence at commit", not
 //!   deterministic).
@@ -38,14 +38,14 @@ pub mod driver;
 pub mod engine;
 mod exec;
 pub mod interactive;
-pub mod layout;
+mod layout;
 mod meter;
-pub mod pool;
-pub mod recon;
+mod pool;
+mod recon;
 mod run;
 mod schedule;
-pub mod seq;
-pub mod sequencer;
+mod seq;
+mod sequencer;
 pub mod stats;
 mod wait;
 
@@ -55,8 +55,8 @@ pub use config::Mutation;
 pub use config::{BatchConfig, DoccConfig, MAX_WORKERS};
 pub use driver::{KindStats, Metered, RunStats, StandAlone};
 pub use engine::{Docc, DoccBasic, DoccMode, DoccSnapshot};
-pub use layout::{Chain, InPlace, Layout};
+pub use layout::{Chain, InPlace, InPlaceRecord, Layout, Placeholder};
 pub use schedule::Positioned;
 pub use seq::Seq;
-pub use sequencer::{DriverConfig, InputLog, LoggedBatch, Submission};
+pub use sequencer::{DriverConfig, InputLog, LoggedBatch, MAX_CONCURRENCY, Submission};
 pub use stats::DoccStats;

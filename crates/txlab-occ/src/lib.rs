@@ -29,7 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod lock;
+mod lock;
 pub mod protocol;
 pub mod sets;
 pub mod shell;

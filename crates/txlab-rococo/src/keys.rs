@@ -118,16 +118,6 @@ impl KeyTable {
             out.extend_from_slice(&s.unfinished_writers);
         }
     }
-
-    /// How many keys are tracked.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Whether no key is tracked.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@
 //! - [`sc`]: the offline SC-graph checker (§3.1): immediacy propagation, the exact
 //!   unreorderable-cycle test and the proposed merges, with text and JSON reports.
 //! - Servers and coordinators as sans-IO `txlab_net::Node`s ([`node::RococoNode`]): the
-//!   dependency graph ([`graph`]) with one-hop tracking ([`keys`]), the start and commit phases,
-//!   the 2-round read-only path, epoch GC and coordinator recovery ([`server`], [`client`]);
-//!   the 2PL and OCC baselines with 2PC on the same servers, storage ([`store`]), pieces and
+//!   dependency graph ([`graph`]) with one-hop tracking (`keys`), the start and commit phases,
+//!   the 2-round read-only path, epoch GC and coordinator recovery (`server`, [`client`]);
+//!   the 2PL and OCC baselines with 2PC on the same servers, storage (`store`), pieces and
 //!   transport ([`config::Protocol`]).
 //! - [`history`]: merged column-group histories and the one-order check.
 //!
@@ -25,15 +25,16 @@ pub mod config;
 pub mod counters;
 pub mod graph;
 pub mod history;
-pub mod keys;
-pub mod msg;
+mod keys;
+mod msg;
 pub mod node;
 pub mod sc;
-pub mod server;
-pub mod store;
+mod server;
+mod store;
 pub mod workload;
 
 pub use cluster::{RococoCluster, RunOptions, RunReport, RunStats};
 pub use config::{MemoryRecording, NoRecording, Params, Protocol, Recording, Shared};
+pub use msg::OrderEntry;
 pub use node::RococoNode;
 pub use workload::{PieceProgram, PiecedWorkload};

@@ -47,7 +47,7 @@ use txlab_docc::{
     BatchConfig, Chain, Docc, DoccConfig, DriverConfig, InPlace, InputLog, Layout, StandAlone,
 };
 /// The largest `--concurrency` (outstanding transactions per node) and `--threads`/`--lock-managers`.
-pub use txlab_docc::{MAX_WORKERS, sequencer::MAX_CONCURRENCY};
+pub use txlab_docc::{MAX_CONCURRENCY, MAX_WORKERS};
 use txlab_workload::Workload;
 
 /// Default `--batch-epoch-us`: 5 ms epochs.
