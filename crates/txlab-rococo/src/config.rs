@@ -47,9 +47,10 @@ impl Protocol {
     }
 }
 
-/// A deliberately broken variant (feature `mutation`, tests only); the correctness kit must
-/// catch each one.
-#[cfg(feature = "mutation")]
+/// A deliberately broken variant (tests only); the correctness kit must catch each one. The type
+/// exists in every build so that the call sites that test for a mutant compile either way; only
+/// with the `mutation` feature can [`Params`] switch one on ([`Params::mutant`] is otherwise
+/// always `false` and compiles away).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mutant {
     /// ROCOCO sorts a component by transaction id, ignoring `i`-edges.
@@ -68,7 +69,6 @@ pub enum Mutant {
     OccNoValidation,
 }
 
-#[cfg(feature = "mutation")]
 impl Mutant {
     /// Every mutant.
     pub const ALL: [Mutant; 7] = [
@@ -160,28 +160,10 @@ impl Params {
     /// Whether mutant `m` is on (never, without the `mutation` feature).
     #[cfg(not(feature = "mutation"))]
     #[inline(always)]
-    pub fn mutant(&self, _m: MutantName) -> bool {
+    pub fn mutant(&self, _m: Mutant) -> bool {
         false
     }
 }
-
-/// Without the `mutation` feature mutants have no type; call sites name them through this
-/// stand-in so they compile either way.
-#[cfg(not(feature = "mutation"))]
-#[derive(Debug, Clone, Copy)]
-#[allow(missing_docs)]
-pub enum MutantName {
-    SortById,
-    NoCommittingWait,
-    LastReaderOnly,
-    SingleRoundReadOnly,
-    GcWithoutDelay,
-    TwoPlEarlyRelease,
-    OccNoValidation,
-}
-
-#[cfg(not(feature = "mutation"))]
-pub use MutantName as Mutant;
 
 /// Everything the nodes of one cluster share (module docs).
 pub struct Shared<W: PiecedWorkload> {
