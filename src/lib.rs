@@ -13,6 +13,8 @@ pub use txlab_batch as batch;
 #[cfg(feature = "check")]
 pub use txlab_check as check;
 pub use txlab_core as core;
+#[cfg(feature = "docc")]
+pub use txlab_docc as docc;
 #[cfg(feature = "harness")]
 pub use txlab_harness as harness;
 #[cfg(feature = "mvto")]
@@ -21,6 +23,10 @@ pub use txlab_mvto as mvto;
 pub use txlab_net as net;
 #[cfg(feature = "nwr")]
 pub use txlab_nwr as nwr;
+#[cfg(feature = "occ")]
+pub use txlab_occ as occ;
+#[cfg(feature = "rococo")]
+pub use txlab_rococo as rococo;
 #[cfg(feature = "silo")]
 pub use txlab_silo as silo;
 #[cfg(feature = "storage")]
