@@ -33,7 +33,7 @@ fn temp(name: &str) -> PathBuf {
 }
 
 /// The run these tests refuse would measure for 6 s (1 s warm-up and 5 s) if it started.
-const REFUSED_WITHIN: Duration = Duration::from_secs(3);
+const REFUSED_WITHIN: Duration = Duration::from_secs(1);
 
 fn refused(args: &[&str], limit: Option<u64>, needles: &[&str]) {
     let (out, took) = txlab(args, limit);
