@@ -1,7 +1,7 @@
 //! Why restarted transactions kept aborting: storage lag. Runs `base`, `sr` and `srvc` on the
 //! micro benchmark in three configurations: storage requests spread over the two storage workers
-//! round-robin and processor events handled in arrival order (the earlier behaviour); routed by
-//! key, arrival order; routed by key with commit decisions handled first (the defaults). Reports
+//! round-robin and processor events handled in arrival order; routed by key, arrival order;
+//! routed by key with commit decisions handled first (the defaults). Reports
 //! how many validator aborts had a read that was already stale when the storage served it (a
 //! write committed before the read had not reached the storage).
 //!

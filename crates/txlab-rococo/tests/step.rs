@@ -51,13 +51,13 @@ fn scaled_tpcc_under_every_schedule() {
     );
 }
 
-/// Schedules that once failed, replayed on every run: `(TXLAB_STEP_CASE, TXLAB_STEP_SCHEDULE)`.
+/// Regression schedules, replayed on every run: `(TXLAB_STEP_CASE, TXLAB_STEP_SCHEDULE)`.
 ///
-/// - A server collected a finished transaction (GC, §3.4), then a late commit request of
-///   another one carried it as undecided: the server brought it back as a vertex involving
-///   only itself and, waiting for it to be COMMITTING, had no other server to ask
-///   (`status_errors`). Collected transactions now stay collected (`Graph::merge_all`), and
-///   late start and commit requests of collected transactions are ignored.
+/// - A server collects a finished transaction (GC, §3.4), then a late commit request of
+///   another one carries it as undecided. Were the server to bring it back as a vertex involving
+///   only itself, it would wait for it to be COMMITTING with no other server to ask
+///   (`status_errors`). Collected transactions stay collected (`Graph::merge_all`), and late
+///   start and commit requests of collected transactions are ignored.
 const YCSB_REGRESSIONS: &[(&str, &str)] =
     &[("ycsb rococo 2 2 3405232657703426386", REGRESSION_GC_REVIVAL)];
 

@@ -57,8 +57,7 @@
 //!   read the stripe earlier fails validation; the record vanishing from a range is a structural
 //!   change like an insert.
 //! - **Lost entries only leak.** Entries still queued when a worker is dropped are forgotten: their
-//!   tombstones stay in the index (correct, merely unreclaimed), as every tombstone did before this
-//!   module existed.
+//!   tombstones stay in the index (correct, merely unreclaimed).
 //!
 //! ## Histories (only when recording)
 //!

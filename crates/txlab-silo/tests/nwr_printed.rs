@@ -8,7 +8,7 @@
 //! - on the paper's own Figure 1 (b)–(d) schedules the printed algorithm omits at least what the
 //!   shipped rule omits (it is the more permissive of the two);
 //! - an `#[ignore]`d measurement on YCSB-A (what the printed bookkeeping buys and what it breaks),
-//!   whose numbers are in `docs/protocols/nwr.md`, "The printed algorithm, measured".
+//!   whose numbers are in `docs/results/nwr.md`, "The paper's printed algorithms admit a cycle".
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
