@@ -35,6 +35,7 @@ use txlab_harness::registry::deterministic::{
     DEFAULT_BATCH_EPOCH_US, DEFAULT_CONCURRENCY as DETERMINISTIC_CONCURRENCY, DeterministicParams,
 };
 use txlab_harness::registry::distributed::ClusterParams;
+use txlab_harness::registry::partitioned::Transport;
 use txlab_harness::registry::pipeline::{
     BatchParams, DEFAULT_BATCH_SIZE, DEFAULT_CONCURRENCY, DEFAULT_REORDER_WORKERS, FvsChoice,
     PolicyChoice, RefinementChoice,
@@ -280,8 +281,16 @@ pub struct ParamArgs {
     /// rococo, 2pl-2pc, occ-2pc: client node threads the clients are spread over, 1..=64.
     #[arg(long, default_value_t = 1, value_parser = ranged(1u16, 64), allow_negative_numbers = true)]
     pub client_threads: u16,
-    /// rococo, 2pl-2pc, occ-2pc: emulated one-way link latency between nodes in microseconds,
-    /// 0..=1000000 (0: none).
+    /// docc*, calvin: run as a cluster of this many partition nodes, 1..=255 (TPC-C by
+    /// warehouse, at most --warehouses; YCSB by key range) [default: one node, no cluster].
+    #[arg(long, value_parser = ranged(1u16, txlab_harness::registry::partitioned::MAX_NODES), allow_negative_numbers = true)]
+    pub nodes: Option<u16>,
+    /// docc*, calvin with --nodes: inproc (threads of this process with --link-latency-us); tcp
+    /// runs one node per process through `txlab cluster --local N -- run ...`.
+    #[arg(long, value_enum, default_value_t = Transport::Inproc)]
+    pub transport: Transport,
+    /// rococo, 2pl-2pc, occ-2pc, and docc*, calvin with --nodes: emulated one-way link latency
+    /// between nodes in microseconds, 0..=1000000 (0: none).
     #[arg(long, default_value_t = 100, value_parser = ranged(0u64, 1_000_000), allow_negative_numbers = true)]
     pub link_latency_us: u64,
     /// rococo: the dependency graph's GC epoch in milliseconds, 0..=60000 (0: GC off).
@@ -499,6 +508,8 @@ impl ParamArgs {
                 batch_epoch_us: self.batch_epoch_us,
                 concurrency: self.concurrency.unwrap_or(DETERMINISTIC_CONCURRENCY),
                 lock_managers: self.lock_managers,
+                nodes: self.nodes,
+                transport: self.transport,
             },
         }
     }

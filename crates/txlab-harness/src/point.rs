@@ -205,7 +205,7 @@ mod tests {
             deterministic: DeterministicParams {
                 batch_epoch_us: 500,
                 concurrency: 32,
-                lock_managers: 1,
+                ..DeterministicParams::default()
             },
             ..EngineParams::default()
         };

@@ -195,6 +195,12 @@ impl SweepSpec {
                 })?;
             }
         }
+        crate::registry::partitioned::validate_sweep(
+            &self.protocols,
+            &self.workloads,
+            &self.params,
+            &self.engine,
+        )?;
         for &threads in &self.threads {
             let run = self.run_config(threads, WorkloadKind::Noop);
             run.validate()?;

@@ -17,6 +17,7 @@
 //!   installing a partition's share of the writes;
 //! - [`merge`]: the partitions' histories merged into the cluster's, for the checker;
 //! - [`feed`]: a sequencer's clients;
+//! - [`progress`]: a node's reports to a measuring driver;
 //! - [`inproc`]: threaded runs (benchmarks, the crash-and-replay test).
 
 pub mod feed;
@@ -26,6 +27,7 @@ pub mod merge;
 pub mod msg;
 pub mod node;
 mod ops;
+pub mod progress;
 pub mod route;
 
 pub use feed::WorkloadFeed;
@@ -33,6 +35,7 @@ pub use local::PartitionEngine;
 pub use merge::merge_histories;
 pub use msg::{ClusterLog, Msg, Txn};
 pub use node::{ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode};
+pub use progress::{Progress, Ran};
 pub use route::{Plan, Routing};
 
 use crate::calvin::Calvin;

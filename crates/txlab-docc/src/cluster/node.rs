@@ -39,6 +39,7 @@
 use super::local::PartitionEngine;
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
 use super::ops::{Apply, Confined, Split, View};
+use super::progress::{Progress, Ran};
 use super::route::{Plan, Routing};
 use crate::pool::WorkerPool;
 use crate::schedule::Positioned;
@@ -49,6 +50,7 @@ use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::mpsc::Sender;
 use std::time::Duration;
 use txlab_core::partition::Placement;
 use txlab_core::{AccessSet, Error, Program, TableId, TxError, TxResult};
@@ -235,6 +237,8 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     stats: NodeStats,
     latency_us: Histogram<u64>,
     fatal: Option<String>,
+    /// Where [`Progress`] goes (`report_to`).
+    progress: Option<Sender<Progress>>,
 }
 
 impl<E: PartitionEngine, P: ClusterProgram> Debug for PartitionNode<E, P> {
@@ -305,7 +309,21 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             latency_us: Histogram::new_with_bounds(1, 600_000_000, 3)
                 .map_err(|e| Error::Internal(format!("latency histogram: {e}")))?,
             fatal: None,
+            progress: None,
         })
+    }
+
+    /// Sends this node's [`Progress`] reports to `to` from now on (a measuring driver's
+    /// channel; `super::progress`).
+    pub fn report_to(&mut self, to: Sender<Progress>) {
+        self.progress = Some(to);
+    }
+
+    fn report(&self, p: Progress) {
+        if let Some(to) = &self.progress {
+            // A receiver that stopped listening has what it wanted.
+            let _ = to.send(p);
+        }
     }
 
     /// This node's partition.
@@ -383,6 +401,15 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         } else {
             Vec::new()
         };
+        if self.progress.is_some() {
+            for (i, t) in txns.iter().enumerate() {
+                if let (Some(from), Ok(to)) =
+                    (t.restart_of, Seq::new(e, u32::from(self.me), i as u32))
+                {
+                    self.report(Progress::Resequenced { from, to: to.raw() });
+                }
+            }
+        }
         if e <= self.config.epochs {
             let free = self.config.concurrency.saturating_sub(self.outstanding);
             let fresh = self.feed.next(e, free);
@@ -392,6 +419,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                     match Seq::new(e, u32::from(self.me), at as u32) {
                         Ok(s) => {
                             self.submitted.insert(s.raw(), ctx.now());
+                            self.report(Progress::Submitted { seq: s.raw() });
                         }
                         Err(err) => return self.fail(err),
                     }
@@ -404,6 +432,10 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             return self.fail(format!("batch of {} transactions", txns.len()));
         }
         self.stats.batches += 1;
+        self.report(Progress::Stats {
+            node: self.me,
+            stats: self.stats,
+        });
         self.sealed.push(txns.clone());
         for n in 0..self.nodes {
             if n != self.me {
@@ -530,7 +562,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                     self.stats.single += 1;
                     match out {
                         Some(p) => self.restart(entry, p),
-                        None => self.tally(&r),
+                        None => self.tally(entry, &r),
                     }
                 }
             }
@@ -540,17 +572,36 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         }
     }
 
-    fn tally<T>(&mut self, r: &TxResult<T>) {
-        match r {
-            Ok(_) => self.stats.committed += 1,
-            Err(TxError::UserAbort(_)) => self.stats.user_aborts += 1,
-            Err(_) => self.stats.errors += 1,
-        }
+    fn tally<T>(&mut self, entry: &Entry<P>, r: &TxResult<T>) {
+        let ran = match r {
+            Ok(_) => {
+                self.stats.committed += 1;
+                Ran::Committed
+            }
+            Err(TxError::UserAbort(_)) => {
+                self.stats.user_aborts += 1;
+                Ran::UserAborted
+            }
+            Err(_) => {
+                self.stats.errors += 1;
+                Ran::Failed
+            }
+        };
+        self.report_ran(entry, ran);
+    }
+
+    fn report_ran(&self, entry: &Entry<P>, ran: Ran) {
+        self.report(Progress::Ran {
+            seq: entry.seq.raw(),
+            kind: entry.txn.program.kind(),
+            ran,
+        });
     }
 
     /// Re-sequences `entry` with partition `p` hinted (the leader's job; module docs).
     fn restart(&mut self, entry: &Entry<P>, p: u16) {
         self.stats.restarts += 1;
+        self.report_ran(entry, Ran::Restarted);
         if self.feed.replays() {
             return;
         }
@@ -697,12 +748,12 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         let mut committed = result.is_ok();
         let mut writes = match writes {
             Ok(w) => {
-                self.tally(&result);
+                self.tally(&entry, &result);
                 w
             }
             Err(e) => {
                 committed = false;
-                self.tally::<()>(&Err(e));
+                self.tally::<()>(&entry, &Err(e));
                 BTreeMap::new()
             }
         };

@@ -26,6 +26,7 @@
 //! same way and executing the log's serial order reaches the same state digest.
 
 use super::Descriptor;
+use super::partitioned::{self, Transport};
 use crate::driver::{Driven, Driver};
 use crate::point::{EngineParams, PointCtx, PointOutcome, measure_loaded};
 use crate::runner::RunConfig;
@@ -67,6 +68,11 @@ pub struct DeterministicParams {
     pub concurrency: usize,
     /// Calvin: lock-manager threads, `1..=--threads`.
     pub lock_managers: usize,
+    /// `--nodes`: run as a cluster of this many partitions (`super::partitioned`); `None`: the
+    /// single-node engine.
+    pub nodes: Option<u16>,
+    /// `--transport` of a cluster.
+    pub transport: Transport,
 }
 
 impl Default for DeterministicParams {
@@ -75,6 +81,8 @@ impl Default for DeterministicParams {
             batch_epoch_us: DEFAULT_BATCH_EPOCH_US,
             concurrency: DEFAULT_CONCURRENCY,
             lock_managers: 1,
+            nodes: None,
+            transport: Transport::Inproc,
         }
     }
 }
@@ -98,9 +106,22 @@ impl DeterministicParams {
 }
 
 /// The engine flags DOCC reads.
-const DOCC_FLAGS: &[&str] = &["--batch-epoch-us", "--concurrency"];
+const DOCC_FLAGS: &[&str] = &[
+    "--batch-epoch-us",
+    "--concurrency",
+    "--nodes",
+    "--transport",
+    "--link-latency-us",
+];
 /// ... and Calvin.
-const CALVIN_FLAGS: &[&str] = &["--batch-epoch-us", "--concurrency", "--lock-managers"];
+const CALVIN_FLAGS: &[&str] = &[
+    "--batch-epoch-us",
+    "--concurrency",
+    "--lock-managers",
+    "--nodes",
+    "--transport",
+    "--link-latency-us",
+];
 
 /// What every line of [`PROTOCOLS`] shares.
 const DETERMINISTIC: Descriptor = Descriptor {
@@ -178,7 +199,12 @@ fn validate_calvin(threads: usize, p: &EngineParams, run: &RunConfig) -> Result<
 
 // The update fills txlab-docc's test-only `mutation` field when a test build turns it on.
 #[allow(clippy::needless_update)]
-fn docc_config(p: &EngineParams, run: &RunConfig, prefetch: bool, check: bool) -> DoccConfig {
+pub(super) fn docc_config(
+    p: &EngineParams,
+    run: &RunConfig,
+    prefetch: bool,
+    check: bool,
+) -> DoccConfig {
     DoccConfig {
         workers: run.threads,
         prefetch,
@@ -188,7 +214,7 @@ fn docc_config(p: &EngineParams, run: &RunConfig, prefetch: bool, check: bool) -
     }
 }
 
-fn calvin_config(p: &EngineParams, run: &RunConfig, check: bool) -> CalvinConfig {
+pub(super) fn calvin_config(p: &EngineParams, run: &RunConfig, check: bool) -> CalvinConfig {
     CalvinConfig {
         workers: run.threads,
         lock_managers: p.deterministic.lock_managers,
@@ -397,6 +423,9 @@ fn docc_mode<L: Layout>(
     ctx: &PointCtx<'_>,
     prefetch: bool,
 ) -> Result<PointOutcome, Error> {
+    if let Some(nodes) = ctx.engine.deterministic.nodes {
+        return partitioned::docc::<L>(w, ctx, nodes, prefetch);
+    }
     let (p, run) = (ctx.engine, ctx.run);
     visit(
         w,
@@ -428,6 +457,9 @@ fn docc_basic(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error
 }
 
 fn calvin(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error> {
+    if let Some(nodes) = ctx.engine.deterministic.nodes {
+        return partitioned::calvin(w, ctx, nodes);
+    }
     let (p, run) = (ctx.engine, ctx.run);
     visit(
         w,

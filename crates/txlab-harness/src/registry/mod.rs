@@ -15,6 +15,7 @@
 //! | thread-aware batching | [`thread_aware`] | `silo-ta` |
 //! | distributed, pieces on servers (ROCOCO and its 2PC baselines) | [`distributed`] | `rococo`, `2pl-2pc`, `occ-2pc` |
 //! | deterministic (a sequencer and workers) | [`deterministic`] | `docc`, `docc-snapshot`, `docc-basic`, `calvin` |
+//! | ... across partitions (`--nodes N`) | [`partitioned`] | the same four |
 //! | the harness's own cost | [`noop`] | `noop` (hidden) |
 //!
 //! Adding a protocol to a family adds its build function and one line to the family's list;
@@ -32,6 +33,7 @@ pub mod deterministic;
 pub mod distributed;
 pub mod interactive;
 pub mod noop;
+pub mod partitioned;
 pub mod pipeline;
 pub mod thread_aware;
 
