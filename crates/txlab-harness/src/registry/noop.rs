@@ -1,11 +1,14 @@
 //! `noop`: the hidden protocol whose transactions do nothing ([`crate::noop::NoopEngine`]),
 //! driven like an interactive engine, to measure the harness's own per-transaction cost.
+//!
+//! It runs only the `noop` workload: the engine stores nothing, so a real workload's programs
+//! would find their rows absent and fail their own invariant checks.
 
 use super::Descriptor;
 use crate::noop::NoopEngine;
 use crate::point::{PointCtx, PointOutcome, measure_loaded};
 use crate::runner::Interactive;
-use crate::workloads::{AnyWorkload, WorkloadVisitor};
+use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadVisitor};
 use txlab_core::Error;
 use txlab_workload::Workload;
 
@@ -16,10 +19,22 @@ pub const PROTOCOLS: &[Descriptor] = &[Descriptor {
     hidden: true,
     compared: false,
     flags: &[],
-    accepts: Descriptor::any_workload,
+    accepts: noop_workload_only,
     validate: Descriptor::nothing_to_validate,
     run: noop,
 }];
+
+fn noop_workload_only(name: &'static str, w: WorkloadKind) -> Result<(), Error> {
+    if matches!(w, WorkloadKind::Noop) {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "--protocol with --workload",
+        format!("{name} with {}", w.name()),
+        "--workload noop: the noop engine stores nothing, so another workload's reads would \
+         find their rows absent",
+    ))
+}
 
 fn noop(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error> {
     w.visit(Visit { ctx })
@@ -43,5 +58,22 @@ impl WorkloadVisitor for Visit<'_> {
             workload,
         };
         measure_loaded(&engine, workload, &driver, self.ctx.run, self.ctx.check)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noop_refuses_a_workload_with_data() {
+        assert!(noop_workload_only("noop", WorkloadKind::Noop).is_ok());
+        let e = noop_workload_only("noop", WorkloadKind::from_name("ycsb-c").expect("ycsb-c"))
+            .expect_err("ycsb-c needs stored rows");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("noop with ycsb-c") && msg.contains("--workload noop"),
+            "{msg}"
+        );
     }
 }
