@@ -9,8 +9,10 @@
 //! The argument says what the 128-bit CAS must be on this build: `lock-free` (a CPU with
 //! `cmpxchg16b`, detected at run time) or `locked` (run-time detection turned off with
 //! `--cfg portable_atomic_no_outline_atomics`). With `lock-free`, the bank runs on all nine
-//! engines; with `locked`, the three whose NWR pivot objects need the lock-free CAS must refuse
-//! to start with an error that says so, and the other six run the bank. Every engine is built by
+//! interactive OCC engines; with `locked`, the three whose NWR pivot objects need the lock-free
+//! CAS must refuse to start with an error that says so, and the other six run the bank. The three
+//! DOCC modes run it too, through DOCC's interactive entry point, built through the `txlab`
+//! facade (whose default features compile every library crate). Every engine is built by
 //! name through its family's builder; unknown names and other bad input must be refused with an
 //! error naming the value.
 
@@ -139,10 +141,38 @@ fn build_named<V: EngineVisitor>(
         "silo" => Silo::builder().build_named(schema, name, visitor),
         "tictoc" => TicToc::builder().build_named(schema, name, visitor),
         "mvto" => Mvto::builder().build_named(schema, name, visitor),
+        "docc" => build_docc(name, schema, visitor),
         _ => Err(Error::invalid(
             "protocol",
             name,
-            "silo, tictoc or mvto, each optionally with -nwr or -nwr-single",
+            "silo, tictoc or mvto, each optionally with -nwr or -nwr-single; docc, \
+             docc-snapshot or docc-basic",
+        )),
+    }
+}
+
+/// DOCC in the mode `name` names, through the facade: `docc` (snapshots and prefetching retry),
+/// `docc-snapshot` (no prefetching) or `docc-basic` (in place).
+fn build_docc<V: EngineVisitor>(
+    name: &str,
+    schema: &Schema,
+    visitor: V,
+) -> Result<V::Output, Error> {
+    use txlab::docc::{DoccBasic, DoccConfig, DoccSnapshot};
+    let no_prefetch = DoccConfig {
+        prefetch: false,
+        ..DoccConfig::default()
+    };
+    match name {
+        "docc" => Ok(visitor.visit(DoccSnapshot::builder().build(schema)?)),
+        "docc-snapshot" => {
+            Ok(visitor.visit(DoccSnapshot::builder().config(no_prefetch).build(schema)?))
+        }
+        "docc-basic" => Ok(visitor.visit(DoccBasic::builder().config(no_prefetch).build(schema)?)),
+        _ => Err(Error::invalid(
+            "protocol",
+            name,
+            "docc, docc-snapshot or docc-basic",
         )),
     }
 }
@@ -182,7 +212,14 @@ fn check_bad_input(schema: &Schema) -> Result<String, String> {
         type Output = ();
         fn visit<E: Engine>(self, _: E) {}
     }
-    for name in ["silo-nwr-double", "tictoc-silo", "mvtoo", "occ", ""] {
+    for name in [
+        "silo-nwr-double",
+        "tictoc-silo",
+        "mvtoo",
+        "occ",
+        "",
+        "docc-nwr",
+    ] {
         match build_named(name, schema, Refused) {
             Ok(()) => return Err(format!("protocol {name:?} was accepted")),
             Err(e) if e.to_string().contains(&format!("protocol = {name}:")) => {}
@@ -203,7 +240,7 @@ fn check_bad_input(schema: &Schema) -> Result<String, String> {
     Ok("unknown names, a zero-sized value and an out-of-range setting refused".into())
 }
 
-const PROTOCOLS: [&str; 9] = [
+const PROTOCOLS: [&str; 12] = [
     "silo",
     "silo-nwr",
     "silo-nwr-single",
@@ -213,6 +250,9 @@ const PROTOCOLS: [&str; 9] = [
     "mvto",
     "mvto-nwr",
     "mvto-nwr-single",
+    "docc",
+    "docc-snapshot",
+    "docc-basic",
 ];
 
 fn main() -> ExitCode {
