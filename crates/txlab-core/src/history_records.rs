@@ -168,25 +168,21 @@ pub struct TxnBuilder<'h> {
 
 impl TxnBuilder<'_> {
     /// Reads version `version` of `key` (0: the initial version), observing the key present.
-    pub fn read(mut self, key: impl Into<Key>, version: u64) -> Self {
-        let key = key.into();
-        self.record.reads.push(ReadEvent {
-            table: key.table,
-            key: key.key,
-            version,
-            present: true,
-        });
-        self
+    pub fn read(self, key: impl Into<Key>, version: u64) -> Self {
+        self.push_read(key.into(), version, true)
     }
 
     /// Reads version `version` of `key`, observing the key absent.
-    pub fn read_absent(mut self, key: impl Into<Key>, version: u64) -> Self {
-        let key = key.into();
+    pub fn read_absent(self, key: impl Into<Key>, version: u64) -> Self {
+        self.push_read(key.into(), version, false)
+    }
+
+    fn push_read(mut self, key: Key, version: u64, present: bool) -> Self {
         self.record.reads.push(ReadEvent {
             table: key.table,
             key: key.key,
             version,
-            present: false,
+            present,
         });
         self
     }
