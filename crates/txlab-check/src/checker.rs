@@ -124,19 +124,31 @@ pub fn check(history: &History, opts: CheckOptions) -> Report {
         findings.add(AnomalyKind::InvalidHistory, || Evidence::Invalid(msg))
     });
 
-    let mut builder = GraphBuilder::default();
-    let reads: Vec<ReadQuery> = records
+    // Sized up front: the history may fill most of the memory, and a growing vector would hold
+    // two copies at once.
+    let committed_reads = records
         .iter()
-        .enumerate()
-        .filter(|(ri, _)| committed[*ri])
-        .flat_map(|(ri, r)| {
-            r.reads.iter().map(move |read| ReadQuery {
-                key: Key::new(read.table, read.key),
-                version: read.version,
-                record: ri as u32,
-            })
-        })
-        .collect();
+        .zip(&committed)
+        .filter(|(_, c)| **c)
+        .map(|(r, _)| r.reads.len())
+        .sum();
+    let mut reads: Vec<ReadQuery> = Vec::with_capacity(committed_reads);
+    reads.extend(
+        records
+            .iter()
+            .enumerate()
+            .filter(|(ri, _)| committed[*ri])
+            .flat_map(|(ri, r)| {
+                r.reads.iter().map(move |read| ReadQuery {
+                    key: Key::new(read.table, read.key),
+                    version: read.version,
+                    record: ri as u32,
+                })
+            }),
+    );
+    // A read adds at most two edges (`wr` and `rw`) and an installed write one `ww`.
+    let writes: usize = records.iter().map(|r| r.writes.len()).sum();
+    let mut builder = GraphBuilder::with_capacity(2 * reads.len() + writes);
     versions.resolve_all(reads, |query, resolved| {
         add_read_edges(
             query,

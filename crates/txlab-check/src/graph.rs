@@ -49,6 +49,13 @@ pub(crate) struct GraphBuilder {
 }
 
 impl GraphBuilder {
+    /// A builder with room for `edges` edges, so that collecting that many allocates once.
+    pub fn with_capacity(edges: usize) -> Self {
+        Self {
+            edges: Vec::with_capacity(edges),
+        }
+    }
+
     /// Adds `from -> to` (self-loops are dropped). `key` is ignored for real-time edges.
     pub fn add(&mut self, from: u32, to: u32, kind: DependencyKind, key: Key) {
         if from != to {

@@ -105,6 +105,37 @@ fn configurations_beyond_memory_are_refused_before_loading() {
     );
 }
 
+/// `--check` keeps every attempt of the run in memory. Under a 768 MiB address-space limit, a
+/// 20 s checked run (with its default 1 s warm-up) stops recording at its history bound: it ends
+/// its measured interval early with a note, checks what it recorded, and exits cleanly instead of
+/// failing an allocation.
+#[test]
+fn a_checked_run_stays_within_the_memory_it_may_use() {
+    let dir = temp("bounded");
+    let args = [
+        "run",
+        "--check",
+        "--duration",
+        "20s",
+        "--ack",
+        "commit",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let (out, took) = txlab(&args, Some(768 << 10));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(took < Duration::from_secs(20), "took {took:?}: not bounded");
+    let all = format!("{stdout}{stderr}");
+    assert!(
+        all.contains("ended their measured interval early"),
+        "no note of the bound:\n{all}"
+    );
+    assert!(all.contains("serializable"), "no check verdict:\n{all}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn durations_that_measure_nothing_and_negative_ones_name_the_flag() {
     refused(

@@ -81,10 +81,19 @@ pub struct RunConfig {
     /// How long workers wait after the run for pending epoch acknowledgements.
     pub ack_timeout: Duration,
     /// If set, the measured interval also ends once this many transactions were issued in it
-    /// (at least 1): the bound on a recorded history's size, and the way to run a
-    /// [`RunLimit::Transactions`] limit ([`RunConfig::with_limit`]).
+    /// (at least 1): the way to run a [`RunLimit::Transactions`] limit
+    /// ([`RunConfig::with_limit`]).
     pub transaction_cap: Option<u64>,
+    /// If set, the most attempts (transactions issued, and each of their retries) the whole
+    /// run may make, warm-up and cool-down included (at least 1000): the bound on the size of a
+    /// recorded history, which keeps every attempt of every phase. The session spends at most a
+    /// quarter of it on the warm-up and ends the measured interval at seven eighths of it
+    /// ([`crate::session`]).
+    pub history_bound: Option<u64>,
 }
+
+/// The smallest [`RunConfig::history_bound`].
+pub const MIN_HISTORY_BOUND: u64 = 1000;
 
 impl Default for RunConfig {
     fn default() -> Self {
@@ -98,6 +107,7 @@ impl Default for RunConfig {
             retry: RetryPolicy::default(),
             ack_timeout: Duration::from_secs(10),
             transaction_cap: None,
+            history_bound: None,
         }
     }
 }
@@ -138,6 +148,13 @@ impl RunConfig {
         }
         if self.transaction_cap == Some(0) {
             return Err(Error::invalid("transaction_cap", 0, "at least 1"));
+        }
+        if let Some(b) = self.history_bound.filter(|&b| b < MIN_HISTORY_BOUND) {
+            return Err(Error::invalid(
+                "history_bound",
+                b,
+                format!("at least {MIN_HISTORY_BOUND}"),
+            ));
         }
         Ok(())
     }

@@ -9,6 +9,12 @@
 //!   `MEASURE` lasts [`RunConfig::duration`], or ends earlier once
 //!   [`RunConfig::transaction_cap`] transactions were issued in it. A worker error or the end
 //!   of the driver wakes the coordinator at once.
+//! - **the history bound.** A recorded history keeps every attempt of every phase, so with
+//!   [`RunConfig::history_bound`] `B` the probes count attempts (each issued transaction and
+//!   each retry) in one shared atomic, in every phase: the warm-up ends early once `B / 4` were
+//!   made, the measured interval once `B - B / 8` were, and at `B` the phase becomes `STOP` and
+//!   no probe issues again. A run therefore records at most `B` attempts plus the retries of the
+//!   transactions in flight when it stops (each worker's retry loop ends at `STOP`).
 //! - **which transactions count.** A transaction counts iff it was issued during `MEASURE`
 //!   ([`Ticket::counted`]); it then counts through all its retries even if `COOLDOWN` or `STOP`
 //!   arrives meanwhile. Cool-down keeps every thread running without counting, so the last
@@ -123,6 +129,12 @@ struct Signals {
     failed: bool,
     driver_done: bool,
     cap_reached: bool,
+    /// The history bound's share for the warm-up is spent.
+    warmup_spent: bool,
+    /// The history bound's share for the measured interval is spent.
+    history_full: bool,
+    /// The whole history bound is spent.
+    history_spent: bool,
 }
 
 /// One measured run (module docs).
@@ -133,6 +145,8 @@ pub struct Session<'c> {
     phase: AtomicU32,
     /// Transactions issued during `MEASURE` (kept only with a transaction cap).
     issued: AtomicU64,
+    /// Attempts made in every phase (kept only with a history bound).
+    attempts: AtomicU64,
     signals: Mutex<Signals>,
     wake: Condvar,
     tallies: Mutex<Vec<(usize, ThreadTally)>>,
@@ -149,6 +163,7 @@ impl<'c> Session<'c> {
             plan: plan_for_this_machine(cfg.placement, threads),
             phase: AtomicU32::new(WARMUP),
             issued: AtomicU64::new(0),
+            attempts: AtomicU64::new(0),
             signals: Mutex::new(Signals::default()),
             wake: Condvar::new(),
             tallies: Mutex::new(Vec::new()),
@@ -219,18 +234,19 @@ impl<'c> Session<'c> {
         if self.wait(Duration::MAX, |s| s.ready) {
             self.phase.store(STOP, Ordering::Relaxed);
         }
-        let failed_in_warmup = self.wait(self.cfg.warmup, |_| false);
+        let failed_in_warmup = self.wait(self.cfg.warmup, |s| s.warmup_spent);
         let usage0 = process_usage();
         let c0 = counters();
         let m0 = Instant::now();
         let measuring = !failed_in_warmup && self.advance(WARMUP, MEASURE);
-        let failed_in_measure = measuring && self.wait(self.cfg.duration, |s| s.cap_reached);
+        let failed_in_measure =
+            measuring && self.wait(self.cfg.duration, |s| s.cap_reached || s.history_full);
         let cooling = measuring && !failed_in_measure && self.advance(MEASURE, COOLDOWN);
         let measured = m0.elapsed();
         let usage1 = process_usage();
         let c1 = counters();
         if cooling {
-            self.wait(self.cfg.cooldown, |_| false);
+            self.wait(self.cfg.cooldown, |s| s.history_spent);
         }
         self.phase.store(STOP, Ordering::Relaxed);
         let mut grown = BTreeMap::new();
@@ -326,7 +342,10 @@ impl<'s> SessionProbe<'s> {
     /// stamped `now`, and the phases that ended since the previous call.
     #[inline]
     pub(crate) fn issue_at(&mut self, now: Instant) -> (Option<Ticket>, Transition) {
-        let phase = self.session.phase.load(Ordering::Relaxed);
+        let mut phase = self.session.phase.load(Ordering::Relaxed);
+        if phase != STOP && !self.spend(1) {
+            phase = STOP;
+        }
         let mut t = Transition::default();
         if phase != self.phase {
             t.left_warmup = self.phase == WARMUP;
@@ -353,6 +372,29 @@ impl<'s> SessionProbe<'s> {
             self.session.signal(|s| s.cap_reached = true);
         }
         n <= cap
+    }
+
+    /// Counts `attempts` more against the history bound (module docs); false once it is
+    /// spent. Always true without one.
+    #[inline]
+    fn spend(&self, attempts: u64) -> bool {
+        let Some(bound) = self.session.cfg.history_bound else {
+            return true;
+        };
+        let before = self.session.attempts.fetch_add(attempts, Ordering::Relaxed);
+        let after = before + attempts;
+        let crossed = |limit: u64| before < limit && after >= limit;
+        if crossed(bound / 4) {
+            self.session.signal(|s| s.warmup_spent = true);
+        }
+        if crossed(bound - bound / 8) {
+            self.session.signal(|s| s.history_full = true);
+        }
+        if crossed(bound) {
+            self.session.phase.store(STOP, Ordering::Relaxed);
+            self.session.signal(|s| s.history_spent = true);
+        }
+        after <= bound
     }
 
     /// Records one latency sample.
@@ -412,6 +454,7 @@ impl Probe for SessionProbe<'_> {
     }
 
     fn conflict(&mut self, ticket: &Ticket, cause: &ConflictCause) {
+        self.spend(1);
         if ticket.counted() {
             self.tally.conflicts += 1;
             self.tally.retries += 1;
@@ -420,6 +463,7 @@ impl Probe for SessionProbe<'_> {
     }
 
     fn retried(&mut self, ticket: &Ticket, attempts: u64) {
+        self.spend(attempts);
         if ticket.counted() {
             self.tally.conflicts += attempts;
             self.tally.retries += attempts;
@@ -427,6 +471,7 @@ impl Probe for SessionProbe<'_> {
     }
 
     fn abandoned(&mut self, ticket: &Ticket, cause: &ConflictCause) {
+        self.spend(1);
         if ticket.counted() {
             self.tally.conflicts += 1;
             self.tally.abandoned += 1;

@@ -13,7 +13,7 @@ use crate::point::{EngineParams, run_point};
 use crate::registry::Protocol;
 use crate::report::RunRecord;
 use crate::resources::{human_bytes, memory_limit};
-use crate::runner::RunConfig;
+use crate::runner::{MIN_HISTORY_BOUND, RunConfig};
 use crate::topology::Placement;
 use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
 use serde::Serialize;
@@ -213,7 +213,12 @@ impl SweepSpec {
 
     fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
         RunConfig {
-            transaction_cap: self.check.then(|| check_cap(workload, memory_limit())),
+            history_bound: self.check.then(|| {
+                let tables =
+                    AnyWorkload::new(workload, &self.params).map_or(0, |w| w.table_bytes());
+                let limit = memory_limit().map(|l| l.saturating_sub(tables));
+                history_bound(workload, &self.params, limit)
+            }),
             threads,
             warmup: self.warmup,
             duration: self.duration,
@@ -229,22 +234,25 @@ impl SweepSpec {
     }
 }
 
-/// Memory a `--check` run keeps per transaction issued in its measured interval (the recorded
-/// history and the checker's graph), a generous estimate: about 1.6 KiB was measured for YCSB-A;
-/// TPC-C's transactions touch tens of rows.
-fn history_bytes_per_txn(workload: WorkloadKind) -> u64 {
-    if workload.is_tpcc() {
-        16 << 10
-    } else {
-        2 << 10
+/// Memory a `--check` run needs per recorded attempt (its record in the history and its share
+/// of the checker's graph and indexes), about 1.7 times what was measured as the growth of the
+/// peak resident set over an unchecked run: 2.4 KiB for a 10-operation YCSB-A transaction, 19 KiB
+/// for a full-mix TPC-C one (Stock-Level and Order-Status read hundreds of rows).
+fn history_bytes_per_attempt(workload: WorkloadKind, params: &WorkloadParams) -> u64 {
+    match workload {
+        WorkloadKind::Tpcc | WorkloadKind::TpccNp => 32 << 10,
+        WorkloadKind::Ycsb(_) => 512 + 384 * params.ops_per_txn as u64,
+        WorkloadKind::Micro => 512 + 384 * (params.reads + params.writes) as u64,
+        _ => 4 << 10,
     }
 }
 
-/// The transaction cap of a `--check` run: its history may take half the memory this process may
-/// use (at least 1000 transactions).
-pub fn check_cap(workload: WorkloadKind, limit: Option<u64>) -> u64 {
+/// The history bound ([`RunConfig::history_bound`]) of a `--check` run: its history and check
+/// may take half of `limit`, the memory this process may use beside its tables (the other half
+/// is the process's own and the engine's), and never fewer than [`MIN_HISTORY_BOUND`] attempts.
+pub fn history_bound(workload: WorkloadKind, params: &WorkloadParams, limit: Option<u64>) -> u64 {
     let budget = limit.unwrap_or(8 << 30) / 2;
-    (budget / history_bytes_per_txn(workload)).max(1000)
+    (budget / history_bytes_per_attempt(workload, params)).max(MIN_HISTORY_BOUND)
 }
 
 impl SweepSpec {
@@ -488,8 +496,15 @@ mod tests {
             e.contains("tpcc needing") && e.contains("--warehouses"),
             "{e}"
         );
-        assert_eq!(check_cap(WorkloadKind::SmallBank, Some(8 << 30)), 2 << 20);
-        assert_eq!(check_cap(WorkloadKind::Tpcc, Some(1 << 20)), 1000);
+        let params = WorkloadParams::default();
+        assert_eq!(
+            history_bound(WorkloadKind::SmallBank, &params, Some(8 << 30)),
+            1 << 20
+        );
+        assert_eq!(
+            history_bound(WorkloadKind::Tpcc, &params, Some(1 << 20)),
+            MIN_HISTORY_BOUND
+        );
     }
 
     #[test]
