@@ -16,6 +16,7 @@
 
 pub mod batch_figures;
 pub mod builds;
+pub mod cluster;
 pub mod output;
 pub mod plot;
 pub mod progress;
@@ -106,7 +107,13 @@ pub struct ClusterArgs {
 
 /// The protocols `txlab node` and `txlab cluster` run, one node per process.
 pub fn cluster_protocols() -> Vec<&'static dyn txlab_net::cluster::cli::ClusterProtocol> {
-    vec![&txlab_net::counter::NetCounter]
+    vec![
+        &txlab_net::counter::NetCounter,
+        &cluster::PARTITIONED[0],
+        &cluster::PARTITIONED[1],
+        &cluster::PARTITIONED[2],
+        &cluster::PARTITIONED[3],
+    ]
 }
 
 /// Runs `txlab node` or `txlab cluster` (`name`) with `args`; errors are printed by

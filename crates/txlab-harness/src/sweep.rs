@@ -211,7 +211,7 @@ impl SweepSpec {
         Ok(())
     }
 
-    fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
+    pub(crate) fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
         RunConfig {
             history_bound: self.check.then(|| {
                 let tables =

@@ -18,7 +18,8 @@
 //! - [`merge`]: the partitions' histories merged into the cluster's, for the checker;
 //! - [`feed`]: a sequencer's clients;
 //! - [`progress`]: a node's reports to a measuring driver;
-//! - [`inproc`]: threaded runs (benchmarks, the crash-and-replay test).
+//! - [`inproc`]: threaded runs (benchmarks, the crash-and-replay test);
+//! - [`Shard`]: one node's partition alone, for a cluster of one node per process.
 
 pub mod feed;
 pub mod inproc;
@@ -29,6 +30,7 @@ pub mod node;
 mod ops;
 pub mod progress;
 pub mod route;
+mod shard;
 
 pub use feed::WorkloadFeed;
 pub use local::PartitionEngine;
@@ -37,6 +39,7 @@ pub use msg::{ClusterLog, Msg, Txn};
 pub use node::{ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode};
 pub use progress::{Progress, Ran};
 pub use route::{Plan, Routing};
+pub use shard::Shard;
 
 use crate::calvin::Calvin;
 use crate::engine::Docc;
@@ -116,31 +119,50 @@ impl<E: PartitionEngine> Cluster<E> {
     /// cannot be enumerated, named).
     pub fn snapshot(&self) -> Result<SerialEngine, Error> {
         let merged = SerialEngine::new(self.schema.clone());
-        let mut rows = Vec::new();
         for (n, engine) in self.engines.iter().enumerate() {
-            for t in 0..self.schema.tables().len() {
-                let table = TableId(t as u16);
-                rows.clear();
-                engine
-                    .committed_range(table, 0, u64::MAX, &mut rows)
-                    .map_err(|e| match e {
-                        Error::ScanUnsupported { .. } => Error::invalid(
-                            "table",
-                            format!("'{}' (id {t})", self.schema.tables()[t].name),
-                            "a cluster snapshot enumerates dense and ordered tables; a hash \
-                             table cannot be enumerated",
-                        ),
-                        e => e,
-                    })?;
-                for (key, value, _) in &rows {
-                    if self.routing.reports(n as u16, table, *key) {
-                        merged.insert_raw(table, *key, value)?;
-                    }
-                }
-            }
+            reported_rows(
+                &**engine,
+                &self.schema,
+                &self.routing,
+                n as u16,
+                |t, k, v| merged.insert_raw(t, k, v),
+            )?;
         }
         Ok(merged)
     }
+}
+
+/// Calls `f` on every row node `n` reports in a merged state (`Routing::reports`: its own
+/// rows; a replicated table's at node 0 only). Errors: a hash table (named), and `f`'s.
+fn reported_rows<E: PartitionEngine>(
+    engine: &E,
+    schema: &Schema,
+    routing: &Routing,
+    n: u16,
+    mut f: impl FnMut(TableId, u64, &[u8]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let mut rows = Vec::new();
+    for t in 0..schema.tables().len() {
+        let table = TableId(t as u16);
+        rows.clear();
+        engine
+            .committed_range(table, 0, u64::MAX, &mut rows)
+            .map_err(|e| match e {
+                Error::ScanUnsupported { .. } => Error::invalid(
+                    "table",
+                    format!("'{}' (id {t})", schema.tables()[t].name),
+                    "a cluster snapshot enumerates dense and ordered tables; a hash table \
+                     cannot be enumerated",
+                ),
+                e => e,
+            })?;
+        for (key, value, _) in &rows {
+            if routing.reports(n, table, *key) {
+                f(table, *key, value)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 impl<E: PartitionEngine> Engine for Cluster<E> {

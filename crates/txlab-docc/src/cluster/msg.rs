@@ -150,6 +150,9 @@ pub enum Msg<P> {
         /// The transaction.
         seq: u64,
     },
+    /// The sender's share of the run is over: it needs nothing more from anyone (sent again on
+    /// the retry timer until every peer said so too; a process may then exit).
+    Done,
 }
 
 /// The input log of a cluster run: for each epoch, each sequencer's batch (epoch `e` at index

@@ -231,6 +231,9 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     early: HashMap<u64, Vec<(u16, Vec<Row>)>>,
     outcomes: HashMap<u64, HashMap<u16, Outcome>>,
     last_done: u64,
+    /// Peers that said their share of the run is over (`Msg::Done`).
+    peers_done: HashSet<u16>,
+    announced: bool,
     // Results.
     /// The driver's clock at the current handler.
     now: Duration,
@@ -304,6 +307,8 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             early: HashMap::new(),
             outcomes: HashMap::new(),
             last_done: 0,
+            peers_done: HashSet::new(),
+            announced: false,
             now: Duration::ZERO,
             stats: NodeStats::default(),
             latency_us: Histogram::new_with_bounds(1, 600_000_000, 3)
@@ -368,6 +373,27 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             || (self.merged_through >= self.config.epochs
                 && self.empty_tail >= LAG
                 && self.queue.is_empty())
+    }
+
+    /// Whether the node may stop: its share is over and every peer's is too (or it failed).
+    /// A node of a process of its own stops on this, not on [`Self::done`]: a peer still
+    /// working may need a batch pulled or an outcome resent.
+    pub fn finished(&self) -> bool {
+        self.fatal.is_some()
+            || (self.done() && self.peers_done.len() + 1 >= usize::from(self.nodes))
+    }
+
+    /// Tells every peer this node is done, once on the way there and again on each retry tick
+    /// (`again`).
+    fn announce(&mut self, ctx: &mut Ctx<'_, Msg<P>>, again: bool) {
+        if self.fatal.is_some() || !self.done() || (self.announced && !again) {
+            return;
+        }
+        self.announced = true;
+        let me = self.me;
+        for n in (0..self.nodes).filter(|&n| n != me) {
+            self.send(ctx, n, Msg::Done);
+        }
     }
 
     fn processed_through(&self) -> u32 {
@@ -522,6 +548,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             }
         }
         self.try_seal(ctx);
+        self.announce(ctx, false);
     }
 
     /// Runs the longest prefix of the queue that needs no other node.
@@ -894,6 +921,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
     }
 
     fn on_retry(&mut self, ctx: &mut Ctx<'_, Msg<P>>) {
+        self.announce(ctx, true);
         // A missing batch of the next epoch to merge.
         let next = self.merged_through + 1;
         if (next as usize) <= self.sealed.len() {
@@ -980,6 +1008,9 @@ impl<E: PartitionEngine, P: ClusterProgram> Node for PartitionNode<E, P> {
                 }
             }
             Msg::Outcome { seq, outcome } => self.on_outcome(ctx, from, seq, outcome),
+            Msg::Done => {
+                self.peers_done.insert(from);
+            }
             Msg::Applied { seq } => {
                 if let Some(m) = self.outcomes.get_mut(&seq) {
                     m.remove(&from);
@@ -1004,6 +1035,14 @@ impl<E: PartitionEngine, P: ClusterProgram> Node for PartitionNode<E, P> {
                 ctx.set_timer(self.config.retry, RETRY);
             }
             _ => {}
+        }
+    }
+
+    fn on_peer(&mut self, peer: NodeId, up: bool, _: &mut Ctx<'_, Msg<P>>) {
+        // A peer gone after this node is done either finished or failed (its process reports
+        // that); it needs nothing more from this node, and waiting for its word would hang.
+        if !up && self.done() {
+            self.peers_done.insert(peer.0);
         }
     }
 }

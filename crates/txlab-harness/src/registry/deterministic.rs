@@ -424,7 +424,7 @@ fn docc_mode<L: Layout>(
     prefetch: bool,
 ) -> Result<PointOutcome, Error> {
     if let Some(nodes) = ctx.engine.deterministic.nodes {
-        return partitioned::docc::<L>(w, ctx, nodes, prefetch);
+        return partitioned::docc::<L, _>(w, ctx, nodes, prefetch, partitioned::InProcess(ctx));
     }
     let (p, run) = (ctx.engine, ctx.run);
     visit(
@@ -458,7 +458,7 @@ fn docc_basic(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error
 
 fn calvin(w: &AnyWorkload, ctx: &PointCtx<'_>) -> Result<PointOutcome, Error> {
     if let Some(nodes) = ctx.engine.deterministic.nodes {
-        return partitioned::calvin(w, ctx, nodes);
+        return partitioned::calvin(w, ctx, nodes, partitioned::InProcess(ctx));
     }
     let (p, run) = (ctx.engine, ctx.run);
     visit(

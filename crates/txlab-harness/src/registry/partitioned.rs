@@ -28,6 +28,11 @@
 //! input log; after the run the partitions' histories, merged by rank, must pass
 //! `CheckOptions::strict()`, the merged state must equal `SerialEngine` executing the log's
 //! serial order, and the workload's invariants must hold on the merged state.
+//!
+//! [`process`] runs the same nodes one per process (`txlab cluster --local N -- run ...`) and
+//! the same checks on what the nodes hand the launcher.
+
+pub mod process;
 
 use super::Protocol;
 use super::deterministic::{CLIENTS, calvin_config, docc_config};
@@ -86,8 +91,7 @@ pub fn validate_sweep(
     params: &WorkloadParams,
     engine: &EngineParams,
 ) -> Result<(), Error> {
-    let d = &engine.deterministic;
-    if d.transport == Transport::Tcp {
+    if engine.deterministic.transport == Transport::Tcp {
         return Err(Error::invalid(
             "--transport",
             "tcp",
@@ -95,7 +99,18 @@ pub fn validate_sweep(
              run --protocol docc,calvin ...`",
         ));
     }
-    let Some(nodes) = d.nodes else {
+    validate_nodes(protocols, workloads, params, engine)
+}
+
+/// [`validate_sweep`] without the transport: the node count against the protocols and
+/// workloads.
+fn validate_nodes(
+    protocols: &[Protocol],
+    workloads: &[WorkloadKind],
+    params: &WorkloadParams,
+    engine: &EngineParams,
+) -> Result<(), Error> {
+    let Some(nodes) = engine.deterministic.nodes else {
         return Ok(());
     };
     if !(1..=MAX_NODES).contains(&nodes) {
@@ -155,12 +170,13 @@ pub fn validate_sweep(
 }
 
 /// `docc`, `docc-snapshot` or `docc-basic` (layout `L`, prefetching `prefetch`) on `--nodes`.
-pub(super) fn docc<L: Layout>(
+pub(super) fn docc<L: Layout, S: Site>(
     w: &AnyWorkload,
     ctx: &PointCtx<'_>,
     nodes: u16,
     prefetch: bool,
-) -> Result<PointOutcome, Error> {
+    site: S,
+) -> Result<S::Out, Error> {
     let (p, run) = (ctx.engine, ctx.run);
     if ctx.check {
         let make = |s: &Schema| {
@@ -170,23 +186,24 @@ pub(super) fn docc<L: Layout>(
                 .build(s)
         };
         let history: fn(&Docc<L, MemoryRecorder>) -> History = |e| e.recorder().take();
-        on_workload(w, ctx, nodes, make, Some(history))
+        on_workload(w, nodes, make, Some(history), site)
     } else {
         let make = |s: &Schema| {
             Docc::<L>::builder()
                 .config(docc_config(p, run, prefetch, false))
                 .build(s)
         };
-        on_workload(w, ctx, nodes, make, None)
+        on_workload(w, nodes, make, None, site)
     }
 }
 
 /// `calvin` on `--nodes`.
-pub(super) fn calvin(
+pub(super) fn calvin<S: Site>(
     w: &AnyWorkload,
     ctx: &PointCtx<'_>,
     nodes: u16,
-) -> Result<PointOutcome, Error> {
+    site: S,
+) -> Result<S::Out, Error> {
     let (p, run) = (ctx.engine, ctx.run);
     if ctx.check {
         let make = |s: &Schema| {
@@ -196,30 +213,72 @@ pub(super) fn calvin(
                 .build(s)
         };
         let history: fn(&Calvin<MemoryRecorder>) -> History = |e| e.recorder().take();
-        on_workload(w, ctx, nodes, make, Some(history))
+        on_workload(w, nodes, make, Some(history), site)
     } else {
         let make = |s: &Schema| {
             Calvin::builder()
                 .config(calvin_config(p, run, false))
                 .build(s)
         };
-        on_workload(w, ctx, nodes, make, None)
+        on_workload(w, nodes, make, None, site)
+    }
+}
+
+/// Where a cluster's nodes run: all in this process ([`InProcess`]), or one of them
+/// (`process::Process`, a node of `txlab cluster`).
+pub(super) trait Site {
+    /// What a run returns.
+    type Out;
+
+    /// Builds and loads the node(s), runs them, and (with a history) checks what it can.
+    fn run<E, W>(
+        self,
+        workload: &W,
+        partitioner: Arc<dyn Partitioner>,
+        clients: Vec<Vec<usize>>,
+        make: impl Fn(&Schema) -> Result<E, Error>,
+        history: Option<fn(&E) -> History>,
+    ) -> Result<Self::Out, Error>
+    where
+        E: PartitionEngine,
+        W: Workload<Program: ClusterProgram, Generator: Send> + Sync + 'static;
+}
+
+/// Every node on threads of this process (`--transport inproc`), measured as one point.
+pub(super) struct InProcess<'a>(pub(super) &'a PointCtx<'a>);
+
+impl Site for InProcess<'_> {
+    type Out = PointOutcome;
+
+    fn run<E, W>(
+        self,
+        workload: &W,
+        partitioner: Arc<dyn Partitioner>,
+        clients: Vec<Vec<usize>>,
+        make: impl Fn(&Schema) -> Result<E, Error>,
+        history: Option<fn(&E) -> History>,
+    ) -> Result<PointOutcome, Error>
+    where
+        E: PartitionEngine,
+        W: Workload<Program: ClusterProgram, Generator: Send> + Sync + 'static,
+    {
+        run_cluster(workload, partitioner, clients, self.0, make, history)
     }
 }
 
 /// The partitioner and each node's client threads of a workload a cluster can run.
-fn on_workload<E: PartitionEngine>(
+fn on_workload<E: PartitionEngine, S: Site>(
     w: &AnyWorkload,
-    ctx: &PointCtx<'_>,
     nodes: u16,
     make: impl Fn(&Schema) -> Result<E, Error>,
     history: Option<fn(&E) -> History>,
-) -> Result<PointOutcome, Error> {
+    site: S,
+) -> Result<S::Out, Error> {
     match w {
         AnyWorkload::Tpcc(t) => {
             let part = ByWarehouse::new(t.config(), *t.tables(), u32::from(nodes))?;
             let clients = tpcc_clients(t, &part, nodes);
-            run_cluster(t, Arc::new(part), clients, ctx, make, history)
+            site.run(t, Arc::new(part), clients, make, history)
         }
         AnyWorkload::Ycsb(y) => {
             let part = y.partitioner(u32::from(nodes))?;
@@ -230,7 +289,7 @@ fn on_workload<E: PartitionEngine>(
                         .collect()
                 })
                 .collect();
-            run_cluster(y, Arc::new(part), clients, ctx, make, history)
+            site.run(y, Arc::new(part), clients, make, history)
         }
         _ => Err(Error::invalid(
             "--workload with --nodes",
@@ -490,40 +549,78 @@ where
     E: PartitionEngine,
     W: Workload<Program: ClusterProgram>,
 {
-    let report = check(
-        &merge_histories(cluster.engines().iter().map(|e| history(e))),
-        CheckOptions::strict(),
-    );
+    let log = kept
+        .log
+        .as_ref()
+        .ok_or_else(|| Error::Internal("a checked cluster run kept no input log".into()))?;
+    check_merged(
+        workload,
+        cluster.engines().iter().map(|e| history(e)),
+        log,
+        kept.stats.iter().map(|s| s.errors).sum(),
+        Merged::State(cluster.snapshot()?),
+    )
+}
+
+/// The state a check compares with the serial replay: the merged rows (in-process), or the sum
+/// of the shards' digests (one node per process; `StateDigest` adds up over disjoint shards).
+enum Merged {
+    State(SerialEngine),
+    Digest(StateDigest),
+}
+
+/// The checks of a cluster run, from its partitions' histories, its input log, the count of
+/// transactions that ended in errors, and its merged state (module docs). With only the
+/// merged state's digest, the invariants are checked on the serial replay's state, which the
+/// equal digest proves to be the merged one (a differing digest already fails the run).
+fn check_merged<W: Workload<Program: ClusterProgram>>(
+    workload: &W,
+    histories: impl IntoIterator<Item = History>,
+    log: &ClusterLog<W::Program>,
+    errors: u64,
+    merged: Merged,
+) -> Result<CheckSummary, Error> {
+    let report = check(&merge_histories(histories), CheckOptions::strict());
     let mut anomalies: Vec<String> = report
         .counts
         .iter()
         .map(|(k, n)| format!("{k:?}: {n}"))
         .collect();
-    let errors: u64 = kept.stats.iter().map(|s| s.errors).sum();
     if errors > 0 {
         anomalies.push(format!("{errors} transactions ended in errors"));
     }
-    let merged = cluster.snapshot()?;
-    let log = kept
-        .log
-        .as_ref()
-        .ok_or_else(|| Error::Internal("a checked cluster run kept no input log".into()))?;
     let serial = SerialEngine::new(workload.schema());
     workload.load(&serial)?;
     let order: Vec<W::Program> = log.serial_order().into_iter().cloned().collect();
     serial.execute_log(&order, 1)?;
-    if StateDigest::of_serial(&merged) != StateDigest::of_serial(&serial) {
-        anomalies.push(format!(
+    let expected = StateDigest::of_serial(&serial);
+    let differs = |got: StateDigest, rows: String| {
+        format!(
             "serial replay: the merged state differs from the serial execution of the input log \
-             ({} transactions); first rows: {:?}",
-            order.len(),
-            StateDigest::diff(&merged, &serial, 3)
-        ));
-    }
+             ({} transactions; digest {got}, serial {expected}){rows}",
+            order.len()
+        )
+    };
+    let invariant = match &merged {
+        Merged::State(m) => {
+            let got = StateDigest::of_serial(m);
+            if got != expected {
+                let rows = StateDigest::diff(m, &serial, 3);
+                anomalies.push(differs(got, format!("; first rows: {rows:?}")));
+            }
+            workload.check(m)
+        }
+        Merged::Digest(got) => {
+            if *got != expected {
+                anomalies.push(differs(*got, String::new()));
+            }
+            workload.check(&serial)
+        }
+    };
     Ok(CheckSummary {
         history_checked: true,
         committed: report.committed,
         anomalies,
-        invariant: workload.check(&merged).err().map(|e| e.to_string()),
+        invariant: invariant.err().map(|e| e.to_string()),
     })
 }

@@ -5,13 +5,18 @@
 //!
 //! ```text
 //! node --cluster FILE --id K [--timeout-s S] [-- <run args>]
-//! cluster --local N [--distinct-hosts] [--timeout-s S] [--protocol NAME] [-- [run] --protocol NAME <flags>]
+//! cluster --local N [--distinct-hosts] [--timeout-s S] [--protocol NAMES] [-- [run] --protocol NAMES [--repeat R] <flags>]
 //! ```
 //!
 //! `cluster` writes a cluster file for N nodes on loopback, starts `<this binary> node --cluster
-//! FILE --id K -- <run args>` N times, and prints `{"protocol": .., "nodes": [..]}` with every
-//! node's JSON result. `--fault-node K --fault exit|hang` makes node K exit with status 3 or hang
-//! at start: the launcher's failure and timeout tests use it.
+//! FILE --id K -- <run args>` N times, and prints one line `{"protocol": .., "round": ..,
+//! "nodes": [..], "cluster": ..}` with every node's JSON result and the protocol's conclusion
+//! from them ([`ClusterProtocol::conclude`]; a failed conclusion fails the command after the
+//! line is printed). A comma-separated `--protocol` launches each protocol in turn, `--repeat R`
+//! rounds of them interleaved (ABAB); every launch gets its own cluster file, with its one
+//! protocol in the run flags. `--fault-node K --fault exit|hang|digest` makes node K exit with
+//! status 3, hang at start, or report a corrupted `digest` in its result: the launcher's failure
+//! and timeout tests and the cluster checks' tests use it.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -52,6 +57,28 @@ impl Flags {
         self.0.contains_key(name)
     }
 
+    /// Sets `--name` to `value` (an empty value is a bare `--name`).
+    pub fn set(&mut self, name: &str, value: &str) {
+        self.0.insert(name.to_string(), value.to_string());
+    }
+
+    /// Removes `--name`.
+    pub fn remove(&mut self, name: &str) {
+        self.0.remove(name);
+    }
+
+    /// The flags as arguments again (`--name value`, or `--name` for a bare flag), by name.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (k, v) in &self.0 {
+            out.push(format!("--{k}"));
+            if !v.is_empty() {
+                out.push(v.clone());
+            }
+        }
+        out
+    }
+
     /// `--name` parsed as a number, or `default`.
     pub fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
         match self.get(name) {
@@ -79,6 +106,22 @@ pub trait ClusterProtocol {
         git_revision: &str,
         timeout: Duration,
     ) -> Result<serde_json::Value, String>;
+
+    /// After every node of a launch with the run flags `run` finished: the cluster's result
+    /// from the nodes' results (say, checks over their merged state). Default: none.
+    fn conclude(&self, run: &Flags, nodes: &[serde_json::Value]) -> Result<Concluded, String> {
+        let _ = (run, nodes);
+        Ok(Concluded::default())
+    }
+}
+
+/// What [`ClusterProtocol::conclude`] found.
+#[derive(Clone, Debug, Default)]
+pub struct Concluded {
+    /// The cluster's result (`null`: none).
+    pub result: serde_json::Value,
+    /// Why the run failed, if it did (printed after the result; the command fails).
+    pub failed: Option<String>,
 }
 
 /// Runs `node` or `cluster` (`args` start with the subcommand); errors go to stderr.
@@ -130,13 +173,15 @@ fn node(
     let id = NodeId(f.number("id", u16::MAX)?);
     let timeout = Duration::from_secs(f.number("timeout-s", 600)?);
     let cluster = ClusterFile::load(path.as_ref()).map_err(|e| e.to_string())?;
-    if run.get("fault-node") == Some(id.0.to_string().as_str()) {
+    let faulty = run.get("fault-node") == Some(id.0.to_string().as_str());
+    if faulty {
         match run.get("fault") {
             Some("exit") => std::process::exit(3),
             Some("hang") => loop {
                 std::thread::park();
             },
-            other => return Err(format!("--fault {other:?}: accepted: exit, hang")),
+            Some("digest") => {}
+            other => return Err(format!("--fault {other:?}: accepted: exit, hang, digest")),
         }
     }
     let p = protocol(protocols, &cluster.protocol)?;
@@ -148,7 +193,14 @@ fn node(
             cluster.protocol
         ));
     }
-    let result = p.run_node(&cluster, id, git_revision, timeout)?;
+    let mut result = p.run_node(&cluster, id, git_revision, timeout)?;
+    if faulty && let Some(d) = result.get_mut("digest") {
+        // `--fault digest`: the reported digest's first hex digit changed.
+        let text = d.as_str().unwrap_or("");
+        let first = if text.starts_with('0') { "1" } else { "0" };
+        let flipped = format!("{first}{}", text.get(1..).unwrap_or(""));
+        *d = flipped.into();
+    }
     println!("{result}");
     Ok(())
 }
@@ -160,14 +212,47 @@ fn cluster(
 ) -> Result<(), String> {
     let f = Flags::parse(own)?;
     let run_flags = Flags::parse(run)?;
-    let name = run_flags
+    let names = run_flags
         .get("protocol")
         .or(f.get("protocol"))
         .ok_or("cluster needs --protocol NAME (or -- run --protocol NAME)")?;
-    let p = protocol(protocols, name)?;
+    let chosen = names
+        .split(',')
+        .map(|n| protocol(protocols, n.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rounds: u32 = run_flags.number("repeat", 1)?;
+    if rounds == 0 {
+        return Err("--repeat 0: accepted: 1 or more rounds".into());
+    }
     let timeout: u64 = f.number("timeout-s", 600)?;
+    let mut failures = Vec::new();
+    for round in 0..rounds {
+        for &p in &chosen {
+            let mut flags = run_flags.clone();
+            flags.set("protocol", p.name());
+            flags.remove("repeat");
+            if let Some(failed) = launch(&f, &flags, p, timeout, round)? {
+                failures.push(format!("{} (round {round}): {failed}", p.name()));
+            }
+        }
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures.join("\n"))
+    }
+}
+
+/// One launch of `p` with the run flags `run`: prints its line, returns its failure, if any.
+fn launch(
+    f: &Flags,
+    run: &Flags,
+    p: &dyn ClusterProtocol,
+    timeout: u64,
+    round: u32,
+) -> Result<Option<String>, String> {
     let mut node_args = vec!["--timeout-s".to_string(), timeout.to_string(), "--".into()];
-    node_args.extend(run.iter().cloned());
+    node_args.extend(run.to_args());
     for k in ["fault-node", "fault"] {
         if let Some(v) = f.get(k) {
             node_args.extend([format!("--{k}"), v.to_string()]);
@@ -179,8 +264,8 @@ fn cluster(
         exe: std::env::current_exe().map_err(|e| format!("this executable: {e}"))?,
         node_args,
         protocol: p.name().into(),
-        seed: run_flags.number("seed", 0)?,
-        workload: p.workload(&run_flags)?,
+        seed: run.number("seed", 0)?,
+        workload: p.workload(run)?,
         engine: toml::Table::new(),
         dir: std::env::temp_dir().join(format!("txlab-cluster-{}", std::process::id())),
         timeout: Duration::from_secs(timeout + 10),
@@ -190,14 +275,17 @@ fn cluster(
     };
     let report = launch_local(
         &spec,
-        |id, pid| eprintln!("node {} pid {pid}", id.0),
+        |id, pid| eprintln!("{} node {} pid {pid}", p.name(), id.0),
         ctrl_c,
     )
     .map_err(|e| e.to_string())?;
     let nodes: Vec<_> = report.nodes.iter().map(|n| n.result.clone()).collect();
+    let concluded = p.conclude(run, &nodes)?;
     println!(
         "{}",
-        serde_json::json!({ "protocol": p.name(), "nodes": nodes })
+        serde_json::json!({
+            "protocol": p.name(), "round": round, "nodes": nodes, "cluster": concluded.result,
+        })
     );
-    Ok(())
+    Ok(concluded.failed)
 }

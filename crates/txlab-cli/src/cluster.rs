@@ -1,0 +1,121 @@
+//! The deterministic engines as `txlab cluster`/`txlab node` protocols: one partition node per
+//! process over `txlab_net`'s tcp transport (`docs/distribution.md`).
+//!
+//! `txlab cluster --local N -- run --protocol docc,calvin --workload tpcc --warehouses 2
+//! [--check]` launches N processes per protocol. The run flags are `txlab run`'s, parsed by
+//! the same parser: the launcher validates them and writes them into the cluster file
+//! (`[workload] args`), every node parses them from there, and the point they describe is run
+//! by `txlab_harness::registry::partitioned::process`.
+
+use crate::{Cli, Command};
+use clap::Parser;
+use serde_json::Value;
+use std::time::Duration;
+use txlab_harness::registry::partitioned::process::{self, Host, NodePoint};
+use txlab_net::NodeId;
+use txlab_net::cluster::ClusterFile;
+use txlab_net::cluster::cli::{ClusterProtocol, Concluded, Flags};
+
+/// A deterministic protocol, one partition node per process.
+#[derive(Debug, Clone, Copy)]
+pub struct Partitioned(pub &'static str);
+
+/// The four: `docc`, `docc-snapshot`, `docc-basic`, `calvin`.
+pub const PARTITIONED: [Partitioned; 4] = [
+    Partitioned("docc"),
+    Partitioned("docc-snapshot"),
+    Partitioned("docc-basic"),
+    Partitioned("calvin"),
+];
+
+/// The point `args` (`txlab run` flags) describe on a cluster of `nodes`.
+fn point(args: &[String], nodes: u16) -> Result<NodePoint, String> {
+    let argv = ["txlab", "run"]
+        .into_iter()
+        .map(String::from)
+        .chain(args.iter().cloned());
+    let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
+    let Command::Run(run) = cli.command else {
+        return Err("the run flags did not parse as `txlab run`".into());
+    };
+    NodePoint::new(&run.spec(), nodes).map_err(|e| e.to_string())
+}
+
+/// `txlab_net::cluster::run_node` as the harness's [`Host`].
+struct Tcp<'a> {
+    cluster: &'a ClusterFile,
+    id: NodeId,
+    git_revision: &'a str,
+    timeout: Duration,
+}
+
+impl Host for Tcp<'_> {
+    fn run<N: txlab_net::Node>(&self, node: N, finished: fn(&N) -> bool) -> Result<N, String> {
+        txlab_net::cluster::run_node(
+            self.cluster,
+            self.id,
+            self.git_revision,
+            node,
+            finished,
+            self.timeout,
+        )
+        .map(|(node, _)| node)
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The cluster's node count: `--local N` is not among the run flags, so the launcher checks
+/// the flags as for any node count they allow, and every node checks them for the real one.
+fn nodes_of(cluster: &ClusterFile) -> Result<u16, String> {
+    u16::try_from(cluster.nodes.len()).map_err(|_| "more than 65535 nodes".to_string())
+}
+
+impl ClusterProtocol for Partitioned {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+
+    fn workload(&self, run: &Flags) -> Result<toml::Table, String> {
+        let args = run.to_args();
+        // The node count is the launch's (`--local`); one node is valid for every workload.
+        point(&args, 1).map_err(|e| format!("run flags: {e}"))?;
+        let mut w = toml::Table::new();
+        w.insert(
+            "args".into(),
+            toml::Value::Array(args.into_iter().map(toml::Value::String).collect()),
+        );
+        Ok(w)
+    }
+
+    fn run_node(
+        &self,
+        cluster: &ClusterFile,
+        id: NodeId,
+        git_revision: &str,
+        timeout: Duration,
+    ) -> Result<Value, String> {
+        let args: Vec<String> = cluster
+            .workload
+            .get("args")
+            .and_then(toml::Value::as_array)
+            .ok_or("the cluster file's [workload] has no args")?
+            .iter()
+            .map(|a| a.as_str().map(String::from).ok_or("a non-string run flag"))
+            .collect::<Result<_, _>>()?;
+        let point = point(&args, nodes_of(cluster)?)?;
+        let host = Tcp {
+            cluster,
+            id,
+            git_revision,
+            timeout,
+        };
+        process::run_node(&point, id.0, &host).map_err(|e| e.to_string())
+    }
+
+    fn conclude(&self, run: &Flags, nodes: &[Value]) -> Result<Concluded, String> {
+        let n = u16::try_from(nodes.len()).map_err(|_| "more than 65535 nodes".to_string())?;
+        let point = point(&run.to_args(), n)?;
+        let (result, failed) = process::conclude(&point, nodes).map_err(|e| e.to_string())?;
+        Ok(Concluded { result, failed })
+    }
+}
