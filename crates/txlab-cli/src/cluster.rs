@@ -64,8 +64,7 @@ impl Host for Tcp<'_> {
     }
 }
 
-/// The cluster's node count: `--local N` is not among the run flags, so the launcher checks
-/// the flags as for any node count they allow, and every node checks them for the real one.
+/// The cluster's node count (every node checks the run flags against it).
 fn nodes_of(cluster: &ClusterFile) -> Result<u16, String> {
     u16::try_from(cluster.nodes.len()).map_err(|_| "more than 65535 nodes".to_string())
 }
@@ -77,8 +76,9 @@ impl ClusterProtocol for Partitioned {
 
     fn workload(&self, run: &Flags) -> Result<toml::Table, String> {
         let args = run.to_args();
-        // The node count is the launch's (`--local`); one node is valid for every workload.
-        point(&args, 1).map_err(|e| format!("run flags: {e}"))?;
+        // `--local N` is not among the run flags: the launcher checks them on `--nodes` or one
+        // node (valid for every workload); every node checks them on the cluster's node count.
+        point(&args, run.number("nodes", 1)?).map_err(|e| format!("run flags: {e}"))?;
         let mut w = toml::Table::new();
         w.insert(
             "args".into(),

@@ -134,3 +134,19 @@ fn an_unknown_protocol_in_the_list_is_refused_naming_the_accepted_ones() {
         "{err}"
     );
 }
+
+#[test]
+fn a_node_count_other_than_the_clusters_is_refused() {
+    let out = Command::new(TXLAB)
+        .args(["cluster", "--local", "2", "--", "run", "--protocol", "docc"])
+        .args(["--nodes", "1"])
+        .args(RUN)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--nodes") && err.contains("the cluster's node count (--local 2)"),
+        "{err}"
+    );
+}
