@@ -16,6 +16,7 @@
 
 pub mod batch_figures;
 pub mod builds;
+pub mod cluster_run;
 pub mod output;
 pub mod plot;
 pub mod progress;
@@ -106,7 +107,8 @@ pub struct ClusterArgs {
 
 /// The protocols `txlab node` and `txlab cluster` run, one node per process.
 pub fn cluster_protocols() -> Vec<&'static dyn txlab_net::cluster::cli::ClusterProtocol> {
-    vec![&txlab_net::counter::NetCounter]
+    let [rococo, twopl, occ] = &crate::cluster_run::DISTRIBUTED;
+    vec![&txlab_net::counter::NetCounter, rococo, twopl, occ]
 }
 
 /// Runs `txlab node` or `txlab cluster` (`name`) with `args`; errors are printed by

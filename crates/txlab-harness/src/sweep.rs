@@ -211,7 +211,8 @@ impl SweepSpec {
         Ok(())
     }
 
-    fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
+    /// The run configuration of a point with `threads` threads on `workload`.
+    pub fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
         RunConfig {
             transaction_cap: self.check.then(|| check_cap(workload, memory_limit())),
             threads,

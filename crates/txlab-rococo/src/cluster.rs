@@ -29,7 +29,7 @@ use txlab_core::{
 };
 use txlab_net::inproc::{InprocCluster, InprocConfig};
 use txlab_net::metrics::NetMetrics;
-use txlab_net::{MAX_NODES, NodeId};
+use txlab_net::{MAX_NODES, NodeId, Transport};
 
 pub use txlab_net::inproc::LinkModel;
 
@@ -79,6 +79,8 @@ pub struct RococoCluster<W: PiecedWorkload> {
     shared: Arc<Shared<W>>,
     schema: Schema,
     shards: Mutex<Vec<Option<Shard>>>,
+    /// `Engine::load` fills only this server's shard (a multi-process run's server).
+    load_only: Option<u16>,
 }
 
 impl<W: PiecedWorkload> std::fmt::Debug for RococoCluster<W> {
@@ -109,7 +111,15 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             shared,
             schema,
             shards: Mutex::new(shards),
+            load_only: None,
         })
+    }
+
+    /// The same cluster, whose [`Engine::load`] fills server `server`'s shard only (the other
+    /// servers' rows are skipped): the process of one server of a multi-process run.
+    pub fn loading_only(mut self, server: u16) -> Self {
+        self.load_only = Some(server);
+        self
     }
 
     /// What the nodes share.
@@ -143,6 +153,26 @@ impl<W: PiecedWorkload> RococoCluster<W> {
                 *slot = Some(shard);
             }
         }
+    }
+
+    /// Loads rows into server `server`'s shard only (a multi-process run's client rebuilds the
+    /// servers' shards from what they report, for [`snapshot`](Self::snapshot)).
+    pub fn load_rows(
+        &self,
+        server: u16,
+        rows: impl IntoIterator<Item = (TableId, u64, Vec<u8>)>,
+    ) -> Result<(), Error> {
+        let guard = self.lock();
+        let shard = guard
+            .get(usize::from(server))
+            .and_then(Option::as_ref)
+            .ok_or(Error::Misuse(
+                "the cluster's shards are in use by a running cluster",
+            ))?;
+        for (table, key, value) in rows {
+            shard.load(table, key, &value)?;
+        }
+        Ok(())
     }
 
     /// The shards merged into one serial engine (module docs): partitioned rows from their
@@ -223,7 +253,10 @@ impl<W: PiecedWorkload> RococoCluster<W> {
         );
         let started = Instant::now();
         let cluster = InprocCluster::start(&ids, config, factory).map_err(net)?;
-        let driven = drive(&cluster, &layout, servers, opts.drain, done_rx, meter);
+        let driven = owners(&cluster, &layout, servers).and_then(|owner| {
+            let nodes = servers + layout.len() as u16;
+            drive(owner, opts.drain, done_rx, meter, || fatal(&cluster, nodes))
+        });
         let stopped = cluster.stop().map_err(net)?;
         let elapsed = started.elapsed();
         let mut counters = Counters::default();
@@ -282,7 +315,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
 }
 
 /// A client's error as the run's error: a misuse keeps its kind.
-fn client_error(f: &str) -> Error {
+pub(crate) fn client_error(f: &str) -> Error {
     if f.contains("misuse: ") {
         Error::Misuse(Box::leak(f.to_string().into_boxed_str()))
     } else {
@@ -290,20 +323,19 @@ fn client_error(f: &str) -> Error {
     }
 }
 
-fn net(e: txlab_net::NetError) -> Error {
+pub(crate) fn net(e: txlab_net::NetError) -> Error {
     Error::Internal(format!("transport: {e}"))
 }
 
-/// Issues through `meter` and collects completions until every issued transaction finished
-/// (module docs of `txlab_core::protocol::meter`).
-fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
+/// Per client slot (in slot order), its client node and a transport sending as that node.
+type Owners<P> = Vec<(NodeId, Transport<Msg<P>>)>;
+
+/// The owners of the slots of an `inproc` cluster laid out as `layout`.
+fn owners<W: PiecedWorkload, R: Recording>(
     cluster: &InprocCluster<RococoNode<W, R>>,
     layout: &[Vec<u32>],
     servers: u16,
-    drain: Duration,
-    done: mpsc::Receiver<Completion>,
-    meter: &M,
-) -> Result<(), Error> {
+) -> Result<Owners<W::Program>, Error> {
     let mut owner = Vec::new();
     for (n, slots) in layout.iter().enumerate() {
         let node = NodeId(servers + n as u16);
@@ -313,6 +345,21 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
         }
     }
     owner.sort_by_key(|o| o.0);
+    Ok(owner.into_iter().map(|(_, n, t)| (n, t)).collect())
+}
+
+/// Issues through `meter` and collects completions until every issued transaction finished
+/// (module docs of `txlab_core::protocol::meter`); `fatal` reports a node's fatal error.
+pub(crate) fn drive<P, M: Meter>(
+    owner: Owners<P>,
+    drain: Duration,
+    done: mpsc::Receiver<Completion>,
+    meter: &M,
+    fatal: impl Fn() -> Option<Error>,
+) -> Result<(), Error>
+where
+    Msg<P>: txlab_net::Message,
+{
     let mut probe = meter.probe(0);
     let mut tickets: Vec<Option<Ticket>> = vec![None; owner.len()];
     let mut issuing = true;
@@ -323,7 +370,7 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
         let Some(ticket) = probe.issue() else {
             return Ok(false);
         };
-        let (_, node, t) = &owner[slot as usize];
+        let (node, t) = &owner[slot as usize];
         t.send(*node, Msg::Issue { slot }).map_err(net)?;
         tickets[slot as usize] = Some(ticket);
         Ok(true)
@@ -348,7 +395,7 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                if let Some(f) = fatal(cluster, servers + layout.len() as u16) {
+                if let Some(f) = fatal() {
                     return Err(f);
                 }
                 if stopped_issuing.is_some_and(|t| t.elapsed() > drain) {
@@ -468,6 +515,9 @@ impl<W: PiecedWorkload> Engine for RococoCluster<W> {
         let holders = self.shared.routing.holders(table, key)?;
         let guard = self.lock();
         for s in holders {
+            if self.load_only.is_some_and(|only| only != s) {
+                continue;
+            }
             let shard = guard[usize::from(s)].as_ref().ok_or(Error::Misuse(
                 "the cluster's shards are in use by a running cluster",
             ))?;

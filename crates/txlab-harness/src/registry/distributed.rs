@@ -19,9 +19,15 @@
 //!   vertices and bytes per commit message (`_mean_x100`, `_p99`), status requests, SCC sizes,
 //!   read-only retries, wounds and validation aborts, GC'd vertices and the graph size held.
 //!
+//! Multi-process runs (one node per process over TCP, `txlab cluster --local N`) are
+//! [`remote`]'s (feature `tcp`).
+//!
 //! With `--check` every transaction is recorded; the merged column-group history is checked
 //! for strict serializability and the one-order property, and the merged shards against the
 //! workload's invariants. Only TPC-C and YCSB have pieces; TPC-C runs as the scaled variant.
+
+#[cfg(feature = "tcp")]
+pub mod remote;
 
 use super::Descriptor;
 use crate::driver::{Driven, Driver, measure};
@@ -37,6 +43,7 @@ use txlab_rococo::cluster::{LinkModel, MAX_CLIENTS_PER_SERVER};
 use txlab_rococo::config::MAX_SERVERS;
 use txlab_rococo::{
     MemoryRecording, NoRecording, Params, PiecedWorkload, Recording, RococoCluster, RunOptions,
+    RunReport,
 };
 
 /// The cluster's parameters (`--servers`, `--clients-per-server`, `--client-threads`,
@@ -224,14 +231,25 @@ fn run_on<W: PiecedWorkload + Sync>(
         params(ctx.engine, ctx.run, ctx.check),
     )?;
     workload.load(&cluster)?;
-    let opts = options(ctx.engine);
+    measure_cluster(&cluster, workload, options(ctx.engine), ctx, &Inproc)
+}
+
+/// Measures `cluster` run by `how`; with `ctx.check`, records every transaction and checks the
+/// merged history (strict serializability, one order) and the merged shards' invariants.
+fn measure_cluster<W: PiecedWorkload + Sync, H: RunsCluster>(
+    cluster: &RococoCluster<W>,
+    workload: &W,
+    opts: RunOptions,
+    ctx: &PointCtx<'_>,
+    how: &H,
+) -> Result<PointOutcome, Error> {
     let parameters = workload
         .parameters()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     if !ctx.check {
-        let driver = ClusterDriver::new(&cluster, opts, Arc::new(NoRecording));
+        let driver = ClusterDriver::new(cluster, opts, Arc::new(NoRecording), how);
         let result = measure(&driver, ctx.run)?;
         return Ok(PointOutcome {
             result,
@@ -240,7 +258,7 @@ fn run_on<W: PiecedWorkload + Sync>(
         });
     }
     let rec = Arc::new(MemoryRecording::new());
-    let driver = ClusterDriver::new(&cluster, opts, Arc::clone(&rec));
+    let driver = ClusterDriver::new(cluster, opts, Arc::clone(&rec), how);
     let result = measure(&driver, ctx.run)?;
     let checked = txlab_rococo::history::check(rec.take());
     let mut anomalies: Vec<String> = checked
@@ -273,20 +291,51 @@ fn run_on<W: PiecedWorkload + Sync>(
     })
 }
 
+/// Where a cluster's nodes run: all on `inproc` threads of this process, or (feature `tcp`)
+/// this process is the client node of a multi-process cluster.
+trait RunsCluster: Sync {
+    /// Runs until `session` stops issuing; when recording (a checked run), leaves the servers'
+    /// final rows in the cluster's shards for the invariant check.
+    fn run<W: PiecedWorkload, R: Recording>(
+        &self,
+        cluster: &RococoCluster<W>,
+        opts: &RunOptions,
+        recording: Arc<R>,
+        session: &Session<'_>,
+    ) -> Result<RunReport, Error>;
+}
+
+/// Every node on `inproc` threads.
+struct Inproc;
+
+impl RunsCluster for Inproc {
+    fn run<W: PiecedWorkload, R: Recording>(
+        &self,
+        cluster: &RococoCluster<W>,
+        opts: &RunOptions,
+        recording: Arc<R>,
+        session: &Session<'_>,
+    ) -> Result<RunReport, Error> {
+        cluster.run_metered(opts, recording, session)
+    }
+}
+
 /// A cluster's [`Driver`] (module docs).
-struct ClusterDriver<'a, W: PiecedWorkload, R: Recording> {
+struct ClusterDriver<'a, W: PiecedWorkload, R: Recording, H: RunsCluster> {
     cluster: &'a RococoCluster<W>,
     opts: RunOptions,
     recording: Arc<R>,
+    how: &'a H,
     internal: Mutex<u64>,
 }
 
-impl<'a, W: PiecedWorkload, R: Recording> ClusterDriver<'a, W, R> {
-    fn new(cluster: &'a RococoCluster<W>, opts: RunOptions, recording: Arc<R>) -> Self {
+impl<'a, W: PiecedWorkload, R: Recording, H: RunsCluster> ClusterDriver<'a, W, R, H> {
+    fn new(cluster: &'a RococoCluster<W>, opts: RunOptions, recording: Arc<R>, how: &'a H) -> Self {
         Self {
             cluster,
             opts,
             recording,
+            how,
             internal: Mutex::new(0),
         }
     }
@@ -296,7 +345,7 @@ impl<'a, W: PiecedWorkload, R: Recording> ClusterDriver<'a, W, R> {
     }
 }
 
-impl<W: PiecedWorkload + Sync, R: Recording> Driver for ClusterDriver<'_, W, R> {
+impl<W: PiecedWorkload + Sync, R: Recording, H: RunsCluster> Driver for ClusterDriver<'_, W, R, H> {
     fn engine_threads(&self, _cfg: &RunConfig) -> usize {
         usize::from(self.cluster.shared().servers()) + usize::from(self.opts.client_threads) + 1
     }
@@ -307,9 +356,12 @@ impl<W: PiecedWorkload + Sync, R: Recording> Driver for ClusterDriver<'_, W, R> 
 
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         session.ready();
-        let report = self
-            .cluster
-            .run_metered(&self.opts, Arc::clone(&self.recording), session)?;
+        let report = self.how.run(
+            self.cluster,
+            &self.opts,
+            Arc::clone(&self.recording),
+            session,
+        )?;
         *self.internal.lock().unwrap_or_else(|p| p.into_inner()) =
             report.counters.internal_errors();
         Ok(Driven {

@@ -52,6 +52,11 @@ impl Flags {
         self.0.contains_key(name)
     }
 
+    /// Every `(name, value)`, by name (`value` is empty for a bare `--flag`).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// `--name` parsed as a number, or `default`.
     pub fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
         match self.get(name) {
@@ -70,6 +75,12 @@ pub trait ClusterProtocol {
 
     /// The `[workload]` table of a generated cluster file, from the run flags.
     fn workload(&self, run: &Flags) -> Result<toml::Table, String>;
+
+    /// Checks a `--local` launch of `nodes` nodes with these run flags before any is started
+    /// (a protocol whose nodes have roles says how many it needs).
+    fn check_nodes(&self, _nodes: u16, _run: &Flags) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Runs node `id` of `cluster` until it finishes; returns its JSON result.
     fn run_node(
@@ -166,6 +177,8 @@ fn cluster(
         .ok_or("cluster needs --protocol NAME (or -- run --protocol NAME)")?;
     let p = protocol(protocols, name)?;
     let timeout: u64 = f.number("timeout-s", 600)?;
+    let nodes: u16 = f.number("local", 0)?;
+    p.check_nodes(nodes, &run_flags)?;
     let mut node_args = vec!["--timeout-s".to_string(), timeout.to_string(), "--".into()];
     node_args.extend(run.iter().cloned());
     for k in ["fault-node", "fault"] {
@@ -174,7 +187,7 @@ fn cluster(
         }
     }
     let spec = LocalLaunch {
-        nodes: f.number("local", 0)?,
+        nodes,
         distinct_hosts: f.has("distinct-hosts"),
         exe: std::env::current_exe().map_err(|e| format!("this executable: {e}"))?,
         node_args,
