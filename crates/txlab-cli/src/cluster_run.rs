@@ -13,7 +13,6 @@ use crate::{Cli, Command, RunArgs, check_failures};
 use clap::Parser;
 use std::time::Duration;
 use txlab_harness::registry::distributed::remote::{RemoteOutcome, run_remote};
-use txlab_harness::report::RunRecord;
 use txlab_harness::workloads::WorkloadParams;
 use txlab_net::NodeId;
 use txlab_net::cluster::ClusterFile;
@@ -92,9 +91,12 @@ fn parse(protocol: &str, args: &[String], servers: u16) -> Result<RunArgs, Strin
     Ok(run)
 }
 
+/// What a node changes in the cluster's parameters (tests switch a mutant on).
+type Tweak = Box<dyn Fn(&mut Params)>;
+
 /// Splits the hidden `--mutant NAME` off `args` (feature `mutants`).
 #[cfg(feature = "mutants")]
-fn tweak(args: &mut Vec<String>) -> Result<Box<dyn Fn(&mut Params)>, String> {
+fn tweak(args: &mut Vec<String>) -> Result<Tweak, String> {
     use txlab_rococo::config::Mutant;
     let flag = format!("--{MUTANT_FLAG}");
     let Some(i) = args.iter().position(|a| *a == flag) else {
@@ -111,7 +113,7 @@ fn tweak(args: &mut Vec<String>) -> Result<Box<dyn Fn(&mut Params)>, String> {
 
 /// Without feature `mutants` nothing is split off (`--mutant` is an unknown flag).
 #[cfg(not(feature = "mutants"))]
-fn tweak(_args: &mut [String]) -> Result<Box<dyn Fn(&mut Params)>, String> {
+fn tweak(_args: &mut [String]) -> Result<Tweak, String> {
     Ok(Box::new(|_| {}))
 }
 
@@ -190,19 +192,9 @@ impl ClusterProtocol for Distributed {
                     "node": id.0, "role": "server", "counters": counters,
                 }));
             }
-            RemoteOutcome::Client(out) => *out,
+            RemoteOutcome::Client(out) => out,
         };
-        let record = RunRecord {
-            protocol: point.protocol.name().into(),
-            workload: point.workload.name().into(),
-            threads: point.threads,
-            theta: point.theta,
-            repeat: point.repeat,
-            seed: spec.seed,
-            parameters: out.parameters.into_iter().collect(),
-            result: out.result,
-            check: out.check,
-        };
+        let record = spec.record(&point, *out);
         let failures = check_failures(std::slice::from_ref(&record));
         if !failures.is_empty() {
             return Err(format!("--check failed:\n{}", failures.join("\n")));

@@ -72,6 +72,10 @@ pub struct RunReport {
     pub net: NetMetrics,
     /// Wall-clock time of the run.
     pub elapsed: Duration,
+    /// The dependency graph held (vertices) by the server holding the most, sampled at the
+    /// start and then every [`SAMPLE_PERIOD`] (`inproc` runs; empty in a multi-process run,
+    /// whose servers report their own `graph_vertices_max`).
+    pub graph_held: Vec<u64>,
 }
 
 /// A cluster (module docs).
@@ -253,9 +257,18 @@ impl<W: PiecedWorkload> RococoCluster<W> {
         );
         let started = Instant::now();
         let cluster = InprocCluster::start(&ids, config, factory).map_err(net)?;
+        let mut graph_held = Vec::new();
         let driven = owners(&cluster, &layout, servers).and_then(|owner| {
             let nodes = servers + layout.len() as u16;
-            drive(owner, opts.drain, done_rx, meter, || fatal(&cluster, nodes))
+            let sample = || graph_held.push(largest_graph(&cluster, servers));
+            drive(
+                owner,
+                opts.drain,
+                done_rx,
+                meter,
+                || fatal(&cluster, nodes),
+                sample,
+            )
         });
         let stopped = cluster.stop().map_err(net)?;
         let elapsed = started.elapsed();
@@ -286,6 +299,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
                 counters,
                 net: stopped.metrics,
                 elapsed,
+                graph_held,
             }),
         }
     }
@@ -348,18 +362,24 @@ fn owners<W: PiecedWorkload, R: Recording>(
     Ok(owner.into_iter().map(|(_, n, t)| (n, t)).collect())
 }
 
+/// How often a run samples the servers' graphs ([`RunReport::graph_held`]).
+pub const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+
 /// Issues through `meter` and collects completions until every issued transaction finished
-/// (module docs of `txlab_core::protocol::meter`); `fatal` reports a node's fatal error.
+/// (module docs of `txlab_core::protocol::meter`); `fatal` reports a node's fatal error;
+/// `sample` runs at the start and then about every [`SAMPLE_PERIOD`].
 pub(crate) fn drive<P, M: Meter>(
     owner: Owners<P>,
     drain: Duration,
     done: mpsc::Receiver<Completion>,
     meter: &M,
     fatal: impl Fn() -> Option<Error>,
+    mut sample: impl FnMut(),
 ) -> Result<(), Error>
 where
     Msg<P>: txlab_net::Message,
 {
+    let mut next_sample = Instant::now();
     let mut probe = meter.probe(0);
     let mut tickets: Vec<Option<Ticket>> = vec![None; owner.len()];
     let mut issuing = true;
@@ -383,6 +403,10 @@ where
     }
     let mut stopped_issuing = (!issuing).then(Instant::now);
     while tickets.iter().any(Option::is_some) {
+        if Instant::now() >= next_sample {
+            sample();
+            next_sample += SAMPLE_PERIOD;
+        }
         match done.recv_timeout(Duration::from_millis(200)) {
             Ok(c) => {
                 let Some(ticket) = tickets.get_mut(c.slot as usize).and_then(Option::take) else {
@@ -411,6 +435,24 @@ where
         }
     }
     Ok(())
+}
+
+/// The most vertices any server's dependency graph holds now.
+fn largest_graph<W: PiecedWorkload, R: Recording>(
+    cluster: &InprocCluster<RococoNode<W, R>>,
+    servers: u16,
+) -> u64 {
+    (0..servers)
+        .filter_map(|s| {
+            cluster
+                .inspect(NodeId(s), |n: &mut RococoNode<W, R>| {
+                    n.server().map(Server::graph_len)
+                })
+                .ok()
+                .flatten()
+        })
+        .max()
+        .unwrap_or(0) as u64
 }
 
 /// The first fatal error a node recorded.

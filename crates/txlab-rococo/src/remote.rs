@@ -169,7 +169,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             .flatten()
             .map(|f| client_error(&f))
         };
-        let mut result = drive(owner, opts.drain, done_rx, meter, fatal);
+        let mut result = drive(owner, opts.drain, done_rx, meter, fatal, || {});
         if result.is_ok() && collect {
             result = (0..servers).try_for_each(|s| self.collect(&node, s));
         }
@@ -188,6 +188,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             counters: client.counters().clone(),
             net: stopped.metrics,
             elapsed,
+            graph_held: Vec::new(),
         })
     }
 

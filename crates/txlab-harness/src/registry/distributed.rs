@@ -17,7 +17,9 @@
 //!   and as `ro_abandoned`.
 //! - **counters**: the nodes' counters over the whole run (`txlab_rococo::counters`): graph
 //!   vertices and bytes per commit message (`_mean_x100`, `_p99`), status requests, SCC sizes,
-//!   read-only retries, wounds and validation aborts, GC'd vertices and the graph size held.
+//!   read-only retries, wounds and validation aborts, GC'd vertices and the graph size held;
+//!   for `rococo`, the largest server graph sampled every second as `graph_held_tNNNN`
+//!   (seconds since the cluster started, warm-up included).
 //!
 //! Multi-process runs (one node per process over TCP, `txlab cluster --local N`) are
 //! [`remote`]'s (feature `tcp`).
@@ -36,7 +38,7 @@ use crate::runner::RunConfig;
 use crate::session::Session;
 use crate::workloads::{AnyWorkload, WorkloadKind};
 use serde::Serialize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use txlab_core::{AckMode, Error};
 use txlab_rococo::cluster::{LinkModel, MAX_CLIENTS_PER_SERVER};
@@ -364,11 +366,38 @@ impl<W: PiecedWorkload + Sync, R: Recording, H: RunsCluster> Driver for ClusterD
         )?;
         *self.internal.lock().unwrap_or_else(|p| p.into_inner()) =
             report.counters.internal_errors();
+        let mut counters = report.counters.pairs();
+        if self.cluster.shared().protocol == txlab_rococo::Protocol::Rococo {
+            counters.extend(
+                report
+                    .graph_held
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, &v)| Some((graph_held_name(i)?, v))),
+            );
+        }
         Ok(Driven {
             cpus: vec![None; session.config().threads],
-            counters: report.counters.pairs(),
+            counters,
         })
     }
+}
+
+/// The most per-second samples of the graph held a result reports (an hour).
+const MAX_GRAPH_SAMPLES: usize = 3600;
+
+/// The counter of the `i`-th per-second sample of the graph held, `graph_held_tNNNN` (seconds
+/// since the cluster started, warm-up included); `None` past [`MAX_GRAPH_SAMPLES`].
+fn graph_held_name(i: usize) -> Option<&'static str> {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            (0..MAX_GRAPH_SAMPLES)
+                .map(|i| &*Box::leak(format!("graph_held_t{i:04}").into_boxed_str()))
+                .collect()
+        })
+        .get(i)
+        .copied()
 }
 
 #[cfg(test)]
@@ -407,6 +436,9 @@ mod tests {
                 let c = out.check.unwrap();
                 assert!(c.history_checked && c.passed(), "{name} {w:?}: {c:?}");
                 assert!(out.result.counters.contains_key("status_requests"));
+                // ROCOCO's graph held, sampled from the start; the baselines have no graph.
+                let sampled = out.result.counters.contains_key("graph_held_t0000");
+                assert_eq!(sampled, name == "rococo", "{name} {w:?}");
             }
         }
     }
