@@ -22,7 +22,7 @@
 //!   (seconds since the cluster started, warm-up included).
 //!
 //! Multi-process runs (one node per process over TCP, `txlab cluster --local N`) are
-//! [`remote`]'s (feature `tcp`).
+//! `remote`'s (feature `tcp`).
 //!
 //! With `--check` every transaction is recorded; the merged column-group history is checked
 //! for strict serializability and the one-order property, and the merged shards against the

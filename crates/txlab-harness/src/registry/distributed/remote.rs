@@ -1,7 +1,7 @@
 //! One process of a multi-process cluster (feature `tcp`; `txlab cluster --local N -- run
 //! --protocol rococo ...`): nodes `0..N-1` of the cluster file are the servers, node `N-1` the
 //! client (`txlab_rococo::remote`). A server process loads its shard and serves until released;
-//! the client process measures exactly as `txlab run` does (the same [`measure_cluster`]: the
+//! the client process measures exactly as `txlab run` does (the same `measure_cluster`: the
 //! same meter, result fields and, with `--check`, the same history, one-order and invariant
 //! checks, on the history its coordinators recorded and on the shards the servers sent back).
 //!
