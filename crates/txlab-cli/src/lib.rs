@@ -17,6 +17,7 @@
 pub mod batch_figures;
 pub mod builds;
 pub mod cluster;
+pub mod cluster_run;
 pub mod output;
 pub mod plot;
 pub mod progress;
@@ -107,12 +108,16 @@ pub struct ClusterArgs {
 
 /// The protocols `txlab node` and `txlab cluster` run, one node per process.
 pub fn cluster_protocols() -> Vec<&'static dyn txlab_net::cluster::cli::ClusterProtocol> {
+    let [rococo, twopl, occ] = &crate::cluster_run::DISTRIBUTED;
     vec![
         &txlab_net::counter::NetCounter,
         &cluster::PARTITIONED[0],
         &cluster::PARTITIONED[1],
         &cluster::PARTITIONED[2],
         &cluster::PARTITIONED[3],
+        rococo,
+        twopl,
+        occ,
     ]
 }
 

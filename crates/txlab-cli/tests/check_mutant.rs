@@ -118,3 +118,43 @@ fn the_sound_engine_passes_the_same_check() {
     check_run("silo", &out, 42).unwrap();
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// `txlab cluster --local 3 -- run --protocol occ-2pc --check` with OCC's read validation
+/// switched off (`--mutant OccNoValidation`, this feature's hidden flag): the client process
+/// finds the anomalies in the history its coordinators recorded, and TPC-C's consistency
+/// conditions fail on the shards the two server processes sent back.
+#[test]
+fn a_multi_process_cluster_check_catches_occ_without_validation() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_txlab"))
+        .args(["cluster", "--local", "3", "--timeout-s", "120", "--", "run"])
+        .args([
+            "--protocol",
+            "occ-2pc",
+            "--workload",
+            "tpcc-np",
+            "--tpcc-scaled",
+        ])
+        .args([
+            "--districts",
+            "2",
+            "--district-customers",
+            "30",
+            "--items",
+            "100",
+        ])
+        .args(["--duration", "1s", "--warmup", "0s", "--check"])
+        .args(["--mutant", "OccNoValidation"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--check failed"), "{err}");
+    assert!(
+        ANOMALIES.iter().any(|a| err.contains(&format!("{a}: "))),
+        "{err}"
+    );
+    assert!(
+        err.contains("invariant violated: tpcc consistency"),
+        "{err}"
+    );
+}

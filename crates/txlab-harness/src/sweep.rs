@@ -9,7 +9,7 @@
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
 
-use crate::point::{EngineParams, run_point};
+use crate::point::{EngineParams, PointOutcome, run_point};
 use crate::registry::Protocol;
 use crate::report::RunRecord;
 use crate::resources::{human_bytes, memory_limit};
@@ -211,7 +211,8 @@ impl SweepSpec {
         Ok(())
     }
 
-    pub(crate) fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
+    /// The run configuration of a point with `threads` threads on `workload`.
+    pub fn run_config(&self, threads: usize, workload: WorkloadKind) -> RunConfig {
         RunConfig {
             history_bound: self.check.then(|| {
                 let tables =
@@ -396,19 +397,26 @@ pub fn run_sweep(
             &spec.run_config(p.threads, p.workload),
             spec.check,
         )?;
-        records.push(RunRecord {
+        records.push(spec.record(p, out));
+    }
+    Ok(records)
+}
+
+impl SweepSpec {
+    /// The record of point `p`'s outcome.
+    pub fn record(&self, p: &Point, out: PointOutcome) -> RunRecord {
+        RunRecord {
             protocol: p.protocol.name().into(),
             workload: p.workload.name().into(),
             threads: p.threads,
             theta: p.theta,
             repeat: p.repeat,
-            seed: spec.seed,
+            seed: self.seed,
             parameters: out.parameters.into_iter().collect(),
             result: out.result,
             check: out.check,
-        });
+        }
     }
-    Ok(records)
 }
 
 #[cfg(test)]

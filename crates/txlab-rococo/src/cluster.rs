@@ -29,7 +29,7 @@ use txlab_core::{
 };
 use txlab_net::inproc::{InprocCluster, InprocConfig};
 use txlab_net::metrics::NetMetrics;
-use txlab_net::{MAX_NODES, NodeId};
+use txlab_net::{MAX_NODES, NodeId, Transport};
 
 pub use txlab_net::inproc::LinkModel;
 
@@ -72,6 +72,10 @@ pub struct RunReport {
     pub net: NetMetrics,
     /// Wall-clock time of the run.
     pub elapsed: Duration,
+    /// The dependency graph held (vertices) by the server holding the most, sampled at the
+    /// start and then every [`SAMPLE_PERIOD`] (`inproc` runs; empty in a multi-process run,
+    /// whose servers report their own `graph_vertices_max`).
+    pub graph_held: Vec<u64>,
 }
 
 /// A cluster (module docs).
@@ -79,6 +83,8 @@ pub struct RococoCluster<W: PiecedWorkload> {
     shared: Arc<Shared<W>>,
     schema: Schema,
     shards: Mutex<Vec<Option<Shard>>>,
+    /// `Engine::load` fills only this server's shard (a multi-process run's server).
+    load_only: Option<u16>,
 }
 
 impl<W: PiecedWorkload> std::fmt::Debug for RococoCluster<W> {
@@ -109,7 +115,15 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             shared,
             schema,
             shards: Mutex::new(shards),
+            load_only: None,
         })
+    }
+
+    /// The same cluster, whose [`Engine::load`] fills server `server`'s shard only (the other
+    /// servers' rows are skipped): the process of one server of a multi-process run.
+    pub fn loading_only(mut self, server: u16) -> Self {
+        self.load_only = Some(server);
+        self
     }
 
     /// What the nodes share.
@@ -143,6 +157,26 @@ impl<W: PiecedWorkload> RococoCluster<W> {
                 *slot = Some(shard);
             }
         }
+    }
+
+    /// Loads rows into server `server`'s shard only (a multi-process run's client rebuilds the
+    /// servers' shards from what they report, for [`snapshot`](Self::snapshot)).
+    pub fn load_rows(
+        &self,
+        server: u16,
+        rows: impl IntoIterator<Item = (TableId, u64, Vec<u8>)>,
+    ) -> Result<(), Error> {
+        let guard = self.lock();
+        let shard = guard
+            .get(usize::from(server))
+            .and_then(Option::as_ref)
+            .ok_or(Error::Misuse(
+                "the cluster's shards are in use by a running cluster",
+            ))?;
+        for (table, key, value) in rows {
+            shard.load(table, key, &value)?;
+        }
+        Ok(())
     }
 
     /// The shards merged into one serial engine (module docs): partitioned rows from their
@@ -223,7 +257,19 @@ impl<W: PiecedWorkload> RococoCluster<W> {
         );
         let started = Instant::now();
         let cluster = InprocCluster::start(&ids, config, factory).map_err(net)?;
-        let driven = drive(&cluster, &layout, servers, opts.drain, done_rx, meter);
+        let mut graph_held = Vec::new();
+        let driven = owners(&cluster, &layout, servers).and_then(|owner| {
+            let nodes = servers + layout.len() as u16;
+            let sample = || graph_held.push(largest_graph(&cluster, servers));
+            drive(
+                owner,
+                opts.drain,
+                done_rx,
+                meter,
+                || fatal(&cluster, nodes),
+                sample,
+            )
+        });
         let stopped = cluster.stop().map_err(net)?;
         let elapsed = started.elapsed();
         let mut counters = Counters::default();
@@ -253,6 +299,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
                 counters,
                 net: stopped.metrics,
                 elapsed,
+                graph_held,
             }),
         }
     }
@@ -282,7 +329,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
 }
 
 /// A client's error as the run's error: a misuse keeps its kind.
-fn client_error(f: &str) -> Error {
+pub(crate) fn client_error(f: &str) -> Error {
     if f.contains("misuse: ") {
         Error::Misuse(Box::leak(f.to_string().into_boxed_str()))
     } else {
@@ -290,20 +337,19 @@ fn client_error(f: &str) -> Error {
     }
 }
 
-fn net(e: txlab_net::NetError) -> Error {
+pub(crate) fn net(e: txlab_net::NetError) -> Error {
     Error::Internal(format!("transport: {e}"))
 }
 
-/// Issues through `meter` and collects completions until every issued transaction finished
-/// (module docs of `txlab_core::protocol::meter`).
-fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
+/// Per client slot (in slot order), its client node and a transport sending as that node.
+type Owners<P> = Vec<(NodeId, Transport<Msg<P>>)>;
+
+/// The owners of the slots of an `inproc` cluster laid out as `layout`.
+fn owners<W: PiecedWorkload, R: Recording>(
     cluster: &InprocCluster<RococoNode<W, R>>,
     layout: &[Vec<u32>],
     servers: u16,
-    drain: Duration,
-    done: mpsc::Receiver<Completion>,
-    meter: &M,
-) -> Result<(), Error> {
+) -> Result<Owners<W::Program>, Error> {
     let mut owner = Vec::new();
     for (n, slots) in layout.iter().enumerate() {
         let node = NodeId(servers + n as u16);
@@ -313,6 +359,27 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
         }
     }
     owner.sort_by_key(|o| o.0);
+    Ok(owner.into_iter().map(|(_, n, t)| (n, t)).collect())
+}
+
+/// How often a run samples the servers' graphs ([`RunReport::graph_held`]).
+pub const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+
+/// Issues through `meter` and collects completions until every issued transaction finished
+/// (module docs of `txlab_core::protocol::meter`); `fatal` reports a node's fatal error;
+/// `sample` runs at the start and then about every [`SAMPLE_PERIOD`].
+pub(crate) fn drive<P, M: Meter>(
+    owner: Owners<P>,
+    drain: Duration,
+    done: mpsc::Receiver<Completion>,
+    meter: &M,
+    fatal: impl Fn() -> Option<Error>,
+    mut sample: impl FnMut(),
+) -> Result<(), Error>
+where
+    Msg<P>: txlab_net::Message,
+{
+    let mut next_sample = Instant::now();
     let mut probe = meter.probe(0);
     let mut tickets: Vec<Option<Ticket>> = vec![None; owner.len()];
     let mut issuing = true;
@@ -323,7 +390,7 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
         let Some(ticket) = probe.issue() else {
             return Ok(false);
         };
-        let (_, node, t) = &owner[slot as usize];
+        let (node, t) = &owner[slot as usize];
         t.send(*node, Msg::Issue { slot }).map_err(net)?;
         tickets[slot as usize] = Some(ticket);
         Ok(true)
@@ -336,6 +403,10 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
     }
     let mut stopped_issuing = (!issuing).then(Instant::now);
     while tickets.iter().any(Option::is_some) {
+        if Instant::now() >= next_sample {
+            sample();
+            next_sample += SAMPLE_PERIOD;
+        }
         match done.recv_timeout(Duration::from_millis(200)) {
             Ok(c) => {
                 let Some(ticket) = tickets.get_mut(c.slot as usize).and_then(Option::take) else {
@@ -348,7 +419,7 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                if let Some(f) = fatal(cluster, servers + layout.len() as u16) {
+                if let Some(f) = fatal() {
                     return Err(f);
                 }
                 if stopped_issuing.is_some_and(|t| t.elapsed() > drain) {
@@ -364,6 +435,24 @@ fn drive<W: PiecedWorkload, R: Recording, M: Meter>(
         }
     }
     Ok(())
+}
+
+/// The most vertices any server's dependency graph holds now.
+fn largest_graph<W: PiecedWorkload, R: Recording>(
+    cluster: &InprocCluster<RococoNode<W, R>>,
+    servers: u16,
+) -> u64 {
+    (0..servers)
+        .filter_map(|s| {
+            cluster
+                .inspect(NodeId(s), |n: &mut RococoNode<W, R>| {
+                    n.server().map(Server::graph_len)
+                })
+                .ok()
+                .flatten()
+        })
+        .max()
+        .unwrap_or(0) as u64
 }
 
 /// The first fatal error a node recorded.
@@ -468,6 +557,9 @@ impl<W: PiecedWorkload> Engine for RococoCluster<W> {
         let holders = self.shared.routing.holders(table, key)?;
         let guard = self.lock();
         for s in holders {
+            if self.load_only.is_some_and(|only| only != s) {
+                continue;
+            }
             let shard = guard[usize::from(s)].as_ref().ok_or(Error::Misuse(
                 "the cluster's shards are in use by a running cluster",
             ))?;

@@ -14,6 +14,7 @@
 //!   the 2PL and OCC baselines with 2PC on the same servers, storage (`store`), pieces and
 //!   transport ([`config::Protocol`]).
 //! - [`history`]: merged column-group histories and the one-order check.
+//! - `remote` (feature `tcp`): one node per process over TCP (`txlab cluster --local N`).
 //!
 //! See `docs/protocols/rococo.md`.
 
@@ -28,6 +29,8 @@ pub mod history;
 mod keys;
 mod msg;
 pub mod node;
+#[cfg(feature = "tcp")]
+pub mod remote;
 pub mod sc;
 mod server;
 mod store;

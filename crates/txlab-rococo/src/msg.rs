@@ -10,6 +10,7 @@
 //! | `RoRead` / `RoReply` | coordinator ↔ server | §4.1, Figure 10: one round of a read-only transaction |
 //! | `Gossip` | server → every node, client → server | §3.4 epochs: own epoch and oldest unfinished tag |
 //! | `Exec`, `Prepare`, `Decide` and replies, `Wounded` | coordinator ↔ server | 2PL/OCC with 2PC |
+//! | `Dump` / `Rows`, `Release` / `Released` | client process → server | end of a multi-process run (`remote`): the server's rows for the checks; the server may exit |
 //!
 //! Requests are retransmitted by their sender until answered, so every handler is idempotent
 //! (deduplicated by transaction id, piece and attempt).
@@ -18,7 +19,7 @@ use crate::graph::{Deps, Status};
 use serde::{Deserialize, Serialize};
 use txlab_core::pieces::{ConflictKey, PieceRef, PieceValues};
 use txlab_core::protocol::history::{ReadEvent, ScanEvent, TxnId, WriteEvent};
-use txlab_core::{Access, TxError};
+use txlab_core::{Access, TableId, TxError};
 
 /// One piece instance to run, with the outputs of the pieces it takes inputs from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,4 +308,22 @@ pub enum Msg<P> {
         /// The attempt.
         attempt: u32,
     },
+    /// After a multi-process run: send chunk `chunk` of the rows this server reports.
+    Dump {
+        /// The chunk, from 0.
+        chunk: u32,
+    },
+    /// Chunk `chunk` of the `chunks` chunks of a server's rows.
+    Rows {
+        /// The chunk.
+        chunk: u32,
+        /// How many chunks there are.
+        chunks: u32,
+        /// `(table, key, value)` of rows the server reports (`Routing::reports`).
+        rows: Vec<(TableId, u64, Vec<u8>)>,
+    },
+    /// After a multi-process run: the server may stop.
+    Release,
+    /// The server will stop.
+    Released,
 }

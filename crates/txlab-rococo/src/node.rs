@@ -59,4 +59,10 @@ impl<W: PiecedWorkload, R: Recording> Node for RococoNode<W, R> {
             RococoNode::Client(c) => c.on_timer(timer, ctx),
         }
     }
+
+    fn on_peer(&mut self, peer: NodeId, up: bool, _ctx: &mut Ctx<'_, Self::Msg>) {
+        if let RococoNode::Client(c) = self {
+            c.on_peer(peer, up);
+        }
+    }
 }

@@ -17,11 +17,19 @@
 //!   and as `ro_abandoned`.
 //! - **counters**: the nodes' counters over the whole run (`txlab_rococo::counters`): graph
 //!   vertices and bytes per commit message (`_mean_x100`, `_p99`), status requests, SCC sizes,
-//!   read-only retries, wounds and validation aborts, GC'd vertices and the graph size held.
+//!   read-only retries, wounds and validation aborts, GC'd vertices and the graph size held;
+//!   for `rococo`, the largest server graph sampled every second as `graph_held_tNNNN`
+//!   (seconds since the cluster started, warm-up included).
+//!
+//! Multi-process runs (one node per process over TCP, `txlab cluster --local N`) are
+//! `remote`'s (feature `tcp`).
 //!
 //! With `--check` every transaction is recorded; the merged column-group history is checked
 //! for strict serializability and the one-order property, and the merged shards against the
 //! workload's invariants. Only TPC-C and YCSB have pieces; TPC-C runs as the scaled variant.
+
+#[cfg(feature = "tcp")]
+pub mod remote;
 
 use super::Descriptor;
 use crate::driver::{Driven, Driver, measure};
@@ -30,13 +38,14 @@ use crate::runner::RunConfig;
 use crate::session::Session;
 use crate::workloads::{AnyWorkload, WorkloadKind};
 use serde::Serialize;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use txlab_core::{AckMode, Error};
 use txlab_rococo::cluster::{LinkModel, MAX_CLIENTS_PER_SERVER};
 use txlab_rococo::config::MAX_SERVERS;
 use txlab_rococo::{
     MemoryRecording, NoRecording, Params, PiecedWorkload, Recording, RococoCluster, RunOptions,
+    RunReport,
 };
 
 /// The cluster's parameters (`--servers`, `--clients-per-server`, `--client-threads`,
@@ -224,14 +233,25 @@ fn run_on<W: PiecedWorkload + Sync>(
         params(ctx.engine, ctx.run, ctx.check),
     )?;
     workload.load(&cluster)?;
-    let opts = options(ctx.engine);
+    measure_cluster(&cluster, workload, options(ctx.engine), ctx, &Inproc)
+}
+
+/// Measures `cluster` run by `how`; with `ctx.check`, records every transaction and checks the
+/// merged history (strict serializability, one order) and the merged shards' invariants.
+fn measure_cluster<W: PiecedWorkload + Sync, H: RunsCluster>(
+    cluster: &RococoCluster<W>,
+    workload: &W,
+    opts: RunOptions,
+    ctx: &PointCtx<'_>,
+    how: &H,
+) -> Result<PointOutcome, Error> {
     let parameters = workload
         .parameters()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     if !ctx.check {
-        let driver = ClusterDriver::new(&cluster, opts, Arc::new(NoRecording));
+        let driver = ClusterDriver::new(cluster, opts, Arc::new(NoRecording), how);
         let result = measure(&driver, ctx.run)?;
         return Ok(PointOutcome {
             result,
@@ -240,7 +260,7 @@ fn run_on<W: PiecedWorkload + Sync>(
         });
     }
     let rec = Arc::new(MemoryRecording::new());
-    let driver = ClusterDriver::new(&cluster, opts, Arc::clone(&rec));
+    let driver = ClusterDriver::new(cluster, opts, Arc::clone(&rec), how);
     let result = measure(&driver, ctx.run)?;
     let checked = txlab_rococo::history::check(rec.take());
     let mut anomalies: Vec<String> = checked
@@ -273,20 +293,51 @@ fn run_on<W: PiecedWorkload + Sync>(
     })
 }
 
+/// Where a cluster's nodes run: all on `inproc` threads of this process, or (feature `tcp`)
+/// this process is the client node of a multi-process cluster.
+trait RunsCluster: Sync {
+    /// Runs until `session` stops issuing; when recording (a checked run), leaves the servers'
+    /// final rows in the cluster's shards for the invariant check.
+    fn run<W: PiecedWorkload, R: Recording>(
+        &self,
+        cluster: &RococoCluster<W>,
+        opts: &RunOptions,
+        recording: Arc<R>,
+        session: &Session<'_>,
+    ) -> Result<RunReport, Error>;
+}
+
+/// Every node on `inproc` threads.
+struct Inproc;
+
+impl RunsCluster for Inproc {
+    fn run<W: PiecedWorkload, R: Recording>(
+        &self,
+        cluster: &RococoCluster<W>,
+        opts: &RunOptions,
+        recording: Arc<R>,
+        session: &Session<'_>,
+    ) -> Result<RunReport, Error> {
+        cluster.run_metered(opts, recording, session)
+    }
+}
+
 /// A cluster's [`Driver`] (module docs).
-struct ClusterDriver<'a, W: PiecedWorkload, R: Recording> {
+struct ClusterDriver<'a, W: PiecedWorkload, R: Recording, H: RunsCluster> {
     cluster: &'a RococoCluster<W>,
     opts: RunOptions,
     recording: Arc<R>,
+    how: &'a H,
     internal: Mutex<u64>,
 }
 
-impl<'a, W: PiecedWorkload, R: Recording> ClusterDriver<'a, W, R> {
-    fn new(cluster: &'a RococoCluster<W>, opts: RunOptions, recording: Arc<R>) -> Self {
+impl<'a, W: PiecedWorkload, R: Recording, H: RunsCluster> ClusterDriver<'a, W, R, H> {
+    fn new(cluster: &'a RococoCluster<W>, opts: RunOptions, recording: Arc<R>, how: &'a H) -> Self {
         Self {
             cluster,
             opts,
             recording,
+            how,
             internal: Mutex::new(0),
         }
     }
@@ -296,7 +347,7 @@ impl<'a, W: PiecedWorkload, R: Recording> ClusterDriver<'a, W, R> {
     }
 }
 
-impl<W: PiecedWorkload + Sync, R: Recording> Driver for ClusterDriver<'_, W, R> {
+impl<W: PiecedWorkload + Sync, R: Recording, H: RunsCluster> Driver for ClusterDriver<'_, W, R, H> {
     fn engine_threads(&self, _cfg: &RunConfig) -> usize {
         usize::from(self.cluster.shared().servers()) + usize::from(self.opts.client_threads) + 1
     }
@@ -307,16 +358,46 @@ impl<W: PiecedWorkload + Sync, R: Recording> Driver for ClusterDriver<'_, W, R> 
 
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         session.ready();
-        let report = self
-            .cluster
-            .run_metered(&self.opts, Arc::clone(&self.recording), session)?;
+        let report = self.how.run(
+            self.cluster,
+            &self.opts,
+            Arc::clone(&self.recording),
+            session,
+        )?;
         *self.internal.lock().unwrap_or_else(|p| p.into_inner()) =
             report.counters.internal_errors();
+        let mut counters = report.counters.pairs();
+        if self.cluster.shared().protocol == txlab_rococo::Protocol::Rococo {
+            counters.extend(
+                report
+                    .graph_held
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, &v)| Some((graph_held_name(i)?, v))),
+            );
+        }
         Ok(Driven {
             cpus: vec![None; session.config().threads],
-            counters: report.counters.pairs(),
+            counters,
         })
     }
+}
+
+/// The most per-second samples of the graph held a result reports (an hour).
+const MAX_GRAPH_SAMPLES: usize = 3600;
+
+/// The counter of the `i`-th per-second sample of the graph held, `graph_held_tNNNN` (seconds
+/// since the cluster started, warm-up included); `None` past [`MAX_GRAPH_SAMPLES`].
+fn graph_held_name(i: usize) -> Option<&'static str> {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            (0..MAX_GRAPH_SAMPLES)
+                .map(|i| &*Box::leak(format!("graph_held_t{i:04}").into_boxed_str()))
+                .collect()
+        })
+        .get(i)
+        .copied()
 }
 
 #[cfg(test)]
@@ -355,6 +436,9 @@ mod tests {
                 let c = out.check.unwrap();
                 assert!(c.history_checked && c.passed(), "{name} {w:?}: {c:?}");
                 assert!(out.result.counters.contains_key("status_requests"));
+                // ROCOCO's graph held, sampled from the start; the baselines have no graph.
+                let sampled = out.result.counters.contains_key("graph_held_t0000");
+                assert_eq!(sampled, name == "rococo", "{name} {w:?}");
             }
         }
     }

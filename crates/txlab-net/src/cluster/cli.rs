@@ -79,6 +79,11 @@ impl Flags {
         out
     }
 
+    /// Every `(name, value)`, by name (`value` is empty for a bare `--flag`).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// `--name` parsed as a number, or `default`.
     pub fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
         match self.get(name) {
@@ -97,6 +102,12 @@ pub trait ClusterProtocol {
 
     /// The `[workload]` table of a generated cluster file, from the run flags.
     fn workload(&self, run: &Flags) -> Result<toml::Table, String>;
+
+    /// Checks a `--local` launch of `nodes` nodes with these run flags before any is started
+    /// (a protocol whose nodes have roles says how many it needs).
+    fn check_nodes(&self, _nodes: u16, _run: &Flags) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Runs node `id` of `cluster` until it finishes; returns its JSON result.
     fn run_node(
@@ -225,6 +236,10 @@ fn cluster(
         return Err("--repeat 0: accepted: 1 or more rounds".into());
     }
     let timeout: u64 = f.number("timeout-s", 600)?;
+    let nodes: u16 = f.number("local", 0)?;
+    for &p in &chosen {
+        p.check_nodes(nodes, &run_flags)?;
+    }
     let mut failures = Vec::new();
     for round in 0..rounds {
         for &p in &chosen {

@@ -31,6 +31,24 @@ pub fn run_node<N: Node>(
     finished: impl Fn(&N) -> bool + Send + 'static,
     timeout: Duration,
 ) -> Result<(N, NetMetrics), NetError> {
+    let running = start_node(cluster, id, git_revision, node)?;
+    let waited = running.wait_until(timeout, finished);
+    let stopped = running.stop()?;
+    if let Some(f) = stopped.fatal {
+        return Err(f);
+    }
+    waited?;
+    Ok((stopped.node, stopped.metrics))
+}
+
+/// Starts node `id` of `cluster` in this process and returns it running, for a caller that
+/// drives it from outside (through [`TcpNode::transport`]) before stopping it.
+pub fn start_node<N: Node>(
+    cluster: &ClusterFile,
+    id: NodeId,
+    git_revision: &str,
+    node: N,
+) -> Result<TcpNode<N>, NetError> {
     cluster.node(id)?;
     let identity = Identity {
         protocol: cluster.protocol.clone(),
@@ -39,12 +57,5 @@ pub fn run_node<N: Node>(
     };
     let mut config = TcpConfig::new(id, cluster.peers(), identity);
     config.seed = cluster.seed;
-    let running = TcpNode::start(config, node)?;
-    let waited = running.wait_until(timeout, finished);
-    let stopped = running.stop()?;
-    if let Some(f) = stopped.fatal {
-        return Err(f);
-    }
-    waited?;
-    Ok((stopped.node, stopped.metrics))
+    TcpNode::start(config, node)
 }

@@ -139,7 +139,16 @@ pub struct Client<W: PiecedWorkload, R: Recording> {
     started: bool,
     /// Aborts of ended baseline attempts not yet acknowledged, by server.
     cleanup: BTreeMap<(TxnId, u32), std::collections::BTreeSet<u16>>,
+    /// Rows received after a multi-process run, by (server, chunk): the chunk count and rows.
+    dumps: BTreeMap<(u16, u32), (u32, Rows)>,
+    /// Servers that acknowledged `Release`.
+    released: std::collections::BTreeSet<u16>,
+    /// Peers whose link is down (`tcp`: a server process that exited).
+    lost: std::collections::BTreeSet<u16>,
 }
+
+/// `(table, key, value)` rows of a server's shard.
+pub type Rows = Vec<(txlab_core::TableId, u64, Vec<u8>)>;
 
 impl<W: PiecedWorkload, R: Recording> std::fmt::Debug for Client<W, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -176,6 +185,41 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             fatal: None,
             started: false,
             cleanup: BTreeMap::new(),
+            dumps: BTreeMap::new(),
+            released: std::collections::BTreeSet::new(),
+            lost: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// Whether chunk `chunk` of server `server`'s rows has arrived; `Some(chunks)` if so.
+    pub fn has_rows(&self, server: u16, chunk: u32) -> Option<u32> {
+        self.dumps.get(&(server, chunk)).map(|d| d.0)
+    }
+
+    /// Takes every chunk of rows received from `server`.
+    pub fn take_rows(&mut self, server: u16) -> Rows {
+        let keys: Vec<(u16, u32)> = self
+            .dumps
+            .range((server, 0)..=(server, u32::MAX))
+            .map(|(k, _)| *k)
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| self.dumps.remove(&k))
+            .flat_map(|(_, rows)| rows)
+            .collect()
+    }
+
+    /// Whether `server` acknowledged `Release`, or its link went down (a released server's
+    /// process exits, and its acknowledgement may go down with it).
+    pub fn released_by(&self, server: u16) -> bool {
+        self.released.contains(&server) || self.lost.contains(&server)
+    }
+
+    pub(crate) fn on_peer(&mut self, peer: NodeId, up: bool) {
+        if up {
+            self.lost.remove(&peer.0);
+        } else {
+            self.lost.insert(peer.0);
         }
     }
 
@@ -292,8 +336,20 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
                     self.fail(format!("gossip to {from}: {e}"));
                 }
             }
+            Msg::Rows {
+                chunk,
+                chunks,
+                rows,
+            } => {
+                self.dumps.insert((from.0, chunk), (chunks, rows));
+            }
+            Msg::Released => {
+                self.released.insert(from.0);
+            }
             // Requests are for servers.
-            Msg::Start(_)
+            Msg::Dump { .. }
+            | Msg::Release
+            | Msg::Start(_)
             | Msg::Commit(_)
             | Msg::Status(_)
             | Msg::StatusReply(_)

@@ -8,6 +8,7 @@
 //! path. A piece that fails with a real error (not a user abort) makes the run fail: the error
 //! goes back to the coordinator, which stops the run with it.
 
+mod dump;
 mod gc;
 mod occ;
 mod readonly;
@@ -184,6 +185,8 @@ pub struct Server<W: PiecedWorkload, R: Recording> {
     // Baselines
     twopl: twopl::Locks<Program<W>>,
     occ: occ::Versions<Program<W>>,
+    // End of a multi-process run
+    dump: dump::Dump,
     _recording: PhantomData<R>,
 }
 
@@ -218,6 +221,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             epochs: gc::Epochs::default(),
             twopl: twopl::Locks::default(),
             occ: occ::Versions::default(),
+            dump: dump::Dump::default(),
             _recording: PhantomData,
         }
     }
@@ -316,8 +320,12 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 Protocol::Occ => self.occ_decide(from, txn, attempt, commit, ctx),
                 _ => self.twopl_decide(from, txn, attempt, commit, ctx),
             },
+            Msg::Dump { chunk } => self.dump_chunk(from, chunk, ctx),
+            Msg::Release => self.release(from, ctx),
             // Replies and issue requests are for client nodes.
             Msg::Issue { .. }
+            | Msg::Rows { .. }
+            | Msg::Released
             | Msg::StartReply(_)
             | Msg::CommitReply(_)
             | Msg::RoReply(_)
