@@ -146,7 +146,8 @@ pub fn check(history: &History, opts: CheckOptions) -> Report {
                 })
             }),
     );
-    // A read adds at most two edges (`wr` and `rw`) and an installed write one `ww`.
+    // A read adds at most two data edges (`wr` and `rw`) and an installed write one `ww`; scans'
+    // and real-time edges, when there are any, may grow the vector beyond this.
     let writes: usize = records.iter().map(|r| r.writes.len()).sum();
     let mut builder = GraphBuilder::with_capacity(2 * reads.len() + writes);
     versions.resolve_all(reads, |query, resolved| {

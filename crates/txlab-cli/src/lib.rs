@@ -742,8 +742,8 @@ pub fn run_notes(records: &[RunRecord], machine: &MachineInfo, spec: &SweepSpec)
     if capped > 0 {
         notes.push(format!(
             "{capped} --check run(s) ended their measured interval early: the recorded history \
-             (every attempt of the warm-up, measured interval and cool-down) reached its bound, \
-             half the memory this process may use"
+             (every attempt of the warm-up, measured interval and cool-down) reached its memory \
+             bound, half the memory this process may use"
         ));
     }
     if records.iter().any(|r| r.result.ack == "epoch") {

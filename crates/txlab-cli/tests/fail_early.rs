@@ -106,9 +106,9 @@ fn configurations_beyond_memory_are_refused_before_loading() {
 }
 
 /// `--check` keeps every attempt of the run in memory. Under a 768 MiB address-space limit, a
-/// 20 s checked run (with its default 1 s warm-up) stops recording at its history bound: it ends
-/// its measured interval early with a note, checks what it recorded, and exits cleanly instead of
-/// failing an allocation.
+/// 20 s checked run (with its default 1 s warm-up, 1 and 8 threads, contended so that attempts
+/// retry) stops recording at its history bound: it ends its measured interval early with a note,
+/// checks what it recorded, and exits cleanly instead of failing an allocation.
 #[test]
 fn a_checked_run_stays_within_the_memory_it_may_use() {
     let dir = temp("bounded");
@@ -119,6 +119,12 @@ fn a_checked_run_stays_within_the_memory_it_may_use() {
         "20s",
         "--ack",
         "commit",
+        "--threads",
+        "1,8",
+        "--theta",
+        "0.99",
+        "--records",
+        "1000",
         "--out",
         dir.to_str().unwrap(),
     ];
@@ -126,14 +132,40 @@ fn a_checked_run_stays_within_the_memory_it_may_use() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(took < Duration::from_secs(20), "took {took:?}: not bounded");
+    assert!(took < Duration::from_secs(40), "took {took:?}: not bounded");
     let all = format!("{stdout}{stderr}");
     assert!(
-        all.contains("ended their measured interval early"),
+        all.contains("2 --check run(s) ended their measured interval early"),
         "no note of the bound:\n{all}"
     );
     assert!(all.contains("serializable"), "no check verdict:\n{all}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A thread count the process cannot start (here: 64 workers under a 512 MiB address-space
+/// limit) ends the run with an error naming `threads`, instead of leaving the started workers
+/// waiting for the missing one.
+#[test]
+fn worker_threads_that_cannot_start_are_an_error_not_a_hang() {
+    let dir = temp("threads");
+    let args = [
+        "run",
+        "--threads",
+        "64",
+        "--duration",
+        "1s",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let (out, took) = txlab(&args, Some(512 << 10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("threads") && stderr.contains("could not be started"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

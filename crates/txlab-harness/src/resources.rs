@@ -52,27 +52,33 @@ pub fn process_usage() -> Result<ResourceUsage, Error> {
 }
 
 /// The memory this process may still use, in bytes: the smaller of the kernel's `MemAvailable`
-/// (`/proc/meminfo`) and the address-space limit (`RLIMIT_AS`); `None` if neither is known.
+/// (`/proc/meminfo`) and what the address-space limit (`RLIMIT_AS`) leaves beside the address
+/// space in use (`VmSize`); `None` if neither is known.
 pub fn memory_limit() -> Option<u64> {
     let available = std::fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|m| mem_available(&m));
+        .and_then(|m| meminfo_field(&m, "MemAvailable:"));
+    let in_use = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|m| meminfo_field(&m, "VmSize:"))
+        .unwrap_or(0);
     let mut rl = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: `rl` is a valid, writable `rlimit`; getrlimit only writes it.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) };
-    let address_space = (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur);
+    let address_space =
+        (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then(|| rl.rlim_cur.saturating_sub(in_use));
     match (available, address_space) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
 }
 
-/// `MemAvailable` of a `/proc/meminfo` text, in bytes.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+/// The `name: N kB` field of a `/proc/meminfo` or `/proc/self/status` text, in bytes.
+fn meminfo_field(meminfo: &str, name: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with(name))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
@@ -113,8 +119,8 @@ mod tests {
     #[test]
     fn memory_facts_parse() {
         let m = "MemTotal:       24000000 kB\nMemAvailable:   2000 kB\n";
-        assert_eq!(mem_available(m), Some(2_048_000));
-        assert_eq!(mem_available("MemTotal: 1 kB"), None);
+        assert_eq!(meminfo_field(m, "MemAvailable:"), Some(2_048_000));
+        assert_eq!(meminfo_field("MemTotal: 1 kB", "MemAvailable:"), None);
         assert!(memory_limit().is_some_and(|b| b > 0));
         assert_eq!(human_bytes(512), "512 B");
         assert_eq!(human_bytes(3 << 30), "3.0 GiB");

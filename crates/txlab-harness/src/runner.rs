@@ -4,10 +4,11 @@
 //!
 //! Protocol of a run (the phases and what counts are [`crate::session`]'s):
 //!
-//! 1. The driver spawns `threads` scoped workers. Each pins itself ([`Session::pin`]), creates
-//!    its engine worker and workload generator, and waits on a barrier with the driver's thread,
-//!    which then tells the session it is ready (so a failure while starting cannot leave the
-//!    barrier short, and start-up is not measured).
+//! 1. The driver spawns `threads` scoped workers. Each pins itself ([`Session::pin`]) and waits
+//!    at a start gate until the driver's thread has seen every worker arrive; the driver then
+//!    tells the session it is ready, and each worker creates its engine worker and workload
+//!    generator (inside the warm-up). A worker thread that cannot be spawned (the address-space
+//!    limit, say) releases the others and ends the run with an error naming `threads`.
 //! 2. Each transaction asks its probe for a ticket (`SessionProbe::issue_at`); the phase check
 //!    is one `Relaxed` load. On leaving the warm-up each worker discards its engine's protocol
 //!    counters (`Worker::drain_counters`), and on leaving the measured interval it drains them
@@ -38,10 +39,11 @@ use crate::topology::Placement;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Condvar, Mutex};
 // `txlab_core::protocol::sync` has no barrier; the start barrier is the one primitive taken from std.
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use txlab_core::protocol::meter::Meter;
+use txlab_core::protocol::sync::IgnorePoison;
 use txlab_core::retry::Backoff;
 use txlab_core::{
     AckMode, Engine, Error, Program, RetryPolicy, RunLimit, Schema, TableId, Transaction,
@@ -374,23 +376,42 @@ impl<E: Engine, W: Workload> Driver for Interactive<'_, E, W> {
 
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         let threads = session.config().threads;
-        let barrier = Barrier::new(threads + 1);
+        let gate = StartGate::default();
         std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|i| {
-                    let barrier = &barrier;
-                    s.spawn(move || {
-                        let pinned = session.pin(i);
-                        barrier.wait();
-                        let r = worker_loop(session, self.engine, self.workload, i);
-                        if r.is_err() {
-                            session.fail();
-                        }
-                        r.map(|()| pinned)
-                    })
-                })
-                .collect();
-            barrier.wait();
+            let mut handles = Vec::with_capacity(threads);
+            for i in 0..threads {
+                let gate = &gate;
+                let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                    let pinned = session.pin(i);
+                    if !gate.arrive() {
+                        return Ok(None);
+                    }
+                    let r = worker_loop(session, self.engine, self.workload, i);
+                    if r.is_err() {
+                        session.fail();
+                    }
+                    r.map(|()| pinned)
+                });
+                match spawned {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        // The workers already started must not wait for this one.
+                        gate.open(false);
+                        session.fail();
+                        return Err(Error::invalid(
+                            "threads",
+                            threads,
+                            format!(
+                                "as many worker threads as this process can start: worker {i} \
+                                 could not be started ({e}); use fewer threads or give the \
+                                 process more memory"
+                            ),
+                        ));
+                    }
+                }
+            }
+            gate.wait_for(threads);
+            gate.open(true);
             session.ready();
             let cpus = handles
                 .into_iter()
@@ -401,6 +422,45 @@ impl<E: Engine, W: Workload> Driver for Interactive<'_, E, W> {
                 counters: Vec::new(),
             })
         })
+    }
+}
+
+/// Holds the workers until all of them exist and are pinned, so that the warm-up clock starts
+/// with every thread running; or releases them at once if one of them could not be spawned.
+#[derive(Debug, Default)]
+struct StartGate {
+    /// Workers arrived, and the verdict once given (`true`: run).
+    state: Mutex<(usize, Option<bool>)>,
+    changed: Condvar,
+}
+
+impl StartGate {
+    /// A worker has arrived; waits for the verdict and returns it.
+    fn arrive(&self) -> bool {
+        let mut st = self.state.lock().ignore_poison();
+        st.0 += 1;
+        self.changed.notify_all();
+        let st = self
+            .changed
+            .wait_while(st, |st| st.1.is_none())
+            .ignore_poison();
+        st.1 == Some(true)
+    }
+
+    /// Waits until `threads` workers have arrived.
+    fn wait_for(&self, threads: usize) {
+        let st = self.state.lock().ignore_poison();
+        drop(
+            self.changed
+                .wait_while(st, |st| st.0 < threads)
+                .ignore_poison(),
+        );
+    }
+
+    /// Gives the verdict.
+    fn open(&self, run: bool) {
+        self.state.lock().ignore_poison().1 = Some(run);
+        self.changed.notify_all();
     }
 }
 
@@ -469,15 +529,17 @@ fn worker_loop<E: Engine, W: Workload>(
                         t.causes.add(c.cause.name(), 1);
                         t.tables.add(c.cause.name(), c.table);
                     }
-                    if policy.max_attempts.is_some_and(|m| attempts >= m) {
+                    let out_of_attempts = policy.max_attempts.is_some_and(|m| attempts >= m);
+                    // A retry is one more recorded attempt: the history bound counts it.
+                    if out_of_attempts || !probe.spend(1) {
                         if measuring {
-                            t.abandoned += 1;
+                            probe.tally.abandoned += 1;
                         }
                         last = Instant::now();
                         break;
                     }
                     if measuring {
-                        t.retries += 1;
+                        probe.tally.retries += 1;
                     }
                     backoff.wait();
                 }

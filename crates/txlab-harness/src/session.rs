@@ -13,8 +13,8 @@
 //!   [`RunConfig::history_bound`] `B` the probes count attempts (each issued transaction and
 //!   each retry) in one shared atomic, in every phase: the warm-up ends early once `B / 4` were
 //!   made, the measured interval once `B - B / 8` were, and at `B` the phase becomes `STOP` and
-//!   no probe issues again. A run therefore records at most `B` attempts plus the retries of the
-//!   transactions in flight when it stops (each worker's retry loop ends at `STOP`).
+//!   no probe issues again, and a retry once the bound is spent abandons its transaction
+//!   instead. A run therefore records at most `B` attempts plus one per thread.
 //! - **which transactions count.** A transaction counts iff it was issued during `MEASURE`
 //!   ([`Ticket::counted`]); it then counts through all its retries even if `COOLDOWN` or `STOP`
 //!   arrives meanwhile. Cool-down keeps every thread running without counting, so the last
@@ -377,7 +377,7 @@ impl<'s> SessionProbe<'s> {
     /// Counts `attempts` more against the history bound (module docs); false once it is
     /// spent. Always true without one.
     #[inline]
-    fn spend(&self, attempts: u64) -> bool {
+    pub(crate) fn spend(&self, attempts: u64) -> bool {
         let Some(bound) = self.session.cfg.history_bound else {
             return true;
         };
