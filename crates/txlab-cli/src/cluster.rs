@@ -7,8 +7,7 @@
 //! (`[workload] args`), every node parses them from there, and the point they describe is run
 //! by `txlab_harness::registry::partitioned::process`.
 
-use crate::{Cli, Command};
-use clap::Parser;
+use crate::RunArgs;
 use serde_json::Value;
 use std::time::Duration;
 use txlab_harness::registry::partitioned::process::{self, Host, NodePoint};
@@ -30,14 +29,7 @@ pub const PARTITIONED: [Partitioned; 4] = [
 
 /// The point `args` (`txlab run` flags) describe on a cluster of `nodes`.
 fn point(args: &[String], nodes: u16) -> Result<NodePoint, String> {
-    let argv = ["txlab", "run"]
-        .into_iter()
-        .map(String::from)
-        .chain(args.iter().cloned());
-    let cli = Cli::try_parse_from(argv).map_err(|e| e.to_string())?;
-    let Command::Run(run) = cli.command else {
-        return Err("the run flags did not parse as `txlab run`".into());
-    };
+    let run = RunArgs::parse_run_flags(args)?;
     NodePoint::new(&run.spec(), nodes).map_err(|e| e.to_string())
 }
 
@@ -75,16 +67,10 @@ impl ClusterProtocol for Partitioned {
     }
 
     fn workload(&self, run: &Flags) -> Result<toml::Table, String> {
-        let args = run.to_args();
         // `--local N` is not among the run flags: the launcher checks them on `--nodes` or one
         // node (valid for every workload); every node checks them on the cluster's node count.
-        point(&args, run.number("nodes", 1)?).map_err(|e| format!("run flags: {e}"))?;
-        let mut w = toml::Table::new();
-        w.insert(
-            "args".into(),
-            toml::Value::Array(args.into_iter().map(toml::Value::String).collect()),
-        );
-        Ok(w)
+        point(&run.to_args(), run.number("nodes", 1)?).map_err(|e| format!("run flags: {e}"))?;
+        Ok(run.to_workload())
     }
 
     fn run_node(
@@ -94,14 +80,7 @@ impl ClusterProtocol for Partitioned {
         git_revision: &str,
         timeout: Duration,
     ) -> Result<Value, String> {
-        let args: Vec<String> = cluster
-            .workload
-            .get("args")
-            .and_then(toml::Value::as_array)
-            .ok_or("the cluster file's [workload] has no args")?
-            .iter()
-            .map(|a| a.as_str().map(String::from).ok_or("a non-string run flag"))
-            .collect::<Result<_, _>>()?;
+        let args = Flags::from_workload(cluster)?;
         let point = point(&args, nodes_of(cluster)?)?;
         let host = Tcp {
             cluster,

@@ -9,8 +9,7 @@
 //! `RunRecord` (the fields of `txlab run`'s results.json), and with `--check` fails (exit 1,
 //! the failure on stderr) when a check fails, as `txlab run --check` does.
 
-use crate::{Cli, Command, RunArgs, check_failures};
-use clap::Parser;
+use crate::{RunArgs, check_failures};
 use std::time::Duration;
 use txlab_harness::registry::distributed::remote::{RemoteOutcome, run_remote};
 use txlab_harness::workloads::WorkloadParams;
@@ -35,29 +34,13 @@ pub const DISTRIBUTED: [Distributed; 3] = [
 #[cfg(feature = "mutants")]
 const MUTANT_FLAG: &str = "mutant";
 
-/// The run flags as an argument list (a bare flag has no value).
-fn argv(run: &Flags) -> Vec<String> {
-    let mut out = Vec::new();
-    for (k, v) in run.iter() {
-        out.push(format!("--{k}"));
-        if !v.is_empty() {
-            out.push(v.to_string());
-        }
-    }
-    out
-}
-
 /// `txlab run`'s flags for a cluster of `servers` servers, checked to describe one point.
 fn parse(protocol: &str, args: &[String], servers: u16) -> Result<RunArgs, String> {
-    let mut full = vec!["txlab".to_string(), "run".to_string()];
-    full.extend(args.iter().cloned());
+    let mut full = args.to_vec();
     if !args.iter().any(|a| a == "--servers") {
         full.extend(["--servers".to_string(), servers.to_string()]);
     }
-    let cli = Cli::try_parse_from(&full).map_err(|e| e.to_string())?;
-    let Command::Run(run) = cli.command else {
-        unreachable!("parsed as run");
-    };
+    let run = RunArgs::parse_run_flags(&full)?;
     if run.protocol.len() != 1 || run.protocol[0].name() != protocol {
         let names: Vec<_> = run.protocol.iter().map(|p| p.name()).collect();
         return Err(format!(
@@ -130,15 +113,13 @@ impl ClusterProtocol for Distributed {
                 self.0
             ));
         }
-        let mut args = argv(run);
+        let mut args = run.to_args();
         let _mutant = tweak(&mut args)?;
         parse(self.0, &args, nodes - 1).map(|_| ())
     }
 
     fn workload(&self, run: &Flags) -> Result<toml::Table, String> {
-        let mut w = toml::Table::new();
-        w.insert("args".into(), argv(run).into());
-        Ok(w)
+        Ok(run.to_workload())
     }
 
     fn run_node(
@@ -148,16 +129,7 @@ impl ClusterProtocol for Distributed {
         git_revision: &str,
         timeout: Duration,
     ) -> Result<serde_json::Value, String> {
-        let mut args: Vec<String> = cluster
-            .workload
-            .get("args")
-            .and_then(toml::Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .ok_or("the cluster file has no [workload] args = [<txlab run flags>]")?;
+        let mut args = Flags::from_workload(cluster)?;
         let remote = Remote {
             cluster: cluster.clone(),
             id,

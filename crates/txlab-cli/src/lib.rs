@@ -528,6 +528,22 @@ impl ParamArgs {
 }
 
 impl RunArgs {
+    /// `txlab run`'s flags parsed from `args` (without `txlab run`), as every node of a
+    /// `txlab cluster` parses the flags its cluster file carries.
+    pub fn parse_run_flags(args: &[String]) -> Result<Self, String> {
+        let argv = ["txlab", "run"]
+            .into_iter()
+            .map(String::from)
+            .chain(args.iter().cloned());
+        match Cli::try_parse_from(argv)
+            .map_err(|e| e.to_string())?
+            .command
+        {
+            Command::Run(run) => Ok(run),
+            _ => unreachable!("`txlab run ...` parses as the run command"),
+        }
+    }
+
     /// The sweep these flags describe (not yet validated against the workloads).
     pub fn spec(&self) -> SweepSpec {
         SweepSpec {

@@ -79,6 +79,28 @@ impl Flags {
         out
     }
 
+    /// The flags as a cluster file's `[workload]` table, `args = ["--name", "value", ..]`: how
+    /// a protocol that parses `txlab run`'s flags on every node ships them ([`Self::from_workload`]
+    /// reads them back).
+    pub fn to_workload(&self) -> toml::Table {
+        let mut w = toml::Table::new();
+        w.insert("args".into(), self.to_args().into());
+        w
+    }
+
+    /// The arguments a cluster file's `[workload]` carries as `args` ([`Self::to_workload`]).
+    pub fn from_workload(cluster: &ClusterFile) -> Result<Vec<String>, String> {
+        let args = cluster
+            .workload
+            .get("args")
+            .and_then(toml::Value::as_array)
+            .ok_or("the cluster file's [workload] has no args = [<run flags>]")?;
+        args.iter()
+            .map(|a| a.as_str().map(String::from))
+            .collect::<Option<_>>()
+            .ok_or_else(|| "the cluster file's [workload] args holds a non-string".to_string())
+    }
+
     /// Every `(name, value)`, by name (`value` is empty for a bare `--flag`).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
