@@ -236,8 +236,8 @@ impl SweepSpec {
 }
 
 /// Memory a `--check` run needs per recorded attempt (its record in the history and its share
-/// of the checker's graph and indexes), about 1.7 times what was measured as the growth of the
-/// peak resident set over an unchecked run: 2.4 KiB for a 10-operation YCSB-A transaction, 19 KiB
+/// of the checker's graph and indexes), about 1.7 times the peak resident set's measured growth
+/// over an unchecked run: 2.4 KiB for a 10-operation YCSB-A transaction, 19 KiB
 /// for a full-mix TPC-C one (Stock-Level and Order-Status read hundreds of rows).
 fn history_bytes_per_attempt(workload: WorkloadKind, params: &WorkloadParams) -> u64 {
     match workload {
