@@ -9,26 +9,17 @@ use txlab_core::{
     ConflictCause, Engine, Error, RetryPolicy, Schema, TableId, TableSpec, Transaction, TxError,
     TxOps, Worker, run,
 };
-
-const T: TableId = TableId(0); // dense, 16 keys, 8-byte values
-const H: TableId = TableId(1); // hash
-const O: TableId = TableId(2); // ordered
+use txlab_testkit::semantics::{self, H, O, T, cause, num, v};
 
 fn db_with(mode: Mode) -> (Pipeline<MemoryRecorder>, Arc<MemoryRecorder>) {
-    let mut s = Schema::new();
-    s.add(TableSpec::dense("dense", 8, 16)).unwrap();
-    s.add(TableSpec::hash("hash", 8)).unwrap();
-    s.add(TableSpec::ordered("ordered", 8)).unwrap();
     let rec = Arc::new(MemoryRecorder::new());
     let cfg = PipelineConfig::default().with_mode(mode);
     let db = Pipeline::builder()
         .config(cfg)
         .recorder(rec.clone())
-        .build(&s)
+        .build(&semantics::schema())
         .unwrap();
-    for k in 0..16 {
-        db.load(T, k, &v(k * 10)).unwrap();
-    }
+    semantics::load(&db);
     (db, rec)
 }
 
@@ -43,43 +34,11 @@ fn each_mode(test: impl Fn(&Pipeline<MemoryRecorder>)) {
     }
 }
 
-fn v(x: u64) -> [u8; 8] {
-    x.to_le_bytes()
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
-}
-
-fn cause(e: TxError) -> ConflictCause {
-    match e {
-        TxError::Conflict(c) => c.cause,
-        other => panic!("expected a conflict, got {other:?}"),
-    }
-}
-
+/// The kit's shared schedules (`txlab_testkit::semantics`), in every mode.
 #[test]
 fn committed_writes_are_visible_and_reads_see_own_writes() {
     each_mode(|db| {
-        let mut w = db.worker().unwrap();
-        let mut tx = w.begin();
-        assert_eq!(tx.read(T, 3).unwrap().map(num), Some(30));
-        tx.write(T, 3, &v(31)).unwrap();
-        assert_eq!(
-            tx.read(T, 3).unwrap().map(num),
-            Some(31),
-            "read-your-writes"
-        );
-        assert!(
-            tx.update(T, 4, &mut |b| b.copy_from_slice(&v(num(b) + 1)))
-                .unwrap()
-        );
-        let info = tx.commit().unwrap();
-        assert!(info.acknowledged && !info.read_only);
-        let mut tx = w.begin();
-        assert_eq!(tx.read(T, 3).unwrap().map(num), Some(31));
-        assert_eq!(tx.read(T, 4).unwrap().map(num), Some(41));
-        assert!(tx.commit().unwrap().read_only);
+        semantics::committed_writes_are_visible_and_reads_see_own_writes(db);
         // The storage holds the committed version with its commit timestamp.
         let (version, value) = db.storage().get((T.0, 3));
         assert!(version >= 1);
@@ -89,20 +48,7 @@ fn committed_writes_are_visible_and_reads_see_own_writes() {
 
 #[test]
 fn aborted_and_dropped_transactions_leave_no_trace() {
-    each_mode(|db| {
-        let mut w = db.worker().unwrap();
-        let mut tx = w.begin();
-        tx.write(T, 1, &v(99)).unwrap();
-        tx.abort();
-        {
-            let mut tx = w.begin();
-            tx.write(T, 2, &v(99)).unwrap();
-        }
-        let mut tx = w.begin();
-        assert_eq!(tx.read(T, 1).unwrap().map(num), Some(10));
-        assert_eq!(tx.read(T, 2).unwrap().map(num), Some(20));
-        tx.commit().unwrap();
-    });
+    each_mode(semantics::aborted_and_dropped_transactions_leave_no_trace);
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! MVTO's transaction semantics, driven step by step from one thread with several workers.
+//! MVTO's transaction semantics, driven step by step from one thread with several workers: the
+//! kit's shared schedules whose outcome MVTO shares (`txlab_testkit::semantics`), and MVTO's own.
 //!
 //! Every schedule states what MVTO does with it. MVTO serializes in timestamp order (fixed at
 //! begin), so it differs from Silo where the older transaction can still commit by reading the
@@ -8,34 +9,88 @@
 use std::sync::Arc;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, RetryPolicy, Schema, TableId, TableSpec, Transaction,
-    TxError, TxOps, Worker, run,
+    AckMode, ConflictCause, Engine, Error, RetryPolicy, Schema, Transaction, TxError, TxOps,
+    Worker, run,
 };
 use txlab_mvto::{Mvto, MvtoConfig, MvtoConfigExt, Timestamped};
-
-const T: TableId = TableId(0); // dense, 16 keys, 8-byte values
-const H: TableId = TableId(1); // hash
-const O: TableId = TableId(2); // ordered
+use txlab_testkit::Protocol;
+use txlab_testkit::semantics::{self, H, O, T, cause, num, v};
 
 type Db = Mvto<MemoryRecorder>;
 
-fn schema() -> Schema {
-    let mut s = Schema::new();
-    s.add(TableSpec::dense("dense", 8, 16)).unwrap();
-    s.add(TableSpec::hash("hash", 8)).unwrap();
-    s.add(TableSpec::ordered("ordered", 8)).unwrap();
-    s
+struct MvtoSemantics;
+
+impl Protocol for MvtoSemantics {
+    type Engine = Db;
+    const NAME: &'static str = "mvto";
+    const STRICT: bool = false;
+
+    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
+        Mvto::builder()
+            .config(MvtoConfig::manual())
+            .recorder(recorder)
+            .build(schema)
+    }
+}
+
+// The shared schedules whose outcome in MVTO is the single-version one. (MVTO's versions of the
+// stale read, lost update, write skew, blind writes, concurrent inserts, missing-key read,
+// phantom and retry schedules follow, with MVTO's outcomes.)
+txlab_testkit::semantics_kit!(MvtoSemantics:
+    insert_and_delete_semantics,
+    scans_see_present_keys_in_order_with_own_writes_overlaid,
+);
+
+#[test]
+fn byte_string_keys_work_through_a_key_dictionary() {
+    semantics::byte_string_keys_work_through_a_key_dictionary::<MvtoSemantics>();
+}
+
+/// The shared schedule, and MVTO's engine name.
+#[test]
+fn committed_writes_are_visible_and_reads_see_own_writes() {
+    semantics::run::<MvtoSemantics>(|db| {
+        assert_eq!(db.name(), "mvto");
+        semantics::committed_writes_are_visible_and_reads_see_own_writes(db);
+    });
+}
+
+/// The shared schedule, and no version installed by the aborted or dropped writes.
+#[test]
+fn aborted_and_dropped_transactions_leave_no_trace() {
+    semantics::run::<MvtoSemantics>(|db| {
+        semantics::aborted_and_dropped_transactions_leave_no_trace(db);
+        assert_eq!(db.version_count(T, 1).unwrap(), (1, 0), "nothing installed");
+    });
+}
+
+/// The shared schedule, and MVTO's configuration values out of range.
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    semantics::run::<MvtoSemantics>(semantics::bad_input_is_an_error_not_a_panic);
+    for cfg in [
+        MvtoConfig::manual().with_horizon_interval(0),
+        MvtoConfig::manual().with_clock_sync_interval(1 << 21),
+        MvtoConfig::manual().with_read_wait_rounds(0),
+    ] {
+        let e = Mvto::builder()
+            .config(cfg)
+            .build(&semantics::schema())
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidConfig { .. }) && e.to_string().contains("in 1..="),
+            "{e}"
+        );
+    }
 }
 
 fn db_with(cfg: MvtoConfig) -> Db {
     let db = Mvto::builder()
         .config(cfg)
         .recorder(Arc::new(MemoryRecorder::new()))
-        .build(&schema())
+        .build(&semantics::schema())
         .unwrap();
-    for k in 0..16 {
-        db.load(T, k, &v(k * 10)).unwrap();
-    }
+    semantics::load(&db);
     db
 }
 
@@ -48,70 +103,9 @@ fn assert_serializable(db: &Db) {
     assert!(report.is_serializable(), "{report}");
 }
 
-fn v(x: u64) -> [u8; 8] {
-    x.to_le_bytes()
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
-}
-
-fn cause(e: TxError) -> ConflictCause {
-    match e {
-        TxError::Conflict(c) => c.cause,
-        other => panic!("expected a conflict, got {other:?}"),
-    }
-}
-
 fn incr(b: &mut [u8]) {
     let x = num(b);
     b.copy_from_slice(&v(x + 1));
-}
-
-#[test]
-fn committed_writes_are_visible_and_reads_see_own_writes() {
-    let db = db();
-    assert_eq!(db.name(), "mvto");
-    let mut w = db.worker().unwrap();
-    let mut tx = w.begin();
-    assert_eq!(tx.read(T, 3).unwrap().map(num), Some(30));
-    tx.write(T, 3, &v(31)).unwrap();
-    assert_eq!(
-        tx.read(T, 3).unwrap().map(num),
-        Some(31),
-        "read-your-writes"
-    );
-    assert!(tx.update(T, 4, &mut incr).unwrap());
-    let info = tx.commit().unwrap();
-    assert!(info.acknowledged);
-    assert!(!info.read_only);
-    let mut tx = w.begin();
-    assert_eq!(tx.read(T, 3).unwrap().map(num), Some(31));
-    assert_eq!(tx.read(T, 4).unwrap().map(num), Some(41));
-    assert!(tx.commit().unwrap().read_only);
-    drop(w);
-    assert_serializable(&db);
-}
-
-#[test]
-fn aborted_and_dropped_transactions_leave_no_trace() {
-    let db = db();
-    let mut w = db.worker().unwrap();
-    let mut tx = w.begin();
-    tx.write(T, 1, &v(99)).unwrap();
-    tx.abort();
-    {
-        let mut tx = w.begin();
-        tx.write(T, 2, &v(99)).unwrap();
-        // dropped here
-    }
-    let mut tx = w.begin();
-    assert_eq!(tx.read(T, 1).unwrap().map(num), Some(10));
-    assert_eq!(tx.read(T, 2).unwrap().map(num), Some(20));
-    tx.commit().unwrap();
-    assert_eq!(db.version_count(T, 1).unwrap(), (1, 0), "nothing installed");
-    drop(w);
-    assert_serializable(&db);
 }
 
 #[test]
@@ -245,40 +239,6 @@ fn blind_writes_do_not_conflict_and_the_newest_timestamp_wins() {
 }
 
 #[test]
-fn insert_and_delete_semantics() {
-    let db = db();
-    let mut w = db.worker().unwrap();
-    let mut tx = w.begin();
-    assert_eq!(tx.read(H, 7).unwrap(), None);
-    assert!(tx.insert(H, 7, &v(70)).unwrap());
-    assert!(
-        !tx.insert(H, 7, &v(71)).unwrap(),
-        "already present in this transaction"
-    );
-    assert_eq!(tx.read(H, 7).unwrap().map(num), Some(70));
-    tx.commit().unwrap();
-
-    let mut tx = w.begin();
-    assert!(!tx.insert(H, 7, &v(72)).unwrap(), "present in the database");
-    assert!(tx.delete(H, 7).unwrap());
-    assert_eq!(tx.read(H, 7).unwrap(), None);
-    assert!(!tx.delete(H, 7).unwrap());
-    tx.commit().unwrap();
-
-    let mut tx = w.begin();
-    assert_eq!(tx.read(H, 7).unwrap(), None);
-    assert!(!tx.delete(H, 7).unwrap());
-    assert!(!tx.update(H, 7, &mut |_| {}).unwrap());
-    assert!(tx.insert(H, 7, &v(73)).unwrap(), "re-insert after delete");
-    tx.commit().unwrap();
-    let mut tx = w.begin();
-    assert_eq!(tx.read(H, 7).unwrap().map(num), Some(73));
-    tx.commit().unwrap();
-    drop(w);
-    assert_serializable(&db);
-}
-
-#[test]
 fn concurrent_inserts_of_one_key_let_only_one_commit() {
     let db = db();
     let (mut w1, mut w2) = (db.worker().unwrap(), db.worker().unwrap());
@@ -350,38 +310,6 @@ fn an_older_reader_sees_a_key_absent_that_a_younger_transaction_inserted() {
 }
 
 #[test]
-fn scans_see_present_keys_in_order_with_own_writes_overlaid() {
-    let db = db();
-    let mut w = db.worker().unwrap();
-    let mut tx = w.begin();
-    for k in [10u64, 20, 30, 40] {
-        tx.insert(O, k, &v(k)).unwrap();
-    }
-    tx.commit().unwrap();
-    let mut tx = w.begin();
-    tx.delete(O, 20).unwrap();
-    tx.insert(O, 25, &v(250)).unwrap();
-    tx.write(O, 30, &v(300)).unwrap();
-    let mut seen = Vec::new();
-    tx.scan(O, 15, 40, &mut |k, val| {
-        seen.push((k, num(val)));
-        true
-    })
-    .unwrap();
-    assert_eq!(seen, vec![(25, 250), (30, 300), (40, 40)]);
-    let mut first = Vec::new();
-    tx.scan(O, 0, u64::MAX, &mut |k, _| {
-        first.push(k);
-        false
-    })
-    .unwrap();
-    assert_eq!(first, vec![10], "the visitor stops the scan");
-    tx.commit().unwrap();
-    drop(w);
-    assert_serializable(&db);
-}
-
-#[test]
 fn phantoms_abort_the_scanner_or_the_older_inserter() {
     let db = db();
     let (mut w1, mut w2) = (db.worker().unwrap(), db.worker().unwrap());
@@ -422,40 +350,6 @@ fn phantoms_abort_the_scanner_or_the_older_inserter() {
         .expect("its own insert must not invalidate its own scan");
     drop((w1, w2));
     assert_serializable(&db);
-}
-
-#[test]
-fn bad_input_is_an_error_not_a_panic() {
-    let db = db();
-    let mut w = db.worker().unwrap();
-    let mut tx = w.begin();
-    let e = tx.read(TableId(9), 0).unwrap_err();
-    assert_eq!(e, TxError::Error(Error::UnknownTable { id: 9, count: 3 }));
-    let e = tx.read(T, 16).unwrap_err();
-    assert!(e.to_string().contains("key 16 is out of range"), "{e}");
-    let e = tx.write(T, 1, &[1, 2, 3]).unwrap_err();
-    assert!(
-        e.to_string().contains("3 bytes") && e.to_string().contains("8 bytes"),
-        "{e}"
-    );
-    let e = tx.scan(H, 0, 10, &mut |_, _| true).unwrap_err();
-    assert!(e.to_string().contains("range scans"), "{e}");
-    assert!(!e.is_retryable());
-    tx.abort();
-    assert!(db.load(T, 100, &v(0)).is_err());
-    assert!(db.load(T, 1, &[0; 3]).is_err());
-
-    for cfg in [
-        MvtoConfig::manual().with_horizon_interval(0),
-        MvtoConfig::manual().with_clock_sync_interval(1 << 21),
-        MvtoConfig::manual().with_read_wait_rounds(0),
-    ] {
-        let e = Mvto::builder().config(cfg).build(&schema()).unwrap_err();
-        assert!(
-            matches!(e, Error::InvalidConfig { .. }) && e.to_string().contains("in 1..="),
-            "{e}"
-        );
-    }
 }
 
 #[test]

@@ -29,6 +29,9 @@
 //!   find a violation (a suite that cannot fail proves nothing).
 //! - [`retire`]: threaded churn of deletes and re-inserts for engines that unlink tombstones, with
 //!   the history checked and the retirements counted.
+//! - [`semantics`]: one-thread schedules of the transaction interface (read-your-writes, aborts,
+//!   stale reads, lost updates, write skew, inserts and deletes, scans, phantoms, bad input,
+//!   retries), instantiated per engine by [`semantics_kit!`], every history checked.
 //! - [`builder`]: an engine family's builder builds each of its named variants and refuses bad
 //!   input with a clear error.
 //! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
@@ -56,6 +59,7 @@ pub mod phantom;
 pub mod replay;
 pub mod retire;
 pub mod schedule;
+pub mod semantics;
 #[cfg(txlab_shuttle)]
 pub mod shuttle_check;
 pub mod stress;
