@@ -201,6 +201,9 @@ pub struct NodeStats {
     pub finished: u64,
 }
 
+/// A sequencer's batch as received: its transactions, and whether it was marked last.
+type Sealed<P> = (Vec<Txn<P>>, bool);
+
 /// A merged entry of the order this node has to process.
 #[derive(Debug)]
 struct Entry<P> {
@@ -242,7 +245,7 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     outstanding: usize,
     submitted: HashMap<u64, Duration>,
     // Merge.
-    inbox: BTreeMap<u32, Vec<Option<(Vec<Txn<P>>, bool)>>>,
+    inbox: BTreeMap<u32, Vec<Option<Sealed<P>>>>,
     merged_through: u32,
     /// Every sequencer's batch of the last merged epoch was marked last.
     all_last: bool,
