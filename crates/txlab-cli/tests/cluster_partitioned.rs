@@ -2,7 +2,8 @@
 //! one partition node per process over loopback tcp. Both protocols commit and pass the checks
 //! (merged history strict, serial replay of the input log against the nodes' summed digests,
 //! TPC-C's invariants); a node reporting a corrupted digest fails the check; an unknown
-//! protocol in the list is refused naming the accepted ones.
+//! protocol in the list is refused naming the accepted ones; a run with epochs far shorter than
+//! the nodes can keep up with still ends within its duration plus a bounded drain.
 
 use std::process::{Command, Output};
 
@@ -148,5 +149,91 @@ fn a_node_count_other_than_the_clusters_is_refused() {
     assert!(
         err.contains("--nodes") && err.contains("the cluster's node count (--local 2)"),
         "{err}"
+    );
+}
+
+/// A 1 s checked TPC-C run with 100 µs epochs, too short for a debug build's nodes to keep up.
+const SHORT_EPOCHS: &[&str] = &[
+    "--workload",
+    "tpcc",
+    "--warehouses",
+    "2",
+    "--items",
+    "1000",
+    "--district-customers",
+    "100",
+    "--concurrency",
+    "64",
+    "--batch-epoch-us",
+    "100",
+    "--warmup",
+    "0ms",
+    "--duration",
+    "1s",
+    "--cooldown",
+    "0ms",
+    "--check",
+];
+
+/// Calvin's nodes fall far behind 100 µs epochs on a debug build; the run still stops
+/// sequencing at its wall-clock end and drains, and what it ran passes the checks. (Bound
+/// generous: the nodes' start, the load and the checks of a debug build are inside it.)
+#[test]
+fn a_run_with_epochs_too_short_to_keep_up_with_ends_within_its_duration_plus_a_drain() {
+    let start = std::time::Instant::now();
+    let out = Command::new(TXLAB)
+        .args(["cluster", "--local", "2", "--timeout-s", "120"])
+        .args(["--", "run", "--protocol", "calvin"])
+        .args(SHORT_EPOCHS)
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "a 1 s run took {took:?}"
+    );
+    let runs = lines(&out);
+    assert_eq!(runs.len(), 1);
+    let c = &runs[0]["cluster"];
+    assert!(c["committed"].as_u64().unwrap() > 0, "{c}");
+    assert_eq!(c["check"]["passed"], true, "{c}");
+}
+
+/// The same in one process (`txlab run --nodes 2`): the feeds end at the planned end and the
+/// nodes drain, instead of running every planned epoch into the run's timeout.
+#[test]
+fn an_in_process_cluster_with_epochs_too_short_to_keep_up_with_ends_within_a_drain() {
+    let dir = std::env::temp_dir().join(format!("txlab-short-epochs-{}", std::process::id()));
+    let start = std::time::Instant::now();
+    let out = Command::new(TXLAB)
+        .args([
+            "run",
+            "--protocol",
+            "calvin",
+            "--nodes",
+            "2",
+            "--link-latency-us",
+            "100",
+        ])
+        .args(SHORT_EPOCHS)
+        .args(["--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let took = start.elapsed();
+    // The results directory is not what this test checks.
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took < std::time::Duration::from_secs(20),
+        "a 1 s run took {took:?}"
     );
 }

@@ -108,6 +108,9 @@ pub enum Msg<P> {
         epoch: u32,
         /// Its transactions in order.
         txns: Vec<Txn<P>>,
+        /// The sequencer takes no new transactions from this epoch on (its clients' share of
+        /// the run is over; later batches hold only restarts).
+        last: bool,
     },
     /// "Send me your batch of `epoch` again" (the transport is at-most-once).
     Pull {

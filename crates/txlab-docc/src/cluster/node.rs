@@ -33,8 +33,16 @@
 //! every transport, schedule and latency; a closed-loop feed makes it depend on timing, and the
 //! recorded log replays the run.
 //!
-//! The run ends for a node when it has processed every epoch up to `epochs` and the last `LAG`
-//! merged epochs were empty: nothing can be re-sequenced later than that.
+//! **The end of a run.** A sequencer takes new transactions from its feed until epoch `epochs`
+//! or until the feed has ended ([`Feed::ended`]: a measuring driver's wall-clock end),
+//! whichever comes first; from then on it marks every batch it seals `last` and seals only
+//! restarts. The run ends for a node once it has merged an epoch in which every sequencer's
+//! batch was last, the last `LAG` merged epochs were empty, and its queue is empty: nothing new
+//! can be sequenced, and nothing can be re-sequenced later than that. The condition is a
+//! property of the merged order, so every node ends at the same epoch. What is left after the
+//! feeds end is bounded whatever the epoch length: a sequencer seals at most `LAG` epochs
+//! ahead of its node's execution, and a closed loop has at most `concurrency` transactions
+//! outstanding per node; the drain is those, their restarts, and `LAG` empty epochs.
 
 use super::local::PartitionEngine;
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
@@ -80,6 +88,14 @@ pub trait Feed<P>: Send {
     /// ignore it).
     fn next(&mut self, epoch: u32, free: usize) -> Vec<Txn<P>>;
 
+    /// Whether the feed's share of the run is over from `epoch` on: the sequencer then seals
+    /// its batches of `epoch` and later with restarts only, marked last (module docs). Once
+    /// true for an epoch it need not stay true: the sequencer remembers.
+    fn ended(&self, epoch: u32) -> bool {
+        let _ = epoch;
+        false
+    }
+
     /// Whether the feed already holds the re-sequenced entries (a replayed log): then restarts
     /// are not sealed again.
     fn replays(&self) -> bool {
@@ -114,6 +130,10 @@ impl<P: Send> Feed<P> for LogFeed<P> {
             .unwrap_or_default()
     }
 
+    fn ended(&self, epoch: u32) -> bool {
+        epoch as usize > self.batches.len()
+    }
+
     fn replays(&self) -> bool {
         true
     }
@@ -124,7 +144,8 @@ impl<P: Send> Feed<P> for LogFeed<P> {
 pub struct NodeConfig {
     /// How often the sequencer seals a batch.
     pub epoch: Duration,
-    /// Epochs that take new transactions from the feed.
+    /// Epochs that take new transactions from the feed at most (the feed may end earlier:
+    /// [`Feed::ended`]).
     pub epochs: u32,
     /// Worker threads of the local engine.
     pub workers: usize,
@@ -180,6 +201,9 @@ pub struct NodeStats {
     pub finished: u64,
 }
 
+/// A sequencer's batch as received: its transactions, and whether it was marked last.
+type Sealed<P> = (Vec<Txn<P>>, bool);
+
 /// A merged entry of the order this node has to process.
 #[derive(Debug)]
 struct Entry<P> {
@@ -214,13 +238,17 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     feed: Box<dyn Feed<P>>,
     // Sequencer.
     sealed: Vec<Vec<Txn<P>>>,
+    /// The first epoch this sequencer sealed as its last ([`Feed::ended`]).
+    last_from: Option<u32>,
     seal_due: bool,
     restarts: BTreeMap<u32, Vec<Txn<P>>>,
     outstanding: usize,
     submitted: HashMap<u64, Duration>,
     // Merge.
-    inbox: BTreeMap<u32, Vec<Option<Vec<Txn<P>>>>>,
+    inbox: BTreeMap<u32, Vec<Option<Sealed<P>>>>,
     merged_through: u32,
+    /// Every sequencer's batch of the last merged epoch was marked last.
+    all_last: bool,
     empty_tail: u32,
     next_rank: u64,
     queue: VecDeque<Entry<P>>,
@@ -292,12 +320,14 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             config,
             feed,
             sealed: Vec::new(),
+            last_from: None,
             seal_due: false,
             restarts: BTreeMap::new(),
             outstanding: 0,
             submitted: HashMap::new(),
             inbox: BTreeMap::new(),
             merged_through: 0,
+            all_last: false,
             empty_tail: 0,
             next_rank: 0,
             queue: VecDeque::new(),
@@ -369,10 +399,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
 
     /// Whether this node's share of the run is over (module docs).
     pub fn done(&self) -> bool {
-        self.fatal.is_some()
-            || (self.merged_through >= self.config.epochs
-                && self.empty_tail >= LAG
-                && self.queue.is_empty())
+        self.fatal.is_some() || (self.all_last && self.empty_tail >= LAG && self.queue.is_empty())
     }
 
     /// Whether the node may stop: its share is over and every peer's is too (or it failed).
@@ -436,7 +463,11 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                 }
             }
         }
-        if e <= self.config.epochs {
+        if self.last_from.is_none() && (e > self.config.epochs || self.feed.ended(e)) {
+            self.last_from = Some(e);
+        }
+        let last = self.last_from.is_some();
+        if !last {
             let free = self.config.concurrency.saturating_sub(self.outstanding);
             let fresh = self.feed.next(e, free);
             for (i, t) in fresh.iter().enumerate() {
@@ -468,16 +499,17 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                 let msg = Msg::Batch {
                     epoch: e,
                     txns: txns.clone(),
+                    last,
                 };
                 self.send(ctx, n, msg);
             }
         }
-        self.receive_batch(e, self.me, txns);
+        self.receive_batch(e, self.me, txns, last);
     }
 
     // Merge.
 
-    fn receive_batch(&mut self, epoch: u32, from: u16, txns: Vec<Txn<P>>) {
+    fn receive_batch(&mut self, epoch: u32, from: u16, txns: Vec<Txn<P>>, last: bool) {
         if epoch <= self.merged_through || from >= self.nodes {
             return;
         }
@@ -487,15 +519,22 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             .entry(epoch)
             .or_insert_with(|| (0..n).map(|_| None).collect())[usize::from(from)];
         if slot.is_none() {
-            *slot = Some(txns);
+            *slot = Some((txns, last));
         }
         while let Some(batches) = self.inbox.get(&(self.merged_through + 1)) {
             if batches.iter().any(Option::is_none) {
                 break;
             }
             let e = self.merged_through + 1;
-            let batches = self.inbox.remove(&e).unwrap_or_default();
-            self.merge(e, batches.into_iter().flatten().collect());
+            let batches: Vec<_> = self
+                .inbox
+                .remove(&e)
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect();
+            self.all_last = batches.iter().all(|(_, last)| *last);
+            self.merge(e, batches.into_iter().map(|(txns, _)| txns).collect());
         }
     }
 
@@ -985,15 +1024,16 @@ impl<E: PartitionEngine, P: ClusterProgram> Node for PartitionNode<E, P> {
         self.now = ctx.now();
         let from = from.0;
         match msg {
-            Msg::Batch { epoch, txns } => {
-                self.receive_batch(epoch, from, txns);
+            Msg::Batch { epoch, txns, last } => {
+                self.receive_batch(epoch, from, txns, last);
                 self.advance(ctx);
             }
             Msg::Pull { epoch } => {
                 if epoch > 0
                     && let Some(txns) = self.sealed.get(epoch as usize - 1).cloned()
                 {
-                    self.send(ctx, from, Msg::Batch { epoch, txns });
+                    let last = self.last_from.is_some_and(|l| epoch >= l);
+                    self.send(ctx, from, Msg::Batch { epoch, txns, last });
                 }
             }
             Msg::ReadSet { seq, rows } => self.on_read_set(ctx, from, seq, rows),

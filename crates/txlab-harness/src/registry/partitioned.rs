@@ -8,9 +8,11 @@
 //! transactions over one channel ([`Progress`]: sealed, resequenced after a restart, ran); the
 //! driver's thread owns the session's probe 0, turns each sealed transaction into a ticket and
 //! reports its end through it, so latency runs from sealing to the end of the execution (the
-//! epoch wait and the cross-node exchange included). Once the session stops issuing, the feeds
-//! stop submitting; the nodes finish the epochs they were given (the planned warm-up, measured
-//! interval and cool-down) and drain.
+//! epoch wait and the cross-node exchange included). Once the planned warm-up, measured interval
+//! and cool-down are over on the wall clock, or the session stops issuing, the feeds end: each
+//! sequencer marks its batches last and the nodes drain what was sequenced, at most `LAG` epochs
+//! of each node's outstanding transactions (`txlab_docc::cluster::node`), however far they fell
+//! behind the epoch clock.
 //!
 //! What differs from the single-node deterministic runs, in every result field's terms:
 //!
@@ -371,21 +373,36 @@ fn node_config(engine: &EngineParams, run: &RunConfig, keep_log: bool) -> NodeCo
     }
 }
 
-/// A sequencer's clients until the session stops issuing.
-struct Stoppable<W: Workload> {
+/// A sequencer's clients until the planned run is over on the wall clock (`end`: the start
+/// plus warm-up, measured interval and cool-down) or the session stops issuing (`stop`),
+/// whichever comes first; then the feed has ended ([`Feed::ended`]) and the nodes drain what
+/// they sequenced (module docs).
+struct Until<W: Workload> {
     feed: WorkloadFeed<W>,
+    end: Instant,
     stop: Arc<AtomicBool>,
 }
 
-impl<W> Feed<W::Program> for Stoppable<W>
+impl<W: Workload> Until<W> {
+    fn new(feed: WorkloadFeed<W>, start: Instant, run: &RunConfig, stop: Arc<AtomicBool>) -> Self {
+        Self {
+            feed,
+            end: start + run.warmup + run.duration + run.cooldown,
+            stop,
+        }
+    }
+}
+
+impl<W> Feed<W::Program> for Until<W>
 where
     W: Workload<Generator: Send, Program: Clone + Send>,
 {
     fn next(&mut self, epoch: u32, free: usize) -> Vec<Txn<W::Program>> {
-        if self.stop.load(Ordering::Relaxed) {
-            return Vec::new();
-        }
         self.feed.next(epoch, free)
+    }
+
+    fn ended(&self, _epoch: u32) -> bool {
+        self.stop.load(Ordering::Relaxed) || Instant::now() >= self.end
     }
 }
 
@@ -423,16 +440,15 @@ where
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let mut nodes = Vec::with_capacity(self.clients.len());
+        let start = Instant::now();
         for (me, threads) in self.clients.iter().enumerate() {
-            let feed = Stoppable {
-                feed: WorkloadFeed::with_threads(
-                    self.workload,
-                    threads.iter().copied(),
-                    session.config().seed,
-                    None,
-                ),
-                stop: Arc::clone(&stop),
-            };
+            let clients = WorkloadFeed::with_threads(
+                self.workload,
+                threads.iter().copied(),
+                session.config().seed,
+                None,
+            );
+            let feed = Until::new(clients, start, session.config(), Arc::clone(&stop));
             let mut node = self.cluster.node(me as u16, self.config, Box::new(feed))?;
             node.report_to(tx.clone());
             nodes.push(node);

@@ -5,10 +5,13 @@
 //!
 //! **A node** (`run_node`) builds the workload from the same flags as `txlab run`, loads only
 //! its partition ([`Shard`]), sequences its own clients (the same client threads as the
-//! in-process cluster's node of that id) for the planned warm-up, measured interval and
-//! cool-down in whole epochs, and runs until every node's share is over. Its JSON result:
-//! `committed` (transactions it ran to commit whose end fell in the measured interval, counted
-//! from the node's start), `committed_per_s`, `latency_us` (p50/p99 of its clients' transactions,
+//! in-process cluster's node of that id) until the planned warm-up, measured interval and
+//! cool-down are over on its wall clock (counted from its start; at most their length in
+//! whole epochs), then marks its batches last and runs until every node has drained what was
+//! sequenced (`txlab_docc::cluster::node`: a bounded drain, whatever the epoch length and
+//! however far the nodes fell behind the epoch clock). Its JSON result: `committed`
+//! (transactions it ran to commit whose end fell in the measured interval, counted from the
+//! node's start), `committed_per_s`, `latency_us` (p50/p99 of its clients' transactions,
 //! from submission to the end of their execution, the whole run), the node counters of the
 //! in-process cluster (`single_partition`, `multi_partition`, ...), `errors`, and with
 //! `--check`: `digest`, the [`StateDigest`] of the rows it reports in the merged state, and
@@ -23,7 +26,8 @@
 //! and no transaction ended in an error. It removes the check files.
 
 use super::{
-    CheckSummary, Merged, Site, Transport, check_merged, counters, node_config, validate_nodes,
+    CheckSummary, Merged, Site, Transport, Until, check_merged, counters, node_config,
+    validate_nodes,
 };
 use crate::point::{EngineParams, PointCtx};
 use crate::registry::Protocol;
@@ -35,7 +39,7 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use txlab_check::History;
 use txlab_check::digest::StateDigest;
 use txlab_core::partition::Partitioner;
@@ -189,11 +193,13 @@ impl<H: Host> Site for Process<'_, H> {
         let shard = Shard::new(&schema, partitioner, me, make(&schema)?)?;
         workload.load(&shard)?;
         let threads = clients.into_iter().nth(usize::from(me)).unwrap_or_default();
-        let feed = WorkloadFeed::with_threads(workload, threads, p.run.seed, None);
+        let clients = WorkloadFeed::with_threads(workload, threads, p.run.seed, None);
+        let start = Instant::now();
+        let feed = Until::new(clients, start, &p.run, Arc::default());
         let mut node = shard.node(node_config(&p.engine, &p.run, p.check), Box::new(feed))?;
         let (tx, rx) = mpsc::channel();
         node.report_to(tx);
-        let window = (p.run.warmup, p.run.warmup + p.run.duration);
+        let window = (start + p.run.warmup, start + p.run.warmup + p.run.duration);
         let counting = std::thread::spawn(move || committed_in(&rx, window));
         let ran = self.host.run(node, PartitionNode::finished);
         let node = ran.map_err(|e| Error::Internal(format!("node {me}: {e}")))?;
@@ -238,10 +244,8 @@ impl<H: Host> Site for Process<'_, H> {
     }
 }
 
-/// Transactions reported committed whose report came within `window` of the start.
-fn committed_in(rx: &mpsc::Receiver<Progress>, window: (Duration, Duration)) -> u64 {
-    #[allow(clippy::disallowed_methods)]
-    let start = Instant::now();
+/// Transactions reported committed whose report came within `window`.
+fn committed_in(rx: &mpsc::Receiver<Progress>, window: (Instant, Instant)) -> u64 {
     let mut n = 0;
     while let Ok(p) = rx.recv() {
         if let Progress::Ran {
@@ -249,7 +253,7 @@ fn committed_in(rx: &mpsc::Receiver<Progress>, window: (Duration, Duration)) -> 
             ..
         } = p
         {
-            let at = start.elapsed();
+            let at = Instant::now();
             n += u64::from(at >= window.0 && at < window.1);
         }
     }
