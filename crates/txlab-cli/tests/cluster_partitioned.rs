@@ -194,7 +194,7 @@ fn a_run_with_epochs_too_short_to_keep_up_with_ends_within_its_duration_plus_a_d
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        took < std::time::Duration::from_secs(20),
+        took < std::time::Duration::from_secs(60),
         "a 1 s run took {took:?}"
     );
     let runs = lines(&out);
@@ -233,7 +233,7 @@ fn an_in_process_cluster_with_epochs_too_short_to_keep_up_with_ends_within_a_dra
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        took < std::time::Duration::from_secs(20),
+        took < std::time::Duration::from_secs(60),
         "a 1 s run took {took:?}"
     );
 }

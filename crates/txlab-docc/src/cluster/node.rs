@@ -42,7 +42,8 @@
 //! property of the merged order, so every node ends at the same epoch. What is left after the
 //! feeds end is bounded whatever the epoch length: a sequencer seals at most `LAG` epochs
 //! ahead of its node's execution, and a closed loop has at most `concurrency` transactions
-//! outstanding per node; the drain is those, their restarts, and `LAG` empty epochs.
+//! outstanding per node; the drain is those, their restarts (at most nodes − 1 each: a restart
+//! adds the partition it missed to the participants), and `LAG` empty epochs.
 
 use super::local::PartitionEngine;
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
