@@ -144,7 +144,7 @@ fn a_checked_run_stays_within_the_memory_it_may_use() {
 
 /// A thread count the process cannot start (here: 64 workers under a 512 MiB address-space
 /// limit) ends the run with an error naming `threads`, instead of leaving the started workers
-/// waiting for the missing one.
+/// waiting for the missing one or aborting in a started worker's first allocation.
 #[test]
 fn worker_threads_that_cannot_start_are_an_error_not_a_hang() {
     let dir = temp("threads");

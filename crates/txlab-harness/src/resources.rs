@@ -58,6 +58,15 @@ pub fn memory_limit() -> Option<u64> {
     let available = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| meminfo_field(&m, "MemAvailable:"));
+    match (available, address_space_left()) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// What the address-space limit (`RLIMIT_AS`) leaves beside the address space in use
+/// (`VmSize`), in bytes; `None` without a limit.
+pub fn address_space_left() -> Option<u64> {
     let in_use = std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|m| meminfo_field(&m, "VmSize:"))
@@ -68,12 +77,7 @@ pub fn memory_limit() -> Option<u64> {
     };
     // SAFETY: `rl` is a valid, writable `rlimit`; getrlimit only writes it.
     let rc = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) };
-    let address_space =
-        (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then(|| rl.rlim_cur.saturating_sub(in_use));
-    match (available, address_space) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    (rc == 0 && rl.rlim_cur != libc::RLIM_INFINITY).then(|| rl.rlim_cur.saturating_sub(in_use))
 }
 
 /// The `name: N kB` field of a `/proc/meminfo` or `/proc/self/status` text, in bytes.

@@ -7,8 +7,9 @@
 //! 1. The driver spawns `threads` scoped workers. Each pins itself ([`Session::pin`]) and waits
 //!    at a start gate until the driver's thread has seen every worker arrive; the driver then
 //!    tells the session it is ready, and each worker creates its engine worker and workload
-//!    generator (inside the warm-up). A worker thread that cannot be spawned (the address-space
-//!    limit, say) releases the others and ends the run with an error naming `threads`.
+//!    generator (inside the warm-up). A thread count the address-space limit cannot hold is
+//!    refused before any worker is spawned; a worker thread that still cannot be spawned
+//!    releases the others. Both end the run with an error naming `threads`.
 //! 2. Each transaction asks its probe for a ticket (`SessionProbe::issue_at`); the phase check
 //!    is one `Relaxed` load. On leaving the warm-up each worker discards its engine's protocol
 //!    counters (`Worker::drain_counters`), and on leaving the measured interval it drains them
@@ -376,6 +377,7 @@ impl<E: Engine, W: Workload> Driver for Interactive<'_, E, W> {
 
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
         let threads = session.config().threads;
+        workers_fit_the_address_space(threads)?;
         let gate = StartGate::default();
         std::thread::scope(|s| {
             let mut handles = Vec::with_capacity(threads);
@@ -423,6 +425,38 @@ impl<E: Engine, W: Workload> Driver for Interactive<'_, E, W> {
             })
         })
     }
+}
+
+/// The address space one worker thread takes: its stack and the allocator's per-thread heap
+/// segment. Under `ulimit -v 524288` (512 MiB) the default YCSB run has about 220 MiB left after
+/// loading and 13 of 64 workers started, about 17 MiB each; the rest is for what a worker
+/// allocates once running (histograms, generator, engine worker).
+const WORKER_ADDRESS_SPACE: u64 = 24 << 20;
+
+/// Refuses a thread count the address-space limit cannot hold. Past it, which fails first is a
+/// race: a spawn (an error) or a started worker's first allocation (an abort).
+fn workers_fit_the_address_space(threads: usize) -> Result<(), Error> {
+    let Some(left) = crate::resources::address_space_left() else {
+        return Ok(());
+    };
+    let need = threads as u64 * WORKER_ADDRESS_SPACE;
+    if need <= left {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        "threads",
+        threads,
+        format!(
+            "as many worker threads as this process can start: {threads} workers need about {} \
+             of address space ({} each, a stack and an allocator heap) and the address-space \
+             limit leaves {}, so they could not be started; use at most {} threads or raise \
+             the limit (ulimit -v)",
+            crate::resources::human_bytes(need),
+            crate::resources::human_bytes(WORKER_ADDRESS_SPACE),
+            crate::resources::human_bytes(left),
+            left / WORKER_ADDRESS_SPACE
+        ),
+    ))
 }
 
 /// Holds the workers until all of them exist and are pinned, so that the warm-up clock starts
