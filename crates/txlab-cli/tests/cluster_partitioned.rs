@@ -9,9 +9,9 @@ use std::process::{Command, Output};
 
 const TXLAB: &str = env!("CARGO_BIN_EXE_txlab");
 
-/// A short checked TPC-C run small enough for a debug build (2 warehouses, 1,000 items, 100
-/// customers per district, 64 outstanding transactions per node).
-const RUN: &[&str] = &[
+/// TPC-C small enough for a debug build (2 warehouses, 1,000 items, 100 customers per
+/// district, 64 outstanding transactions per node).
+const SMALL_TPCC: &[&str] = &[
     "--workload",
     "tpcc",
     "--warehouses",
@@ -22,6 +22,10 @@ const RUN: &[&str] = &[
     "100",
     "--concurrency",
     "64",
+];
+
+/// A short checked run of [`SMALL_TPCC`] with 1 ms epochs.
+const RUN: &[&str] = &[
     "--batch-epoch-us",
     "1000",
     "--warmup",
@@ -38,6 +42,7 @@ fn cluster(own: &[&str], protocols: &str) -> Output {
         .args(["cluster", "--local", "2", "--timeout-s", "120"])
         .args(own)
         .args(["--", "run", "--protocol", protocols])
+        .args(SMALL_TPCC)
         .args(RUN)
         .output()
         .unwrap()
@@ -115,6 +120,7 @@ fn an_unknown_protocol_in_the_list_is_refused_naming_the_accepted_ones() {
             "--protocol",
             "docc,nope",
         ])
+        .args(SMALL_TPCC)
         .args(RUN)
         .output()
         .unwrap();
@@ -141,6 +147,7 @@ fn a_node_count_other_than_the_clusters_is_refused() {
     let out = Command::new(TXLAB)
         .args(["cluster", "--local", "2", "--", "run", "--protocol", "docc"])
         .args(["--nodes", "1"])
+        .args(SMALL_TPCC)
         .args(RUN)
         .output()
         .unwrap();
@@ -152,18 +159,9 @@ fn a_node_count_other_than_the_clusters_is_refused() {
     );
 }
 
-/// A 1 s checked TPC-C run with 100 µs epochs, too short for a debug build's nodes to keep up.
+/// A 1 s checked run of [`SMALL_TPCC`] with 100 µs epochs, too short for a debug build's nodes
+/// to keep up.
 const SHORT_EPOCHS: &[&str] = &[
-    "--workload",
-    "tpcc",
-    "--warehouses",
-    "2",
-    "--items",
-    "1000",
-    "--district-customers",
-    "100",
-    "--concurrency",
-    "64",
     "--batch-epoch-us",
     "100",
     "--warmup",
@@ -184,6 +182,7 @@ fn a_run_with_epochs_too_short_to_keep_up_with_ends_within_its_duration_plus_a_d
     let out = Command::new(TXLAB)
         .args(["cluster", "--local", "2", "--timeout-s", "120"])
         .args(["--", "run", "--protocol", "calvin"])
+        .args(SMALL_TPCC)
         .args(SHORT_EPOCHS)
         .output()
         .unwrap();
@@ -220,6 +219,7 @@ fn an_in_process_cluster_with_epochs_too_short_to_keep_up_with_ends_within_a_dra
             "--link-latency-us",
             "100",
         ])
+        .args(SMALL_TPCC)
         .args(SHORT_EPOCHS)
         .args(["--out", dir.to_str().unwrap()])
         .output()
