@@ -9,22 +9,23 @@
 //! transactions on the same keys.
 //!
 //! The program only runs `N` transactions; the cost is read with callgrind, whose instruction
-//! counts are stable on a noisy host. The inclusive cost of the server's start handler over a
-//! run of `N + K` transactions minus that over a run of `N`, divided by the start requests the
-//! `K` added, is the cost of a start request after `N` earlier transactions
+//! counts are exact on a noisy host and repeatable (the run is deterministic). The inclusive cost
+//! of the server's start handler (`Server::start`, kept out of line for this) over a run of
+//! `N + 100` transactions minus that over a run of `N`, divided by the start requests the 100
+//! added, is the cost of a start request after `N` earlier transactions
 //! (docs/results/rococo.md, "Start-request cost"):
 //!
 //! ```sh
 //! cargo build --release -p txlab-rococo --example start_cost
 //! for n in 10 110 10000 10100; do
 //!   valgrind --tool=callgrind --callgrind-out-file=start-$n.out \
-//!     --toggle-collect='*server::rococo*Server*start' \
 //!     target/release/examples/start_cost $n
-//!   callgrind_annotate start-$n.out | head -20
+//!   callgrind_annotate --inclusive=yes --tree=caller start-$n.out \
+//!     | grep -B1 '\*  .*Server<W,R>>::start \['
 //! done
 //! ```
 //!
-//! It prints the transactions committed and the server's counters (vertices held, collected).
+//! It prints the transactions issued and the server's counters (vertices held, collected).
 
 use std::cell::RefCell;
 use std::sync::Arc;
