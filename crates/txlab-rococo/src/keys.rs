@@ -10,8 +10,15 @@
 //!   would lose an earlier reader's anti-dependency: reader `R1`, reader `R2`, writer `W` must
 //!   give `R1 -> W` and `R2 -> W` (a test and the `mutation` feature's `LastReaderOnly` hold it).
 //!
-//! Everything older is reachable through these edges, so handling a piece costs a constant
-//! amount of work per key when the readers between two writers are few. Edges are labelled `i`
+//! Everything older is reachable through these edges. A transaction leaves the state of its
+//! keys when it finishes here ([`KeyTable::finished`]): an edge from a parent that is decided
+//! and has finished on this server constrains nothing (the walk for undecided ancestors stops
+//! at decided vertices, export leaves decided parents out, and a decided component waits only
+//! for parents that are undecided or unfinished here), so leaving it out changes no decision.
+//! A key's state thus holds only this server's unfinished transactions, and handling a piece
+//! costs work bounded by the transactions in flight on its keys, not by how many came before
+//! (a key that is only ever read, such as a TPC-C item, would otherwise collect every reader
+//! of the run). Edges are labelled `i`
 //! when both pieces are immediate and `d` when both are deferrable; the offline checker's
 //! immediacy propagation rules out mixed pairs, so one is counted as an internal error (and
 //! labelled `i`, which keeps the order it already has).
@@ -24,13 +31,19 @@ use txlab_core::Access;
 use txlab_core::pieces::{ConflictKey, PieceKind};
 use txlab_core::protocol::history::TxnId;
 
-/// One key's state.
+/// One key's state: transactions of this server that have not finished (module docs).
 #[derive(Debug, Default, Clone)]
 struct KeyState {
     last_writer: Option<(TxnId, PieceKind)>,
     readers: Vec<(TxnId, PieceKind)>,
-    /// Transactions of this server that declared a write of the key and have not finished.
+    /// Transactions that declared a write of the key.
     unfinished_writers: Vec<TxnId>,
+}
+
+impl KeyState {
+    fn is_empty(&self) -> bool {
+        self.last_writer.is_none() && self.readers.is_empty() && self.unfinished_writers.is_empty()
+    }
 }
 
 /// The per-key tracking of one server (module docs).
@@ -80,8 +93,7 @@ impl KeyTable {
             edge(w);
         }
         if access.writes() {
-            let others: Vec<_> = s.readers.iter().filter(|r| r.0 != txn).copied().collect();
-            match others.last() {
+            match s.readers.iter().rev().find(|r| r.0 != txn).copied() {
                 // A read-write took the edge from the last writer above.
                 None if access.reads() => {}
                 None => {
@@ -89,8 +101,9 @@ impl KeyTable {
                         edge(w);
                     }
                 }
-                Some(&last) if self.last_reader_only => edge(last),
-                Some(_) => others.into_iter().for_each(&mut edge),
+                Some(last) if self.last_reader_only => edge(last),
+                // `edge` skips `txn` itself.
+                Some(_) => s.readers.iter().copied().for_each(&mut edge),
             }
             s.last_writer = Some((txn, kind));
             s.readers.clear();
@@ -103,13 +116,29 @@ impl KeyTable {
         self.mixed_edges += mixed;
     }
 
-    /// `txn` finished: it no longer holds back reads of `keys`.
+    /// `txn` finished here, `keys` being every key it accessed: it no longer holds back reads of
+    /// them, and later pieces take no edge from it (module docs). A key left with no
+    /// transaction is dropped.
     pub fn finished(&mut self, txn: TxnId, keys: impl IntoIterator<Item = ConflictKey>) {
         for k in keys {
-            if let Some(s) = self.keys.get_mut(&k) {
-                s.unfinished_writers.retain(|&w| w != txn);
+            let Some(s) = self.keys.get_mut(&k) else {
+                continue;
+            };
+            s.unfinished_writers.retain(|&w| w != txn);
+            s.readers.retain(|r| r.0 != txn);
+            if s.last_writer.is_some_and(|w| w.0 == txn) {
+                s.last_writer = None;
+            }
+            if s.is_empty() {
+                self.keys.remove(&k);
             }
         }
+    }
+
+    /// How many keys have an unfinished transaction.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.keys.len()
     }
 
     /// Appends the unfinished writers of `key` to `out`.
@@ -189,5 +218,37 @@ mod tests {
         w.clear();
         t.unfinished_writers(&K, &mut w);
         assert_eq!(w, vec![3]);
+    }
+
+    #[test]
+    fn finished_transactions_leave_the_key_and_give_no_edges() {
+        let mut t = KeyTable::default();
+        for reader in 1..=1000 {
+            access(&mut t, reader, D, Access::Read);
+            if reader > 1 {
+                t.finished(reader - 1, [K]);
+            }
+        }
+        // Only the unfinished reader 1000 gives an edge, however many read before it.
+        assert_eq!(
+            access(&mut t, 1001, D, Access::BlindWrite),
+            vec![(1000, EDGE_D)]
+        );
+        t.finished(1000, [K]);
+        assert_eq!(access(&mut t, 1002, D, Access::Read), vec![(1001, EDGE_D)]);
+        t.finished(1001, [K]);
+        assert_eq!(
+            access(&mut t, 1003, D, Access::ReadWrite),
+            vec![(1002, EDGE_D)]
+        );
+        t.finished(1002, [K]);
+        t.finished(1003, [K]);
+        assert!(access(&mut t, 1004, D, Access::ReadWrite).is_empty());
+        t.finished(1004, [K]);
+        assert_eq!(
+            t.len(),
+            0,
+            "a key with no unfinished transaction is dropped"
+        );
     }
 }

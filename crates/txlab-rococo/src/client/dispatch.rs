@@ -28,6 +28,8 @@ pub(crate) struct Dispatch {
     all: PieceValues,
     /// Whether a piece that writes has been sent.
     pub(crate) wrote: bool,
+    /// The plan index after the last answered instance (where the next answer likely is).
+    next: usize,
 }
 
 impl Dispatch {
@@ -43,6 +45,7 @@ impl Dispatch {
             outputs: vec![PieceValues::new(); n],
             all: PieceValues::new(),
             wrote: false,
+            next: 0,
         })
     }
 
@@ -56,25 +59,49 @@ impl Dispatch {
         !self.state.iter().any(|s| matches!(s, State::Sent(_)))
     }
 
-    fn ready(&self, i: usize, profile: &TxnProfile) -> bool {
-        let piece = &profile.pieces[usize::from(self.plan[i].piece)];
-        piece.inputs_from.iter().all(|&q| {
-            self.plan
-                .iter()
-                .zip(&self.state)
-                .all(|(p, s)| usize::from(p.piece) != q || matches!(s, State::Done(_)))
-        })
+    /// Per piece of `profile`: whether every planned instance of it has answered (true for a
+    /// piece with no planned instance). One pass over the plan.
+    fn pieces_done(&self, profile: &TxnProfile) -> Vec<bool> {
+        let mut done = vec![true; profile.pieces.len()];
+        for (p, s) in self.plan.iter().zip(&self.state) {
+            if !matches!(s, State::Done(_)) {
+                done[usize::from(p.piece)] = false;
+            }
+        }
+        done
     }
 
-    fn inputs(&self, i: usize, profile: &TxnProfile) -> PieceValues {
-        let piece = &profile.pieces[usize::from(self.plan[i].piece)];
+    /// The inputs of piece `piece`: the outputs of every planned instance of the pieces in its
+    /// `inputs_from`, in plan order. The same for every instance of the piece.
+    fn inputs(&self, piece: usize, profile: &TxnProfile) -> PieceValues {
+        let from = &profile.pieces[piece].inputs_from;
         let mut inputs = PieceValues::new();
         for (j, p) in self.plan.iter().enumerate() {
-            if piece.inputs_from.contains(&usize::from(p.piece)) {
+            if from.contains(&usize::from(p.piece)) {
                 inputs.extend_from(&self.outputs[j]);
             }
         }
         inputs
+    }
+
+    /// The requests for the instances `which` (plan indexes, in plan order), grouped by
+    /// server; each piece's inputs are gathered once and cloned into its instances.
+    fn requests(
+        &self,
+        which: impl Iterator<Item = (usize, u16)>,
+        profile: &TxnProfile,
+    ) -> BTreeMap<u16, Vec<PieceReq>> {
+        let mut inputs: Vec<Option<PieceValues>> = vec![None; profile.pieces.len()];
+        let mut out: BTreeMap<u16, Vec<PieceReq>> = BTreeMap::new();
+        for (i, server) in which {
+            let piece = usize::from(self.plan[i].piece);
+            let inputs = inputs[piece].get_or_insert_with(|| self.inputs(piece, profile));
+            out.entry(server).or_default().push(PieceReq {
+                piece: self.plan[i],
+                inputs: inputs.clone(),
+            });
+        }
+        out
     }
 
     /// Marks every waiting instance whose inputs are in as sent and returns them grouped by
@@ -85,34 +112,32 @@ impl Dispatch {
         profile: &TxnProfile,
         routing: &Routing,
     ) -> Result<BTreeMap<u16, Vec<PieceReq>>, Error> {
-        let mut out: BTreeMap<u16, Vec<PieceReq>> = BTreeMap::new();
+        let done = self.pieces_done(profile);
+        let mut sent = Vec::new();
         for i in 0..self.plan.len() {
-            if self.state[i] != State::Waiting || !self.ready(i, profile) {
+            let piece = &profile.pieces[usize::from(self.plan[i].piece)];
+            let ready = piece
+                .inputs_from
+                .iter()
+                .all(|&q| done.get(q) != Some(&false));
+            if self.state[i] != State::Waiting || !ready {
                 continue;
             }
             let server = routing.server_of(kind, self.plan[i])?;
             self.state[i] = State::Sent(server);
-            self.wrote |= profile.pieces[usize::from(self.plan[i].piece)].writes();
-            out.entry(server).or_default().push(PieceReq {
-                piece: self.plan[i],
-                inputs: self.inputs(i, profile),
-            });
+            self.wrote |= piece.writes();
+            sent.push((i, server));
         }
-        Ok(out)
+        Ok(self.requests(sent.into_iter(), profile))
     }
 
     /// The instances sent and not answered, grouped by server (for retransmission).
     pub(crate) fn unanswered(&self, profile: &TxnProfile) -> BTreeMap<u16, Vec<PieceReq>> {
-        let mut out: BTreeMap<u16, Vec<PieceReq>> = BTreeMap::new();
-        for i in 0..self.plan.len() {
-            if let State::Sent(s) = self.state[i] {
-                out.entry(s).or_default().push(PieceReq {
-                    piece: self.plan[i],
-                    inputs: self.inputs(i, profile),
-                });
-            }
-        }
-        out
+        let sent = self.state.iter().enumerate().filter_map(|(i, s)| match s {
+            State::Sent(server) => Some((i, *server)),
+            _ => None,
+        });
+        self.requests(sent, profile)
     }
 
     /// Instance `p` answered with `outputs`; instances known only now are planned
@@ -123,9 +148,15 @@ impl Dispatch {
         p: PieceRef,
         outputs: &PieceValues,
     ) -> bool {
-        let Some(i) = self.plan.iter().position(|&q| q == p) else {
-            return false;
+        // Answers come in plan order within a reply: try the instance after the last one.
+        let i = match self.plan.get(self.next) {
+            Some(&q) if q == p => self.next,
+            _ => match self.plan.iter().position(|&q| q == p) {
+                Some(i) => i,
+                None => return false,
+            },
         };
+        self.next = i + 1;
         let State::Sent(server) = self.state[i] else {
             return false;
         };

@@ -110,12 +110,11 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             let servers: BTreeSet<u16> = t.dispatch.servers().into_iter().collect();
             let Some(w) = rw(t) else { return };
             w.deps.raise(id, Status::Committing);
-            let deps = w.deps.clone();
             w.committing = Some(servers.clone());
             self.counters
                 .commit_vertices
-                .record(deps.vertices.len() as u64);
-            if let Ok(bytes) = txlab_net::wire::encode(&deps, usize::MAX) {
+                .record(w.deps.vertices.len() as u64);
+            if let Ok(bytes) = txlab_net::wire::encode(&w.deps, usize::MAX) {
                 self.counters.commit_bytes.record(bytes.len() as u64);
             }
             for s in servers {
@@ -323,14 +322,14 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let mut fatal = None;
         let mut rolled_back = false;
         for p in r.pieces {
-            let out = match &p.result {
-                Ok(out) => out.clone(),
+            let out = match p.result {
+                Ok(out) => out,
                 Err(PieceFailure::UserAbort(_)) => {
                     rolled_back = true;
                     PieceValues::new()
                 }
                 Err(PieceFailure::Error(e)) => {
-                    fatal = Some(e.clone());
+                    fatal = Some(e);
                     PieceValues::new()
                 }
             };

@@ -365,7 +365,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     /// Accepts piece `req` of `program`: its type has a profile, it has the piece, the piece is
     /// routed here, and every conflict key it declares is in its profile. The error names the
     /// piece and the rule.
-    fn accept(&self, program: &Program<W>, req: &PieceReq) -> Result<Accepted, Error> {
+    fn accept(&self, program: &Program<W>, req: PieceReq) -> Result<Accepted, Error> {
         let kind = program.kind();
         let profile = self.shared.profiles.get(program.profile()).ok_or_else(|| {
             Error::invalid(
@@ -407,7 +407,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         Ok(Accepted {
             piece: p,
             kind: piece.kind,
-            inputs: req.inputs.clone(),
+            inputs: req.inputs,
             keys,
         })
     }

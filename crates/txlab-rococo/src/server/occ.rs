@@ -141,7 +141,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             if a.prepared {
                 continue;
             }
-            let accepted = match self.accept(&a.program, req) {
+            let accepted = match self.accept(&a.program, req.clone()) {
                 Ok(acc) => acc,
                 Err(err) => {
                     self.fail(err.to_string());

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
 
-/// A read waiting for writers to finish.
+/// A read waiting for writers to finish (its pieces moved into `accepted`).
 #[derive(Debug)]
 struct Waiting<P> {
     from: NodeId,
@@ -53,20 +53,21 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     pub(super) fn ro_read(
         &mut self,
         from: NodeId,
-        read: RoRead<Program<W>>,
+        mut read: RoRead<Program<W>>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
         if self.ro.reads.contains_key(&(read.txn, read.round)) {
             return;
         }
         let mut accepted = Vec::with_capacity(read.pieces.len());
-        for req in &read.pieces {
+        for req in std::mem::take(&mut read.pieces) {
+            let piece = req.piece;
             match self.accept(&read.program, req) {
                 Ok(a) => accepted.push(a),
                 Err(e) => {
                     self.fail(e.to_string());
                     let pieces = vec![RoPiece {
-                        piece: req.piece,
+                        piece,
                         result: Err(PieceFailure::Error(e.to_string())),
                         reads: Vec::new(),
                         scans: Vec::new(),

@@ -47,7 +47,8 @@ pub(crate) struct LocalTxn<P> {
     program: P,
     coordinator: NodeId,
     pieces: BTreeMap<PieceRef, LocalPiece>,
-    write_keys: Vec<ConflictKey>,
+    /// Every conflict key its pieces here access.
+    keys: Vec<ConflictKey>,
     /// `Some(rolled_back)` once its commit request arrived.
     commit: Option<bool>,
     /// Its deferred pieces ran here.
@@ -91,7 +92,9 @@ impl Waits {
 impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     /// A start request (§3.2): runs the new pieces, replies with every requested piece's result
     /// and the transaction's undecided ancestors. Repeated pieces are answered from what they
-    /// produced the first time.
+    /// produced the first time. Not inlined, so that a profile can name its cost
+    /// (`examples/start_cost.rs`).
+    #[inline(never)]
     pub(super) fn start(
         &mut self,
         from: NodeId,
@@ -107,7 +110,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             program: s.program,
             coordinator: from,
             pieces: BTreeMap::new(),
-            write_keys: Vec::new(),
+            keys: Vec::new(),
             commit: None,
             finished: false,
             outputs: Vec::new(),
@@ -115,12 +118,13 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         });
         t.coordinator = from;
         let mut results = Vec::with_capacity(s.pieces.len());
-        for req in &s.pieces {
-            let result = match t.pieces.get(&req.piece) {
+        for req in s.pieces {
+            let piece = req.piece;
+            let result = match t.pieces.get(&piece) {
                 Some(done) => done.result.clone(),
                 None => self.start_piece(s.txn, &mut t, req),
             };
-            results.push((req.piece, result));
+            results.push((piece, result));
         }
         self.txns.insert(s.txn, t);
         let deps = self.graph.export(&self.graph.undecided_ancestors(s.txn));
@@ -152,7 +156,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         &mut self,
         txn: TxnId,
         t: &mut LocalTxn<Program<W>>,
-        req: &crate::msg::PieceReq,
+        req: crate::msg::PieceReq,
     ) -> PieceResult {
         let accepted = match self.accept(&t.program, req) {
             Ok(a) => a,
@@ -164,8 +168,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         let mut edges = Vec::new();
         for &(k, a) in &accepted.keys {
             self.keys.access(k, txn, accepted.kind, a, &mut edges);
-            if a.writes() && !t.write_keys.contains(&k) {
-                t.write_keys.push(k);
+            if !t.keys.contains(&k) {
+                t.keys.push(k);
             }
         }
         for (parent, label) in edges {
@@ -176,7 +180,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             PieceKind::Deferrable => Ok(PieceValues::new()),
         };
         t.pieces.insert(
-            req.piece,
+            accepted.piece,
             LocalPiece {
                 accepted,
                 result: result.clone(),
@@ -423,7 +427,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         }
         t.finished = true;
         let commit_known = t.commit.is_some();
-        self.keys.finished(m, t.write_keys.iter().copied());
+        self.keys.finished(m, t.keys.iter().copied());
         self.txns.insert(m, t);
         self.graph.finish(m);
         if commit_known {

@@ -173,8 +173,9 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             let Some(req) = a.queue.first().cloned() else {
                 break;
             };
+            let piece = req.piece;
             let (attempt, priority, coordinator) = (a.attempt, a.priority, a.coordinator);
-            let accepted = match self.accept(&a.program, &req) {
+            let accepted = match self.accept(&a.program, req) {
                 Ok(acc) => acc,
                 Err(e) => {
                     self.fail(e.to_string());
@@ -197,8 +198,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             match result {
                 Ok(out) => {
                     a.history.order.extend(entry);
-                    a.done.insert(req.piece, out.clone());
-                    outputs.push((req.piece, out));
+                    a.done.insert(piece, out.clone());
+                    outputs.push((piece, out));
                 }
                 Err(f) => {
                     if let PieceFailure::Error(m) = &f {
