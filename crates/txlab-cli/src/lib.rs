@@ -377,8 +377,31 @@ pub struct CompareArgs {
 /// `txlab plot`.
 #[derive(Debug, Clone, Args)]
 pub struct PlotArgs {
-    /// A directory written by `txlab run` or `txlab compare` (holding results.json).
-    pub dir: PathBuf,
+    /// Directories written by `txlab run`, `compare`, `cluster --out` or `batch-figures` (holding
+    /// results.json), or results.json files under any name. Runs of several are drawn together,
+    /// against whatever differs between them (threads, theta, --epoch-ms, --clients-per-server,
+    /// --servers, --nodes, ...).
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the charts go [default: the one DIR; required with several or with a file].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl PlotArgs {
+    /// The charts' directory: `--out`, else the one directory given.
+    pub fn out_dir(&self) -> Result<PathBuf, Error> {
+        match (&self.out, self.dirs.as_slice()) {
+            (Some(out), _) => Ok(out.clone()),
+            (None, [dir]) if !dir.is_file() => Ok(dir.clone()),
+            _ => Err(Error::invalid(
+                "--out",
+                "",
+                "a directory for the charts: needed when several DIRs or a results file are \
+                 given",
+            )),
+        }
+    }
 }
 
 /// Parses `500ms`, `1s`, `2m`, `1h`, `250us` (a non-negative integer or decimal and a unit).
@@ -899,7 +922,8 @@ fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
             Ok(())
         }
         Command::Plot(args) => {
-            let files = plot::plot_dir(&args.dir).map_err(|e| match e {
+            let out = args.out_dir().map_err(Failure::Usage)?;
+            let files = plot::plot_inputs(&args.dirs, &out).map_err(|e| match e {
                 e @ Error::InvalidConfig { .. } => Failure::Usage(e),
                 e => Failure::Run(e.to_string()),
             })?;
