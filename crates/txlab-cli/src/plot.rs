@@ -906,15 +906,10 @@ pub fn plot_inputs(inputs: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>, Error
     Ok(files)
 }
 
-/// The axes a chart's series labels name: the varying ones but `skip`, and threads wherever a
-/// run was oversubscribed (its label carries the mark).
-fn label_axes<'a>(pts: &[&Point], axes: &'a [Axis], skip: &Axis) -> Vec<&'a Axis> {
-    let over = pts.iter().any(|p| p.oversubscribed);
-    let mut named: Vec<&Axis> = axes.iter().filter(|a| *a != skip).collect();
-    if over && *skip != Axis::Threads && !named.contains(&&Axis::Threads) {
-        named.insert(0, &Axis::Threads);
-    }
-    named
+/// The axes a chart's series labels name: the varying ones but `skip` (an oversubscribed
+/// thread count that does not vary is named by the chart's note alone).
+fn label_axes<'a>(axes: &'a [Axis], skip: &Axis) -> Vec<&'a Axis> {
+    axes.iter().filter(|a| *a != skip).collect()
 }
 
 /// One linear chart, `(stem, title)`: the median of `y` against `axis`, one series per
@@ -930,7 +925,7 @@ fn versus(
     let over = oversubscribed_threads(pts);
     let hollow: &[f64] = if *axis == Axis::Threads { &over } else { &[] };
     let note = oversubscribed_note(&over, !hollow.is_empty());
-    let named = label_axes(pts, axes, axis);
+    let named = label_axes(axes, axis);
     let (data, bars) = series_with_bars(pts, |p| label_on(p, &named), |p| axis.of(p), y);
     render(
         out,
@@ -956,7 +951,7 @@ fn latency_charts(
     axes: &[Axis],
 ) -> Result<Vec<PathBuf>, Error> {
     let note = oversubscribed_note(&oversubscribed_threads(pts), false);
-    let named = label_axes(pts, axes, &Axis::Theta);
+    let named = label_axes(axes, &Axis::Theta);
     let label = |p: &Point| label_on(p, &named);
     let mut theta_bits: Vec<u64> = pts.iter().map(|p| Axis::Theta.of(p).to_bits()).collect();
     theta_bits.sort();

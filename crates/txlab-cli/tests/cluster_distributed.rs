@@ -95,7 +95,14 @@ fn bad_node_counts_and_flags_are_refused_naming_the_value() {
         ),
         (
             "3",
-            &["--protocol", "rococo", "--repeat", "2"],
+            &[
+                "--protocol",
+                "rococo",
+                "--workload",
+                "ycsb-f",
+                "--theta",
+                "0,0.5",
+            ],
             "2 points (--workload, --theta, --threads, --repeat): accepted: one point",
         ),
     ];

@@ -263,16 +263,20 @@ pub fn cluster(
     }
     let timeout: u64 = f.number("timeout-s", 600)?;
     let nodes: u16 = f.number("local", 0)?;
+    // What each launch runs: its one protocol, one round.
+    let flags_of = |p: &dyn ClusterProtocol| {
+        let mut flags = run_flags.clone();
+        flags.set("protocol", p.name());
+        flags.remove("repeat");
+        flags
+    };
     for &p in &chosen {
-        p.check_nodes(nodes, &run_flags)?;
+        p.check_nodes(nodes, &flags_of(p))?;
     }
     let mut failures = Vec::new();
     for round in 0..rounds {
         for &p in &chosen {
-            let mut flags = run_flags.clone();
-            flags.set("protocol", p.name());
-            flags.remove("repeat");
-            let (line, failed) = launch(&f, &flags, p, timeout, round)?;
+            let (line, failed) = launch(&f, &flags_of(p), p, timeout, round)?;
             if let Some(failed) = failed {
                 failures.push(format!("{} (round {round}): {failed}", p.name()));
             }
