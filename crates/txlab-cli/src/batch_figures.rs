@@ -2,7 +2,10 @@
 //! Gehrke, VLDB 2018) in one call, written to one CSV.
 //!
 //! Four sweeps, each run round by round with its protocols interleaved, every record tagged
-//! with its figure in the `param_figure` column of `batch_figures.csv`:
+//! with its figure in the `param_figure` column of `batch_figures.csv`. Each figure's runs are
+//! also a results directory of their own, `OUT/<figure>/` (results.json, results.csv,
+//! summary.csv as `txlab run --out` writes them, with the figure's sweep as `config`), with its
+//! charts (`txlab plot`):
 //!
 //! | figure | protocols | workload | varies |
 //! |---|---|---|---|
@@ -27,7 +30,7 @@ use txlab_harness::machine::MachineInfo;
 use txlab_harness::point::EngineParams;
 use txlab_harness::registry::Protocol;
 use txlab_harness::registry::pipeline::MAX_COMPONENT_THREADS;
-use txlab_harness::report::{RunRecord, summarize, summary_table, to_csv};
+use txlab_harness::report::{RunRecord, summarize, summary_table, to_csv, write_results};
 use txlab_harness::runner::MAX_THREADS;
 use txlab_harness::sweep::{SweepSpec, run_sweep};
 use txlab_harness::topology::physical_cores_of_this_machine;
@@ -178,7 +181,8 @@ impl BatchFiguresArgs {
 }
 
 /// Runs `txlab batch-figures`: validates every sweep first, runs them in order, writes
-/// `batch_figures.csv` and prints one summary table per figure.
+/// `batch_figures.csv` and each figure's results directory, prints one summary table per
+/// figure and draws each figure's charts.
 pub fn execute(args: &BatchFiguresArgs) -> Result<(), Failure> {
     let figures = args.figures(physical_cores_of_this_machine());
     for f in &figures {
@@ -210,15 +214,21 @@ pub fn execute(args: &BatchFiguresArgs) -> Result<(), Failure> {
             r.parameters.insert("figure".into(), f.name.into());
         }
         let baseline = f.spec.protocols.first().map(|p| p.name());
+        let summary = summarize(&records, baseline);
         tables.push_str(&format!("== {}\n", f.name));
-        tables.push_str(&summary_table(&summarize(&records, baseline), baseline));
-        all.extend(records);
+        tables.push_str(&summary_table(&summary, baseline));
         // Written after every figure, so a run cut short keeps what it measured.
+        write_results(&out.join(f.name), &machine, &f.spec, &records, &summary)
+            .map_err(|e| Failure::Run(e.to_string()))?;
+        all.extend(records);
         write(CSV, to_csv(&all))?;
         write("summary.txt", tables.clone())?;
     }
     print!("{tables}");
     println!("results written to {}", out.join(CSV).display());
+    for f in &figures {
+        crate::plot_written(&out.join(f.name))?;
+    }
     Ok(())
 }
 
@@ -291,7 +301,11 @@ mod tests {
             "--out",
             out.to_str().unwrap(),
         ]);
-        execute(&a).unwrap();
+        let done = execute(&a);
+        if let Err(f) = &done {
+            // Without a TrueType font only the charts are missing, and the error says so.
+            assert!(f.to_string().contains("TXLAB_FONT"), "{f}");
+        }
         let csv = std::fs::read_to_string(out.join(CSV)).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         let col = header.iter().position(|h| *h == "param_figure").unwrap();
@@ -306,6 +320,26 @@ mod tests {
         );
         // 5 modes × 2 θ, 2 protocols × 1 thread count, 2 × 3 θ, 2 × 1.
         assert_eq!(csv.lines().count() - 1, 10 + 2 + 6 + 2);
+        for (figure, runs, chart) in [
+            ("fig10-12", 10, "micro-throughput-vs-theta.svg"),
+            ("fig19", 2, "ycsb-f-throughput-vs-threads.svg"),
+            ("fig20-21", 6, "ycsb-f-throughput-vs-theta.svg"),
+            ("fig19-100k", 2, "ycsb-f-throughput-vs-threads.svg"),
+        ] {
+            let dir = out.join(figure);
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                    .unwrap();
+            assert_eq!(json["runs"].as_array().unwrap().len(), runs, "{figure}");
+            assert!(
+                json["config"]["protocols"].is_array(),
+                "{figure}: the sweep is the config"
+            );
+            assert!(
+                done.is_err() || dir.join(chart).is_file(),
+                "{figure}: {chart} missing"
+            );
+        }
         let _ = std::fs::remove_dir_all(&out);
     }
 }

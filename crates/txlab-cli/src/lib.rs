@@ -17,6 +17,7 @@
 pub mod batch_figures;
 pub mod builds;
 pub mod cluster;
+pub mod cluster_report;
 pub mod cluster_run;
 pub mod output;
 pub mod plot;
@@ -93,8 +94,9 @@ pub enum Command {
     /// (docs/distribution.md).
     Node(ClusterArgs),
     /// N node processes of this binary on loopback, their results gathered:
-    /// `txlab cluster --local N [--distinct-hosts] [--timeout-s S] -- <run args>`
-    /// (docs/distribution.md).
+    /// `txlab cluster --local N [--distinct-hosts] [--timeout-s S] [--out DIR [--overwrite]] --
+    /// <run args>`; with --out (rococo, 2pl-2pc, occ-2pc) the runs are written and summarized
+    /// as `txlab run --out` does (docs/distribution.md).
     Cluster(ClusterArgs),
 }
 
@@ -124,6 +126,11 @@ pub fn cluster_protocols() -> Vec<&'static dyn txlab_net::cluster::cli::ClusterP
 /// Runs `txlab node` or `txlab cluster` (`name`) with `args`; errors are printed by
 /// `txlab_net::cluster::cli`.
 fn cluster_subcommand(name: &str, args: &[String]) -> Result<(), Failure> {
+    if name == "cluster"
+        && let Some(req) = cluster_report::split_out(args).map_err(Failure::Usage)?
+    {
+        return cluster_report::execute(&req);
+    }
     let git_revision = MachineInfo::detect().git_revision;
     let argv: Vec<String> = std::iter::once(name.to_string())
         .chain(args.iter().cloned())
@@ -377,8 +384,31 @@ pub struct CompareArgs {
 /// `txlab plot`.
 #[derive(Debug, Clone, Args)]
 pub struct PlotArgs {
-    /// A directory written by `txlab run` or `txlab compare` (holding results.json).
-    pub dir: PathBuf,
+    /// Directories written by `txlab run`, `compare`, `cluster --out` or `batch-figures` (holding
+    /// results.json), or results.json files under any name. Runs of several are drawn together,
+    /// against whatever differs between them (threads, theta, --epoch-ms, --clients-per-server,
+    /// --servers, --nodes, ...).
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where the charts go [default: the one DIR; required with several or with a file].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+impl PlotArgs {
+    /// The charts' directory: `--out`, else the one directory given.
+    pub fn out_dir(&self) -> Result<PathBuf, Error> {
+        match (&self.out, self.dirs.as_slice()) {
+            (Some(out), _) => Ok(out.clone()),
+            (None, [dir]) if !dir.is_file() => Ok(dir.clone()),
+            _ => Err(Error::invalid(
+                "--out",
+                "",
+                "a directory for the charts: needed when several DIRs or a results file are \
+                 given",
+            )),
+        }
+    }
 }
 
 /// Parses `500ms`, `1s`, `2m`, `1h`, `250us` (a non-negative integer or decimal and a unit).
@@ -684,17 +714,56 @@ pub fn sweep_into(
     let records = run_sweep(spec, &mut |step| progress.step(step));
     progress.finish(records.is_ok());
     let records = records.map_err(|e| Failure::Run(format!("run failed: {e}")))?;
-    let machine = MachineInfo::detect();
     let baseline = spec.baseline.map(|b| b.name());
-    let summary = summarize_against(&records, baseline, spec.baseline_threads);
-    write_results(out, &machine, spec, &records, &summary)
+    write_report(spec, spec, &records, baseline, out)?;
+    Ok(records)
+}
+
+/// Writes `records` into `out` (results.csv, summary.csv, results.json with `config`) and
+/// prints their summary table against `baseline` and the notes on how they were produced.
+fn write_report(
+    spec: &SweepSpec,
+    config: &impl serde::Serialize,
+    records: &[RunRecord],
+    baseline: Option<&str>,
+    out: &Path,
+) -> Result<(), Failure> {
+    let machine = MachineInfo::detect();
+    let summary = summarize_against(records, baseline, spec.baseline_threads);
+    write_results(out, &machine, config, records, &summary)
         .map_err(|e| Failure::Run(e.to_string()))?;
     print!("{}", summary_table(&summary, baseline));
-    for note in run_notes(&records, &machine, spec) {
+    for note in run_notes(records, &machine, spec) {
         println!("note: {note}");
     }
     println!("results written to {}", out.display());
-    Ok(records)
+    Ok(())
+}
+
+/// Draws the charts of the results in `out` ([`plot::plot_dir`]); a failure says that the
+/// results are written and how to plot them once fixed.
+pub fn plot_written(out: &Path) -> Result<(), Failure> {
+    let files = plot::plot_dir(out).map_err(|e| {
+        Failure::Run(format!(
+            "the results are in {}, but plotting them failed: {e} (fix that and run `txlab \
+             plot {}`)",
+            out.display(),
+            out.display()
+        ))
+    })?;
+    println!("plots written to {} ({} files)", out.display(), files.len());
+    Ok(())
+}
+
+/// [`write_report`] with the baseline of `spec`, then [`plot_written`].
+pub fn report_and_plot(
+    spec: &SweepSpec,
+    config: &impl serde::Serialize,
+    records: &[RunRecord],
+    out: &Path,
+) -> Result<(), Failure> {
+    write_report(spec, config, records, spec.baseline.map(|b| b.name()), out)?;
+    plot_written(out)
 }
 
 /// `compare --builds`: validated like a sweep, run through [`builds::run`], reported alike.
@@ -712,22 +781,13 @@ fn compare_builds(
     let baseline = spec
         .baseline
         .map(|b| format!("{}:{}", args.builds[0].label, b.name()));
-    let summary = summarize_against(&records, baseline.as_deref(), spec.baseline_threads);
-    let machine = MachineInfo::detect();
     let config = serde_json::json!({
         "sweep": spec,
         "builds": args.builds.iter().map(|b| {
             serde_json::json!({"label": b.label, "path": b.path.display().to_string()})
         }).collect::<Vec<_>>(),
     });
-    write_results(out, &machine, &config, &records, &summary)
-        .map_err(|e| Failure::Run(e.to_string()))?;
-    print!("{}", summary_table(&summary, baseline.as_deref()));
-    for note in run_notes(&records, &machine, spec) {
-        println!("note: {note}");
-    }
-    println!("results written to {}", out.display());
-    Ok(())
+    write_report(spec, &config, &records, baseline.as_deref(), out)
 }
 
 /// The caveats `txlab run` prints under its table: what a reader of these numbers must know
@@ -887,19 +947,11 @@ fn execute_with(cli: Cli, given: &[&str]) -> Result<(), Failure> {
             } else {
                 compare_builds(&args, &spec, &out, given)?;
             }
-            let files = plot::plot_dir(&out).map_err(|e| {
-                Failure::Run(format!(
-                    "the results are in {}, but plotting them failed: {e} (fix that and run \
-                     `txlab plot {}`)",
-                    out.display(),
-                    out.display()
-                ))
-            })?;
-            println!("plots written to {} ({} files)", out.display(), files.len());
-            Ok(())
+            plot_written(&out)
         }
         Command::Plot(args) => {
-            let files = plot::plot_dir(&args.dir).map_err(|e| match e {
+            let out = args.out_dir().map_err(Failure::Usage)?;
+            let files = plot::plot_inputs(&args.dirs, &out).map_err(|e| match e {
                 e @ Error::InvalidConfig { .. } => Failure::Usage(e),
                 e => Failure::Run(e.to_string()),
             })?;

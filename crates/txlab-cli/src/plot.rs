@@ -1,16 +1,22 @@
-//! `txlab plot DIR`: charts from a results directory's `results.json`, as SVG and PNG.
+//! `txlab plot DIR...`: charts from results directories' `results.json` (or such files under
+//! any name), as SVG and PNG, next to the results or into `--out`.
 //!
-//! Per workload (medians over repeats; one line per protocol, split further by theta or threads
-//! when the sweep varied them):
+//! The x axes come from the runs: every coordinate that differs between them is one ([`axes`]):
+//! threads, Zipf theta, and any number the files' `config` fixes (`--epoch-ms`,
+//! `--clients-per-server`, `--servers`, `--nodes`, `--batch-epoch-us`, ... as
+//! `engine.cluster.clients_per_server` and the like), so several directories that differ in one
+//! flag plot as one sweep over it. A coordinate that groups the runs exactly as an earlier one
+//! does (`--districts` scaled with `--servers`) is not drawn again; if nothing varies, the axis
+//! is threads. Per workload (medians over repeats; one line per protocol and value of the other
+//! varying coordinates):
 //!
-//! - `<workload>-throughput-vs-threads`: M txn/s against worker threads;
-//! - `<workload>-throughput-vs-theta`: M txn/s against Zipf theta (only if theta varied);
-//! - `<workload>-abort-rate`: conflict aborts in % against theta (or threads if theta is fixed);
+//! - `<workload>-throughput-vs-<axis>` (`-vs-threads`, `-vs-theta`, `-vs-clients-per-server`,
+//!   ...): M txn/s against each varying coordinate;
+//! - `<workload>-abort-rate`: conflict aborts in % against the first varying coordinate that is
+//!   not threads (threads if none);
 //! - `<workload>-latency` (or `<workload>-latency-theta<θ>`, one per theta when theta varied):
-//!   p50 / p90 / p99 / p99.9 latency in µs (log scale) against the percentile, one line per
-//!   protocol (and thread count, when threads varied);
-//! - `<workload>-latency-cdf` (or `<workload>-latency-cdf-theta<θ>`, one per theta when theta
-//!   varied): the latency CDF, one line per protocol (and thread count, when threads varied). The
+//!   p50 / p90 / p99 / p99.9 latency in µs (log scale) against the percentile;
+//! - `<workload>-latency-cdf` (or `<workload>-latency-cdf-theta<θ>`): the latency CDF. The
 //!   x axis is latency in µs on a log scale, the y axis the fraction of transactions with at most
 //!   that latency. Each line is drawn from the run's `latency_cdf` (the merged per-thread
 //!   histogram sampled at `runner::cdf_percentiles`); over repeats, the median latency at each
@@ -115,22 +121,64 @@ struct Point {
     cdf: Vec<(f64, f64)>,
     /// More workers than physical cores (`result.oversubscribed`; false if absent).
     oversubscribed: bool,
+    /// Every number the run's file fixed in its `config` (`engine.cluster.clients_per_server`,
+    /// `engine.epoch`, ...), by its path: the candidates for an x axis besides threads and
+    /// theta ([`axes`]).
+    config: BTreeMap<String, f64>,
 }
 
-fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
-    let path = dir.join("results.json");
+/// Paths in `config` that are not a property of the runs: the rounds and the ratio's baseline,
+/// and the theta that every point overrides.
+const NOT_COORDINATES: [&str; 3] = ["repeat", "baseline_threads", "params.theta"];
+
+/// The numeric leaves of `v` (objects descended, arrays and non-numbers skipped), by their
+/// dotted path under `prefix`.
+fn numeric_leaves(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                numeric_leaves(&path, v, out);
+            }
+        }
+        Value::Number(n) if !NOT_COORDINATES.contains(&prefix) => {
+            if let Some(x) = n.as_f64() {
+                out.insert(prefix.to_string(), x);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The results file of an input: `DIR/results.json` for a directory, else the file itself (a
+/// `results.json` kept under another name).
+fn results_file(input: &Path) -> PathBuf {
+    if input.is_dir() {
+        input.join("results.json")
+    } else {
+        input.to_path_buf()
+    }
+}
+
+fn read_points(input: &Path) -> Result<Vec<Point>, Error> {
+    let path = results_file(input);
+    let bad = |accepted: String| Error::invalid("DIR", input.display(), accepted);
     let text = std::fs::read_to_string(&path).map_err(|e| {
-        Error::invalid(
-            "DIR",
-            dir.display(),
-            format!("a directory holding results.json ({e})"),
-        )
+        bad(format!(
+            "a directory holding results.json, or such a file ({e})"
+        ))
     })?;
-    let json: Value = serde_json::from_str(&text)
-        .map_err(|e| Error::invalid("DIR", dir.display(), format!("a valid results.json ({e})")))?;
-    let runs = json["runs"].as_array().ok_or_else(|| {
-        Error::invalid("DIR", dir.display(), "a results.json with a `runs` array")
-    })?;
+    let json: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("a valid results.json ({e})")))?;
+    let runs = json["runs"]
+        .as_array()
+        .ok_or_else(|| bad("a results.json with a `runs` array".into()))?;
+    let mut config = BTreeMap::new();
+    numeric_leaves("", &json["config"], &mut config);
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     Ok(runs
         .iter()
@@ -155,8 +203,110 @@ fn read_points(dir: &Path) -> Result<Vec<Point>, Error> {
             p99: num(&r["result"]["latency"]["p99_us"]),
             p999: num(&r["result"]["latency"]["p999_us"]),
             oversubscribed: r["result"]["oversubscribed"].as_bool().unwrap_or(false),
+            config: config.clone(),
         })
         .collect())
+}
+
+/// A coordinate of the runs that an x axis can take.
+#[derive(Debug, Clone, PartialEq)]
+enum Axis {
+    /// Worker threads.
+    Threads,
+    /// Zipf theta (0 for workloads without one).
+    Theta,
+    /// A number of the run's `config`, by its dotted path.
+    Config(String),
+}
+
+impl Axis {
+    /// The run's value on this axis (NaN if its file does not fix it).
+    fn of(&self, p: &Point) -> f64 {
+        match self {
+            Axis::Threads => p.threads,
+            Axis::Theta => p.theta.unwrap_or(0.0),
+            Axis::Config(k) => p.config.get(k).copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    /// The last segment of a config path, with spaces (`clients per server`).
+    fn short(&self) -> String {
+        match self {
+            Axis::Threads => "threads".into(),
+            Axis::Theta => "skew".into(),
+            Axis::Config(k) => k.rsplit('.').next().unwrap_or(k).replace('_', " "),
+        }
+    }
+
+    /// The axis description.
+    fn desc(&self) -> String {
+        match self {
+            Axis::Threads => "worker threads".into(),
+            Axis::Theta => "Zipf theta".into(),
+            Axis::Config(k) => format!("{} ({k})", self.short()),
+        }
+    }
+
+    /// The chart file's suffix after `-vs-`.
+    fn stem(&self) -> String {
+        match self {
+            Axis::Threads => "threads".into(),
+            Axis::Theta => "theta".into(),
+            Axis::Config(_) => self.short().replace(' ', "-"),
+        }
+    }
+
+    /// What a series label adds for a run's value on this axis (`2t`, `theta=0.99`,
+    /// `clients per server=40`), [`OVERSUBSCRIBED`] after an oversubscribed thread count.
+    fn label(&self, p: &Point) -> String {
+        match self {
+            Axis::Threads => format!(
+                " {}t{}",
+                p.threads,
+                if p.oversubscribed { OVERSUBSCRIBED } else { "" }
+            ),
+            Axis::Theta => theta_label(p.theta),
+            Axis::Config(_) => format!(" {}={}", self.short(), self.of(p)),
+        }
+    }
+}
+
+/// The coordinates the runs of `pts` vary in: threads, then theta, then the numbers of their
+/// files' `config` by path; one that orders the runs into the same groups as an earlier one
+/// (`--districts` set with `--servers`) is left out. Threads if nothing varies.
+fn axes(pts: &[&Point]) -> Vec<Axis> {
+    let mut keys: Vec<&String> = pts.iter().flat_map(|p| p.config.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let candidates = [Axis::Threads, Axis::Theta]
+        .into_iter()
+        .chain(keys.into_iter().map(|k| Axis::Config(k.clone())));
+    let mut chosen: Vec<(Axis, Vec<usize>)> = Vec::new();
+    for axis in candidates {
+        let values: Vec<u64> = pts.iter().map(|p| axis.of(p).to_bits()).collect();
+        // Each run's group: the index of the first run with its value.
+        let groups: Vec<usize> = values
+            .iter()
+            .map(|v| values.iter().position(|w| w == v).unwrap_or(0))
+            .collect();
+        let varies = groups.iter().any(|&g| g != 0);
+        if varies && chosen.iter().all(|(_, g)| *g != groups) {
+            chosen.push((axis, groups));
+        }
+    }
+    if chosen.is_empty() {
+        return vec![Axis::Threads];
+    }
+    chosen.into_iter().map(|(a, _)| a).collect()
+}
+
+/// The series label of `p` on a chart: its protocol and its values on `others`.
+fn label_on(p: &Point, others: &[&Axis]) -> String {
+    let mut s = p.protocol.clone();
+    for a in others {
+        s.push_str(&a.label(p));
+    }
+    s
 }
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
@@ -650,16 +800,6 @@ fn theta_label(t: Option<f64>) -> String {
 /// The suffix of a series label naming a thread count whose runs were oversubscribed.
 const OVERSUBSCRIBED: &str = " (oversubscribed)";
 
-/// `"{protocol} {threads}t"`, with [`OVERSUBSCRIBED`] if the run was.
-fn protocol_threads_label(p: &Point) -> String {
-    format!(
-        "{} {}t{}",
-        p.protocol,
-        p.threads,
-        if p.oversubscribed { OVERSUBSCRIBED } else { "" }
-    )
-}
-
 /// The thread counts (ascending) at which some run of `pts` was oversubscribed.
 fn oversubscribed_threads(pts: &[&Point]) -> Vec<f64> {
     let mut t: Vec<f64> = pts
@@ -695,16 +835,34 @@ fn oversubscribed_note(threads: &[f64], markers: bool) -> Option<String> {
     ))
 }
 
-/// Draws every chart for the results in `dir`; returns the files written.
+/// Draws every chart for the results in `dir`, next to them; returns the files written.
 pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
-    let points = read_points(dir)?;
+    plot_inputs(&[dir.to_path_buf()], dir)
+}
+
+/// Draws every chart for the runs of `inputs` (results directories, or results.json files
+/// under any name) into `out`, per workload against every coordinate the runs vary in
+/// ([`axes`]); returns the files written.
+pub fn plot_inputs(inputs: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>, Error> {
+    let mut points = Vec::new();
+    for input in inputs {
+        points.extend(read_points(input)?);
+    }
     if points.is_empty() {
+        let names: Vec<String> = inputs.iter().map(|i| i.display().to_string()).collect();
         return Err(Error::invalid(
             "DIR",
-            dir.display(),
-            "a results.json with at least one run",
+            names.join(" "),
+            "results with at least one run",
         ));
     }
+    std::fs::create_dir_all(out).map_err(|e| {
+        Error::invalid(
+            "--out",
+            out.display(),
+            format!("a directory that can be created ({e})"),
+        )
+    })?;
     register_font()?;
     let mut workloads: Vec<&str> = points.iter().map(|p| p.workload.as_str()).collect();
     workloads.sort();
@@ -712,128 +870,98 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut files = Vec::new();
     for w in workloads {
         let pts: Vec<&Point> = points.iter().filter(|p| p.workload == w).collect();
-        let over = oversubscribed_threads(&pts);
-        let note_hollow = oversubscribed_note(&over, true);
-        let note = oversubscribed_note(&over, false);
-        let mut thetas: Vec<u64> = pts
-            .iter()
-            .map(|p| p.theta.unwrap_or(0.0).to_bits())
-            .collect();
-        thetas.sort();
-        thetas.dedup();
-        let theta_varies = thetas.len() > 1;
-        let by_protocol_theta = |p: &Point| {
-            if theta_varies {
-                format!("{}{}", p.protocol, theta_label(p.theta))
-            } else {
-                p.protocol.clone()
-            }
-        };
+        let axes = axes(&pts);
         let tps = |p: &Point| p.tps / 1e6;
-        let (data, bars) = series_with_bars(&pts, by_protocol_theta, |p| p.threads, tps);
-        files.extend(render(
-            dir,
-            &format!("{w}-throughput-vs-threads"),
-            &format!("{w}: throughput vs threads"),
-            Chart::Linear {
-                x: "worker threads",
-                y: "throughput (M txn/s)",
-                hollow_x: &over,
-                bars: &bars,
-            },
-            &data,
-            note_hollow.as_deref(),
-        )?);
-        if theta_varies {
-            let (data, bars) = series_with_bars(
+        for axis in &axes {
+            files.extend(versus(
+                out,
+                (
+                    &format!("{w}-throughput-vs-{}", axis.stem()),
+                    &format!("{w}: throughput vs {}", axis.short()),
+                ),
                 &pts,
-                protocol_threads_label,
-                |p| p.theta.unwrap_or(0.0),
-                tps,
-            );
-            files.extend(render(
-                dir,
-                &format!("{w}-throughput-vs-theta"),
-                &format!("{w}: throughput vs skew"),
-                Chart::Linear {
-                    x: "Zipf theta",
-                    y: "throughput (M txn/s)",
-                    hollow_x: &[],
-                    bars: &bars,
-                },
-                &data,
-                note.as_deref(),
-            )?);
-            let (data, bars) = series_with_bars(
-                &pts,
-                protocol_threads_label,
-                |p| p.theta.unwrap_or(0.0),
-                |p| 100.0 * p.abort_rate,
-            );
-            files.extend(render(
-                dir,
-                &format!("{w}-abort-rate"),
-                &format!("{w}: abort rate vs skew"),
-                Chart::Linear {
-                    x: "Zipf theta",
-                    y: "conflict aborts (% of attempts)",
-                    hollow_x: &[],
-                    bars: &bars,
-                },
-                &data,
-                note.as_deref(),
-            )?);
-        } else {
-            let (data, bars) = series_with_bars(
-                &pts,
-                |p| p.protocol.clone(),
-                |p| p.threads,
-                |p| 100.0 * p.abort_rate,
-            );
-            files.extend(render(
-                dir,
-                &format!("{w}-abort-rate"),
-                &format!("{w}: abort rate vs threads"),
-                Chart::Linear {
-                    x: "worker threads",
-                    y: "conflict aborts (% of attempts)",
-                    hollow_x: &over,
-                    bars: &bars,
-                },
-                &data,
-                note_hollow.as_deref(),
+                (axis, &axes),
+                ("throughput (M txn/s)", tps),
             )?);
         }
-        files.extend(latency_charts(dir, w, &pts, &thetas, note.as_deref())?);
+        // Against the first coordinate besides threads, if one varies.
+        let primary = axes
+            .iter()
+            .find(|a| **a != Axis::Threads)
+            .unwrap_or(&axes[0]);
+        files.extend(versus(
+            out,
+            (
+                &format!("{w}-abort-rate"),
+                &format!("{w}: abort rate vs {}", primary.short()),
+            ),
+            &pts,
+            (primary, &axes),
+            ("conflict aborts (% of attempts)", |p: &Point| {
+                100.0 * p.abort_rate
+            }),
+        )?);
+        files.extend(latency_charts(out, w, &pts, &axes)?);
     }
     Ok(files)
 }
 
+/// The axes a chart's series labels name: the varying ones but `skip` (an oversubscribed
+/// thread count that does not vary is named by the chart's note alone).
+fn label_axes<'a>(axes: &'a [Axis], skip: &Axis) -> Vec<&'a Axis> {
+    axes.iter().filter(|a| *a != skip).collect()
+}
+
+/// One linear chart, `(stem, title)`: the median of `y` against `axis`, one series per
+/// protocol and value of the other varying axes, error bars over the rounds; oversubscribed
+/// thread counts hollow on a threads axis and named in the note.
+fn versus(
+    out: &Path,
+    (stem, title): (&str, &str),
+    pts: &[&Point],
+    (axis, axes): (&Axis, &[Axis]),
+    (y_desc, y): (&str, impl Fn(&Point) -> f64),
+) -> Result<Vec<PathBuf>, Error> {
+    let over = oversubscribed_threads(pts);
+    let hollow: &[f64] = if *axis == Axis::Threads { &over } else { &[] };
+    let note = oversubscribed_note(&over, !hollow.is_empty());
+    let named = label_axes(axes, axis);
+    let (data, bars) = series_with_bars(pts, |p| label_on(p, &named), |p| axis.of(p), y);
+    render(
+        out,
+        stem,
+        title,
+        Chart::Linear {
+            x: &axis.desc(),
+            y: y_desc,
+            hollow_x: hollow,
+            bars: &bars,
+        },
+        &data,
+        note.as_deref(),
+    )
+}
+
 /// The latency percentile and CDF charts of one workload: one of each per theta if theta
-/// varied, else one of each.
+/// varied, else one of each; a series per protocol and value of the other varying axes.
 fn latency_charts(
     dir: &Path,
     workload: &str,
     pts: &[&Point],
-    theta_bits: &[u64],
-    note: Option<&str>,
+    axes: &[Axis],
 ) -> Result<Vec<PathBuf>, Error> {
-    let mut threads: Vec<u64> = pts.iter().map(|p| p.threads.to_bits()).collect();
-    threads.sort();
-    threads.dedup();
-    let label = |p: &Point| {
-        if threads.len() > 1 || p.oversubscribed {
-            protocol_threads_label(p)
-        } else {
-            p.protocol.clone()
-        }
-    };
+    let note = oversubscribed_note(&oversubscribed_threads(pts), false);
+    let named = label_axes(axes, &Axis::Theta);
+    let label = |p: &Point| label_on(p, &named);
+    let mut theta_bits: Vec<u64> = pts.iter().map(|p| Axis::Theta.of(p).to_bits()).collect();
+    theta_bits.sort();
+    theta_bits.dedup();
     let mut files = Vec::new();
-    for &bits in theta_bits {
+    for &bits in &theta_bits {
         let of_theta: Vec<&Point> = pts
             .iter()
             .copied()
-            .filter(|p| p.theta.unwrap_or(0.0).to_bits() == bits)
+            .filter(|p| Axis::Theta.of(p).to_bits() == bits)
             .collect();
         let (suffix, title_suffix) = if theta_bits.len() > 1 {
             let theta = f64::from_bits(bits);
@@ -857,7 +985,7 @@ fn latency_charts(
             &format!("{workload}: latency percentiles{title_suffix}"),
             Chart::Percentiles,
             &data,
-            note,
+            note.as_deref(),
         )?);
         let data = cdf_series(&of_theta, label);
         if !data.is_empty() {
@@ -867,7 +995,7 @@ fn latency_charts(
                 &format!("{workload}: latency CDF{title_suffix}"),
                 Chart::Cdf,
                 &data,
-                note,
+                note.as_deref(),
             )?);
         }
     }
@@ -936,6 +1064,7 @@ mod tests {
             p999: 0.0,
             cdf: vec![],
             oversubscribed: false,
+            config: BTreeMap::new(),
         };
         let pts = [p(2.0, 5.0), p(1.0, 1.0), p(1.0, 3.0), p(1.0, 2.0)];
         let refs: Vec<&Point> = pts.iter().collect();
@@ -1071,6 +1200,127 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// `results.json` of rococo and 2pl-2pc on tpcc at `clients` clients per server (with
+    /// districts 10 × servers, so both vary together when `servers` does), 3 rounds whose
+    /// throughput differs by `spread`.
+    fn cluster_results(dir: &Path, clients: u32, servers: u32, spread: f64) {
+        let runs: Vec<Value> = (0..3)
+            .flat_map(|round| {
+                [("rococo", 1.0), ("2pl-2pc", 0.8)].map(|(protocol, scale)| {
+                    serde_json::json!({
+                        "protocol": protocol, "workload": "tpcc", "threads": 1,
+                        "theta": null, "repeat": round,
+                        "result": {
+                            "throughput_tps": scale * 1e3 * f64::from(clients)
+                                * (1.0 + spread * f64::from(round)),
+                            "abort_rate": 0.1,
+                            "latency": {"p50_us": 1.0, "p90_us": 2.0, "p99_us": 3.0,
+                                        "p999_us": 4.0},
+                        }
+                    })
+                })
+            })
+            .collect();
+        let config = serde_json::json!({
+            "threads": [1], "repeat": 3 + clients, "seed": 42,
+            "params": {"districts": 10 * servers, "theta": 0.0},
+            "engine": {"epoch": 0.04, "cluster": {"servers": servers,
+                                                   "clients_per_server": clients}},
+        });
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(
+            dir.join("results.json"),
+            serde_json::json!({"config": config, "runs": runs}).to_string(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn directories_that_differ_in_one_flag_plot_against_it_with_error_bars() {
+        let root = std::env::temp_dir().join(format!("txlab-plot-clients-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dirs: Vec<PathBuf> = [5, 40, 100]
+            .map(|c| {
+                let d = root.join(format!("c{c}"));
+                cluster_results(&d, c, 2, 0.2);
+                d
+            })
+            .to_vec();
+        let out = root.join("plots");
+        match plot_inputs(&dirs, &out) {
+            Ok(files) => {
+                let svg =
+                    std::fs::read_to_string(out.join("tpcc-throughput-vs-clients-per-server.svg"))
+                        .unwrap();
+                assert!(
+                    svg.contains("clients per server (engine.cluster.clients_per_server)"),
+                    "the x axis names the flag's config path"
+                );
+                assert!(svg.contains("rococo") && svg.contains("2pl-2pc"));
+                assert!(
+                    !files
+                        .iter()
+                        .any(|f| f.to_string_lossy().contains("vs-threads")),
+                    "threads did not vary: {files:?}"
+                );
+                let abort = std::fs::read_to_string(out.join("tpcc-abort-rate.svg")).unwrap();
+                assert!(abort.contains("abort rate vs clients per server"));
+                // 2 protocols × 3 client counts, each bar three segments, over the lines.
+                let lines =
+                    |svg: &str| svg.matches("<line").count() + svg.matches("<polyline").count();
+                let flat = root.join("flat");
+                let flat_dirs: Vec<PathBuf> = [5, 40, 100]
+                    .map(|c| {
+                        let d = flat.join(format!("c{c}"));
+                        cluster_results(&d, c, 2, 0.0);
+                        d
+                    })
+                    .to_vec();
+                plot_inputs(&flat_dirs, &flat).unwrap();
+                let flat_svg =
+                    std::fs::read_to_string(flat.join("tpcc-throughput-vs-clients-per-server.svg"))
+                        .unwrap();
+                assert!(lines(&svg) >= lines(&flat_svg) + 6 * 3, "no error bars");
+            }
+            Err(e) => assert!(e.to_string().contains("TXLAB_FONT"), "{e}"),
+        }
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn the_axes_are_what_varies_once_per_grouping() {
+        let root = std::env::temp_dir().join(format!("txlab-plot-axes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mut points = Vec::new();
+        for (servers, clients) in [(1, 10), (2, 10), (3, 10), (1, 40), (2, 40), (3, 40)] {
+            let d = root.join(format!("s{servers}-c{clients}"));
+            cluster_results(&d, clients, servers, 0.0);
+            points.extend(read_points(&d).unwrap());
+        }
+        let refs: Vec<&Point> = points.iter().collect();
+        // params.districts and repeat change with servers and clients: the first is the same
+        // grouping as engine.cluster.servers, the second is not a property of the runs.
+        assert_eq!(
+            axes(&refs),
+            [
+                Axis::Config("engine.cluster.clients_per_server".into()),
+                Axis::Config("engine.cluster.servers".into()),
+            ]
+        );
+        let p = &points[0];
+        assert_eq!(
+            label_on(p, &[&Axis::Config("engine.cluster.servers".into())]),
+            "rococo servers=1"
+        );
+        let one: Vec<&Point> = points.iter().take(6).collect();
+        assert_eq!(
+            axes(&one),
+            [Axis::Threads],
+            "nothing varies within one file"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn the_oversubscription_note_lists_thread_counts() {
         assert_eq!(oversubscribed_note(&[], true), None);
@@ -1098,6 +1348,7 @@ mod tests {
             p999: 0.0,
             cdf,
             oversubscribed: false,
+            config: BTreeMap::new(),
         };
         let pts = [
             p(vec![(0.0, 1.0), (50.0, 4.0), (100.0, 9.0)]),

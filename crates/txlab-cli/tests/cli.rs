@@ -243,7 +243,7 @@ fn other_subcommands_parse() {
         .unwrap()
         .command
     {
-        Command::Plot(p) => assert_eq!(p.dir, std::path::Path::new("results/x")),
+        Command::Plot(p) => assert_eq!(p.dirs, [std::path::Path::new("results/x")]),
         other => panic!("{other:?}"),
     }
     let l = list_text();

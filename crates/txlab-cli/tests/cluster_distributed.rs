@@ -95,7 +95,14 @@ fn bad_node_counts_and_flags_are_refused_naming_the_value() {
         ),
         (
             "3",
-            &["--protocol", "rococo", "--repeat", "2"],
+            &[
+                "--protocol",
+                "rococo",
+                "--workload",
+                "ycsb-f",
+                "--theta",
+                "0,0.5",
+            ],
             "2 points (--workload, --theta, --threads, --repeat): accepted: one point",
         ),
     ];
@@ -107,4 +114,99 @@ fn bad_node_counts_and_flags_are_refused_naming_the_value() {
         // Refused before any node process started.
         assert!(!err.contains("pid"), "{run:?}: {err}");
     }
+}
+
+/// `txlab cluster --out`: two protocols, two rounds, interleaved; the directory holds what
+/// `txlab run --out` writes (every round's record, ratios to the first protocol), the table is
+/// printed, and `txlab plot` draws the directories of two client counts against clients per
+/// server.
+#[test]
+fn cluster_out_writes_a_results_directory_that_plot_reads() {
+    let root = std::env::temp_dir().join(format!("txlab-cluster-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let mut dirs = Vec::new();
+    for clients in ["2", "4"] {
+        let dir = root.join(format!("c{clients}"));
+        let out = Command::new(TXLAB)
+            .args(["cluster", "--local", "3", "--timeout-s", "120", "--out"])
+            .arg(&dir)
+            .args(["--", "run", "--protocol", "rococo,2pl-2pc", "--repeat", "2"])
+            .args(["--clients-per-server", clients])
+            .args(&TPCC[..TPCC.len() - 1])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("vs rococo [95% CI]"), "{stdout}");
+        assert!(stdout.contains("throughput/s [95% CI]"), "{stdout}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap())
+                .unwrap();
+        let runs: Vec<(String, u64)> = json["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["protocol"].as_str().unwrap().to_string(),
+                    r["repeat"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, u64)> =
+            [("rococo", 0), ("2pl-2pc", 0), ("rococo", 1), ("2pl-2pc", 1)]
+                .map(|(p, r)| (p.to_string(), r))
+                .to_vec();
+        assert_eq!(runs, expected, "rounds interleaved, each its own repeat");
+        assert_eq!(json["config"]["sweep"]["engine"]["cluster"]["servers"], 2);
+        let summary = json["summary"].as_array().unwrap();
+        assert_eq!(summary.len(), 2);
+        assert_eq!(summary[1]["ratio"]["n"], 2, "{}", summary[1]);
+        assert!(dir.join("results.csv").is_file() && dir.join("summary.csv").is_file());
+        dirs.push(dir);
+    }
+    let plots = root.join("plots");
+    let out = Command::new(TXLAB)
+        .arg("plot")
+        .args(&dirs)
+        .arg("--out")
+        .arg(&plots)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("TXLAB_FONT") {
+        // No TrueType font on this machine: nothing can be drawn, and the error says so.
+        assert_eq!(out.status.code(), Some(1), "{err}");
+    } else {
+        assert!(out.status.success(), "{err}");
+        let svg = std::fs::read_to_string(plots.join("tpcc-throughput-vs-clients-per-server.svg"))
+            .unwrap();
+        assert!(
+            svg.contains("clients per server"),
+            "the x axis is clients per server"
+        );
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn cluster_out_refuses_partitioned_protocols_before_launching() {
+    let dir = std::env::temp_dir().join(format!("txlab-cluster-out-bad-{}", std::process::id()));
+    let out = Command::new(TXLAB)
+        .args(["cluster", "--local", "2", "--out"])
+        .arg(&dir)
+        .args(["--", "run", "--protocol", "docc", "--workload", "tpcc"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("docc") && err.contains("rococo"), "{err}");
+    assert!(
+        !dir.exists(),
+        "nothing is written before the flags are accepted"
+    );
 }

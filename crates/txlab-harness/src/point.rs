@@ -13,7 +13,7 @@ use crate::registry::distributed::ClusterParams;
 use crate::registry::pipeline::BatchParams;
 use crate::runner::{RunConfig, RunResult};
 use crate::workloads::{AnyWorkload, WorkloadKind, WorkloadParams};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::protocol::epoch::EpochConfig;
@@ -68,7 +68,7 @@ impl Default for EngineParams {
 }
 
 /// What `--check` found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckSummary {
     /// Whether the history checker recorded the run (protocols without recording only check the
     /// workload's invariants).

@@ -22,7 +22,7 @@ use crate::machine::MachineInfo;
 use crate::point::CheckSummary;
 use crate::runner::RunResult;
 use crate::stats::{Estimate, median};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use txlab_core::Error;
@@ -56,8 +56,9 @@ pub const FIXED_COLUMNS: [&str; 25] = [
     "cpus",
 ];
 
-/// One run of the sweep: its coordinates and its result.
-#[derive(Debug, Clone, Serialize)]
+/// One run of the sweep: its coordinates and its result (as `results.json` holds it, and as a
+/// `txlab cluster` client node reports it).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     /// Protocol name.
     pub protocol: String,

@@ -244,8 +244,8 @@ pub fn latency_cdf(h: &Histogram<u64>) -> Vec<CdfPoint> {
         .collect()
 }
 
-/// The outcome of one run.
-#[derive(Debug, Clone, Serialize)]
+/// The outcome of one run (read back from `results.json` without its histogram).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     /// Worker threads.
     pub threads: usize,
@@ -293,9 +293,16 @@ pub struct RunResult {
     pub oversubscribed: bool,
     /// Whether the engine acknowledged at commit or at epoch stability.
     pub ack: String,
-    /// Merged latency histogram in ns (first begin to acknowledged commit).
-    #[serde(skip)]
+    /// Merged latency histogram in ns (first begin to acknowledged commit); empty in a result
+    /// read back from JSON.
+    #[serde(skip, default = "unrecorded")]
     pub latency_ns: Histogram<u64>,
+}
+
+/// The histogram of a result read back from JSON, which does not carry one: empty.
+fn unrecorded() -> Histogram<u64> {
+    // 1 significant digit is within hdrhistogram's accepted 0..=5: creating it cannot fail.
+    Histogram::new(1).expect("1 significant digit is accepted")
 }
 
 impl RunResult {

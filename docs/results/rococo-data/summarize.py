@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Per-protocol table (markdown) of interleaved rounds, from `txlab run` results.json files or
-from the per-run JSON files of tcp-rounds.sh (`txlab cluster` output).
+from the per-launch lines `txlab cluster` prints, one per file (`rR-PROTOCOL.json`).
 
 Throughput, new-orders/s (TPC-C) and the ratio rococo / protocol (within each round): median
 over the rounds with a 95 % percentile bootstrap interval of the median (10,000 resamples,

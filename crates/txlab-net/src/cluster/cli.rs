@@ -165,7 +165,7 @@ pub fn main(args: &[String], protocols: &[&dyn ClusterProtocol], git_revision: &
     };
     let result = match own.first().map(String::as_str) {
         Some("node") => node(&own[1..], run, protocols, git_revision),
-        Some("cluster") => cluster(&own[1..], run, protocols),
+        Some("cluster") => cluster(&own[1..], run, protocols, &mut |line| println!("{line}")),
         other => Err(format!(
             "unknown subcommand {other:?}: accepted: node, cluster"
         )),
@@ -238,10 +238,14 @@ fn node(
     Ok(())
 }
 
-fn cluster(
+/// `cluster` with its flags `own` and the run flags `run`: launches every protocol and round
+/// and hands each launch's line to `on_line` as it ends (`main` prints it); an error names
+/// every launch that failed.
+pub fn cluster(
     own: &[String],
     run: &[String],
     protocols: &[&dyn ClusterProtocol],
+    on_line: &mut dyn FnMut(&serde_json::Value),
 ) -> Result<(), String> {
     let f = Flags::parse(own)?;
     let run_flags = Flags::parse(run)?;
@@ -259,18 +263,24 @@ fn cluster(
     }
     let timeout: u64 = f.number("timeout-s", 600)?;
     let nodes: u16 = f.number("local", 0)?;
+    // What each launch runs: its one protocol, one round.
+    let flags_of = |p: &dyn ClusterProtocol| {
+        let mut flags = run_flags.clone();
+        flags.set("protocol", p.name());
+        flags.remove("repeat");
+        flags
+    };
     for &p in &chosen {
-        p.check_nodes(nodes, &run_flags)?;
+        p.check_nodes(nodes, &flags_of(p))?;
     }
     let mut failures = Vec::new();
     for round in 0..rounds {
         for &p in &chosen {
-            let mut flags = run_flags.clone();
-            flags.set("protocol", p.name());
-            flags.remove("repeat");
-            if let Some(failed) = launch(&f, &flags, p, timeout, round)? {
+            let (line, failed) = launch(&f, &flags_of(p), p, timeout, round)?;
+            if let Some(failed) = failed {
                 failures.push(format!("{} (round {round}): {failed}", p.name()));
             }
+            on_line(&line);
         }
     }
     if failures.is_empty() {
@@ -280,14 +290,14 @@ fn cluster(
     }
 }
 
-/// One launch of `p` with the run flags `run`: prints its line, returns its failure, if any.
+/// One launch of `p` with the run flags `run`: its line and its failure, if any.
 fn launch(
     f: &Flags,
     run: &Flags,
     p: &dyn ClusterProtocol,
     timeout: u64,
     round: u32,
-) -> Result<Option<String>, String> {
+) -> Result<(serde_json::Value, Option<String>), String> {
     let mut node_args = vec!["--timeout-s".to_string(), timeout.to_string(), "--".into()];
     node_args.extend(run.to_args());
     for k in ["fault-node", "fault"] {
@@ -318,11 +328,8 @@ fn launch(
     .map_err(|e| e.to_string())?;
     let nodes: Vec<_> = report.nodes.iter().map(|n| n.result.clone()).collect();
     let concluded = p.conclude(run, &nodes)?;
-    println!(
-        "{}",
-        serde_json::json!({
-            "protocol": p.name(), "round": round, "nodes": nodes, "cluster": concluded.result,
-        })
-    );
-    Ok(concluded.failed)
+    let line = serde_json::json!({
+        "protocol": p.name(), "round": round, "nodes": nodes, "cluster": concluded.result,
+    });
+    Ok((line, concluded.failed))
 }
