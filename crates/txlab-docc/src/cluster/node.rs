@@ -198,6 +198,15 @@ pub struct NodeStats {
     pub pulls: u64,
     /// Batches sealed.
     pub batches: u64,
+    /// Runs of consecutive single-partition transactions through the local engine (each
+    /// starts and ends the engine's run on the node's pool).
+    pub segments: u64,
+    /// Microseconds (driver clock, read once per handler) from the start of the handler in
+    /// which this node reached a multi-partition transaction to the handler that finished it:
+    /// its read sets, on-demand reads and outcome in flight, during which nothing else runs
+    /// here, plus the run of single-partition transactions just before it when the same
+    /// handler ran them.
+    pub mp_blocked_us: u64,
     /// Transactions this node's clients submitted that finished.
     pub finished: u64,
 }
@@ -225,6 +234,8 @@ struct Mp {
     view: View,
     /// Leader: on-demand reads asked for.
     requested: BTreeMap<u16, Vec<Read>>,
+    /// When it reached the head (`NodeStats::mp_blocked_us`).
+    since: Duration,
 }
 
 /// One partition of a cluster (module docs).
@@ -617,6 +628,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         let results = if jobs.is_empty() {
             Ok(Vec::new())
         } else {
+            self.stats.segments += 1;
             self.engine.run_at(&jobs, &self.pool, self.config.workers)
         };
         let outside: Vec<Option<u16>> = confined.iter().map(Confined::outside).collect();
@@ -686,6 +698,13 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             });
     }
 
+    /// The multi-partition transaction at the head is over here.
+    fn end_mp(&mut self) {
+        if let Some(mp) = self.mp.take() {
+            self.stats.mp_blocked_us += self.now.saturating_sub(mp.since).as_micros() as u64;
+        }
+    }
+
     /// `entry`'s processing here is over.
     fn finish(&mut self, entry: &Entry<P>) {
         self.last_done = entry.seq.raw();
@@ -706,6 +725,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         if self.mp.as_ref().map(|m| m.seq) != Some(seq) {
             let mut mp = Mp {
                 seq,
+                since: self.now,
                 ..Mp::default()
             };
             if leader == self.me {
@@ -787,7 +807,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             self.decide(ctx, &entry, |_| Outcome::Restart);
             self.restart(&entry, p);
             self.finish(&entry);
-            self.mp = None;
+            self.end_mp();
             return true;
         }
         if split.is_blocked() {
@@ -831,7 +851,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         });
         self.apply(&entry, &own);
         self.finish(&entry);
-        self.mp = None;
+        self.end_mp();
         true
     }
 
@@ -888,7 +908,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                 self.apply(&entry, w);
             }
             self.finish(&entry);
-            self.mp = None;
+            self.end_mp();
             self.send(ctx, from, Msg::Applied { seq });
             self.advance(ctx);
         } else if seq <= self.last_done {

@@ -24,7 +24,10 @@
 //! - **counters** (every node summed; each node reports its counters as it seals a batch, so
 //!   the measured interval's are exact to within one epoch): `single_partition`,
 //!   `multi_partition` (transactions led), `cluster_restarts`, `remote_reads` (on-demand reads
-//!   a leader asked for), `read_set_rows`, `retransmits`, `pulls`, `batches`.
+//!   a leader asked for), `read_set_rows`, `retransmits`, `pulls`, `batches`, `segments` (runs of
+//!   single-partition transactions through the local engine) and `mp_blocked_us` (microseconds from the
+//!   handler in which a node reached a multi-partition transaction to the one that finished it:
+//!   `NodeStats::mp_blocked_us`).
 //!
 //! With `--check` every partition records on the sequence clock and the nodes keep the merged
 //! input log; after the run the partitions' histories, merged by rank, must pass
@@ -551,6 +554,8 @@ fn counters(stats: &[NodeStats]) -> Vec<(&'static str, u64)> {
         ("retransmits", sum(|s| s.retransmits)),
         ("pulls", sum(|s| s.pulls)),
         ("batches", sum(|s| s.batches)),
+        ("segments", sum(|s| s.segments)),
+        ("mp_blocked_us", sum(|s| s.mp_blocked_us)),
     ]
 }
 
