@@ -2,6 +2,8 @@
 //! the delete, the key is reusable with larger TIDs, and transactions still holding the old record
 //! abort instead of using it. The threaded test checks recorded histories with retirement running.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
@@ -115,45 +117,13 @@ fn a_reader_of_the_retired_tombstone_fails_validation() {
     }
 }
 
+/// A writer that held a record retired under it aborts; its retry writes the fresh record
+/// (`txlab_testkit::retire`).
 #[test]
 fn a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry() {
-    for t in [H, O] {
-        for blind in [false, true] {
-            let (db, rec) = db(SiloConfig::manual());
-            let mut deleter = db.worker().unwrap();
-            let mut writer = db.worker().unwrap();
-            insert(&mut deleter, t, 7, 70);
-            delete(&mut deleter, t, 7);
-            assert!(db.epochs().advance());
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(71)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(71)).unwrap());
-            }
-            assert!(db.epochs().advance());
-            tick(&mut deleter);
-            assert_eq!(deleter.retired_count(), 1);
-            assert_eq!(
-                cause(tx.commit().unwrap_err()),
-                ConflictCause::RecordRetired,
-                "table {t:?}, blind {blind}"
-            );
-            // The retry finds the fresh incarnation.
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(72)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(72)).unwrap());
-            }
-            tx.commit().unwrap();
-            let mut tx = deleter.begin();
-            assert_eq!(tx.read(t, 7).unwrap().map(num), Some(72));
-            tx.commit().unwrap();
-            let report = check(&rec.take(), CheckOptions::strict());
-            assert!(report.is_serializable(), "{report}");
-        }
-    }
+    txlab_testkit::retire::a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry::<
+        common::SiloHooks,
+    >();
 }
 
 #[test]

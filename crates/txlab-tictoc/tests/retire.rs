@@ -5,6 +5,8 @@
 //! histories of all three TicToc engines with retirement running, and the mutant without the
 //! floor is caught.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
@@ -182,44 +184,13 @@ fn a_reader_of_the_retired_tombstone_commits_only_where_its_interval_covers_it()
     }
 }
 
+/// A writer that held a record retired under it aborts; its retry writes the fresh record
+/// (`txlab_testkit::retire`).
 #[test]
 fn a_transaction_holding_the_retired_record_aborts_and_succeeds_on_retry() {
-    for t in [H, O] {
-        for blind in [false, true] {
-            let (db, rec) = db(TicTocConfig::manual());
-            let mut deleter = db.worker().unwrap();
-            let mut writer = db.worker().unwrap();
-            insert(&mut deleter, t, 7, 70);
-            delete(&mut deleter, t, 7);
-            assert!(db.epochs().advance());
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(71)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(71)).unwrap());
-            }
-            assert!(db.epochs().advance());
-            tick(&mut deleter);
-            assert_eq!(deleter.retired_count(), 1);
-            assert_eq!(
-                cause(tx.commit().unwrap_err()),
-                ConflictCause::RecordRetired,
-                "table {t:?}, blind {blind}"
-            );
-            // The retry finds the fresh record.
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(72)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(72)).unwrap());
-            }
-            tx.commit().unwrap();
-            let mut tx = deleter.begin();
-            assert_eq!(tx.read(t, 7).unwrap().map(num), Some(72));
-            tx.commit().unwrap();
-            assert_serializable(&rec.take());
-        }
-    }
+    txlab_testkit::retire::a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry::<
+        common::TicTocHooks,
+    >();
 }
 
 #[test]
