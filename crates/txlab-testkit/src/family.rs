@@ -30,6 +30,9 @@ pub use txlab_nwr::{
 /// The engine of family `H` in omission mode `W`, recording into a [`MemoryRecorder`].
 pub type EngineOf<H, W> = <<H as Hooks>::Family as Family>::Engine<MemoryRecorder, W>;
 
+/// A worker of [`EngineOf<H, W>`].
+pub type WorkerOf<'e, H, W> = <EngineOf<H, W> as txlab_core::Engine>::Worker<'e>;
+
 /// The configuration of family `H`'s engines.
 pub type ConfigOf<H> = OccConfig<
     <<H as Hooks>::Family as Family>::Mutation,
@@ -74,6 +77,15 @@ pub trait Hooks: Sized + 'static {
 
     /// Whether `table`'s index still maps `key`.
     fn is_mapped<W: WriteOmission>(db: &EngineOf<Self, W>, table: TableId, key: u64) -> bool;
+
+    /// How many keys `table`'s index maps (a dense index reports its capacity).
+    fn mapped_keys<W: WriteOmission>(db: &EngineOf<Self, W>, table: TableId) -> usize;
+
+    /// The worker's queued deletes.
+    fn retire_backlog<W: WriteOmission>(w: &WorkerOf<'_, Self, W>) -> usize;
+
+    /// How many tombstones the worker has unlinked.
+    fn retired_count<W: WriteOmission>(w: &WorkerOf<'_, Self, W>) -> u64;
 
     /// The configuration of the NWR retirement test ([`Retiring`]): unchanged by default.
     fn retiring(config: ConfigOf<Self>) -> ConfigOf<Self> {
@@ -206,7 +218,8 @@ impl<H: Hooks, W: WriteOmission, C: Configure<H>> Protocol for Kit<H, W, C> {
 }
 
 /// Implements [`Hooks`] for `$hooks` (a type of the test crate) over engine family `$family`,
-/// whose engines have the toolkit's inherent accessors (`epochs`, `is_mapped`, `pivot_word`):
+/// whose engines and workers have the toolkit's inherent accessors (`epochs`, `is_mapped`,
+/// `mapped_keys`, `pivot_word`; `retire_backlog`, `retired_count`):
 /// its engine names, whether the baseline is strict, the baseline's Hermitage outcomes (a
 /// function of the test crate), the family's wrapper of the NWR mutations, then any further items
 /// of the impl in braces.
@@ -273,6 +286,25 @@ macro_rules! family_hooks {
                 key: u64,
             ) -> bool {
                 db.is_mapped(table, key).expect("a known table")
+            }
+
+            fn mapped_keys<W: $crate::family::WriteOmission>(
+                db: &$crate::family::EngineOf<Self, W>,
+                table: ::txlab_core::TableId,
+            ) -> usize {
+                db.mapped_keys(table).expect("a known table")
+            }
+
+            fn retire_backlog<W: $crate::family::WriteOmission>(
+                w: &$crate::family::WorkerOf<'_, Self, W>,
+            ) -> usize {
+                w.retire_backlog()
+            }
+
+            fn retired_count<W: $crate::family::WriteOmission>(
+                w: &$crate::family::WorkerOf<'_, Self, W>,
+            ) -> u64 {
+                w.retired_count()
             }
         }
     };

@@ -268,10 +268,7 @@ where
 pub fn a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry<H: Hooks>() {
     for t in [HASH, ORDERED] {
         for blind in [false, true] {
-            let recorder = Arc::new(MemoryRecorder::new());
-            let config = family::manual::<H, NoNwr>();
-            let db = family::build::<H, NoNwr>(&schema(), config, recorder.clone())
-                .expect("engine builds");
+            let (db, recorder) = baseline::<H>();
             let mut deleter = db.worker().expect("worker");
             let mut writer = db.worker().expect("worker");
             insert(&mut deleter, t, 7, 70);
@@ -312,5 +309,61 @@ fn write_key_7(tx: &mut impl TxOps, t: TableId, blind: bool, x: u64) {
         tx.write(t, 7, &value(x)).expect("blind write");
     } else {
         assert!(tx.insert(t, 7, &value(x)).expect("insert"));
+    }
+}
+
+/// Family `H`'s baseline over [`schema`], epochs advanced by hand, and its recorder.
+fn baseline<H: Hooks>() -> (family::EngineOf<H, NoNwr>, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let config = family::manual::<H, NoNwr>();
+    let db = family::build::<H, NoNwr>(&schema(), config, recorder.clone()).expect("engine builds");
+    (db, recorder)
+}
+
+/// On the hash and the ordered table: a tombstone leaves its index two epochs after its delete
+/// ([`unlinked_after_two_epochs`]), and the key comes back in a fresh record, on another worker
+/// (read absent, inserted, read). The history checks as family `H`'s kit checks it and orders
+/// the key's versions insert, delete, re-insert (the fresh record's first write is above the
+/// tombstone's).
+pub fn a_tombstone_is_unlinked_and_the_key_is_reusable<H: Hooks>() {
+    for t in [HASH, ORDERED] {
+        let (db, rec) = baseline::<H>();
+        let mut w = db.worker().expect("worker");
+        unlinked_after_two_epochs(
+            &mut w,
+            t,
+            &RetireProbe {
+                advance: &|| H::advance::<NoNwr>(&db),
+                is_mapped: &|t, k| H::is_mapped::<NoNwr>(&db, t, k),
+                backlog: &|w| H::retire_backlog::<NoNwr>(w),
+                retired: &|w| H::retired_count::<NoNwr>(w),
+                tick: &|w| {
+                    w.begin()
+                        .commit()
+                        .map(drop)
+                        .expect("an empty transaction commits")
+                },
+            },
+        );
+        assert_eq!(H::mapped_keys::<NoNwr>(&db, t), 0);
+
+        let mut w2 = db.worker().expect("worker");
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).expect("read"), None);
+        tx.commit().expect("read-only commits");
+        insert(&mut w2, t, 5, 51);
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).expect("read").map(number), Some(51));
+        tx.commit().expect("read-only commits");
+
+        let history = rec.take();
+        let report = check(&history, crate::check_options::<Kit<H>>());
+        assert!(report.is_serializable(), "{}: {report}", H::NAMES[0]);
+        let versions = write_versions(&history, t, 5);
+        assert_eq!(
+            versions.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
+            [WriteKind::Put, WriteKind::Delete, WriteKind::Put],
+            "{versions:x?}"
+        );
     }
 }

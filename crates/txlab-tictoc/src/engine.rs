@@ -76,7 +76,14 @@ pub struct TicTocState {
     pub(crate) nwr: NwrStats,
 }
 
-txlab_nwr::family!(TicToc, TicTocBuilder, "tictoc", TicTocRecord, Mutation, NoSettings);
+txlab_nwr::family!(
+    TicToc,
+    TicTocBuilder,
+    "tictoc",
+    TicTocRecord,
+    Mutation,
+    NoSettings
+);
 
 impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
