@@ -5,27 +5,18 @@
 //! protocol in the list is refused naming the accepted ones; a run with epochs far shorter than
 //! the nodes can keep up with still ends within its duration plus a bounded drain.
 
+mod common;
+
+use common::SMALL_TPCC;
 use std::process::{Command, Output};
 
 const TXLAB: &str = env!("CARGO_BIN_EXE_txlab");
 
-/// TPC-C small enough for a debug build (2 warehouses, 1,000 items, 100 customers per
-/// district, 64 outstanding transactions per node).
-const SMALL_TPCC: &[&str] = &[
-    "--workload",
-    "tpcc",
-    "--warehouses",
-    "2",
-    "--items",
-    "1000",
-    "--district-customers",
-    "100",
+/// A short checked run of [`SMALL_TPCC`] with 1 ms epochs and 64 outstanding transactions per
+/// node.
+const RUN: &[&str] = &[
     "--concurrency",
     "64",
-];
-
-/// A short checked run of [`SMALL_TPCC`] with 1 ms epochs.
-const RUN: &[&str] = &[
     "--batch-epoch-us",
     "1000",
     "--warmup",
@@ -160,8 +151,10 @@ fn a_node_count_other_than_the_clusters_is_refused() {
 }
 
 /// A 1 s checked run of [`SMALL_TPCC`] with 100 µs epochs, too short for a debug build's nodes
-/// to keep up.
+/// to keep up, and 64 outstanding transactions per node.
 const SHORT_EPOCHS: &[&str] = &[
+    "--concurrency",
+    "64",
     "--batch-epoch-us",
     "100",
     "--warmup",

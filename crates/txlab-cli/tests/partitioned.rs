@@ -2,23 +2,14 @@
 //! 2-node TPC-C run of `docc` and `calvin` interleaved, checked (merged history strict, serial
 //! replay, invariants), and the bad inputs refused before anything runs.
 
+mod common;
+
 use clap::Parser;
+use common::SMALL_TPCC;
 use std::process::Command;
 use txlab_cli::{Cli, EXIT_USAGE, execute};
 
 const TXLAB: &str = env!("CARGO_BIN_EXE_txlab");
-
-/// TPC-C small enough for a debug build: 2 warehouses, 1,000 items, 100 customers per district.
-const SMALL_TPCC: &[&str] = &[
-    "--workload",
-    "tpcc",
-    "--warehouses",
-    "2",
-    "--items",
-    "1000",
-    "--district-customers",
-    "100",
-];
 
 #[test]
 fn two_nodes_run_docc_and_calvin_interleaved_and_pass_the_checks() {

@@ -101,37 +101,7 @@ pub struct MvtoState {
     pub(crate) pool: VersionPool,
 }
 
-/// The builder of Mvto engines ([`Mvto::builder`], `txlab_nwr::builder`): recorder `Rec`,
-/// write-omission policy `W`.
-pub type MvtoBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<Mvto, Rec, W>;
-
-impl Mvto {
-    /// The one way to build a Mvto engine: plain Mvto by default; `.nwr(Nwr)` or
-    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
-    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
-    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "mvto-nwr", visitor)`
-    /// where the variant is chosen at run time.
-    pub fn builder() -> MvtoBuilder {
-        MvtoBuilder::new()
-    }
-}
-
-impl txlab_nwr::Family for Mvto {
-    const NAME: &'static str = "mvto";
-    type Record = MvtoRecord;
-    type Mutation = Mutation;
-    type Settings = MvtoSettings;
-    type Engine<Rec: Recorder, W: WriteOmission> = Mvto<Rec, W>;
-
-    fn assemble<Rec: Recorder, W: WriteOmission>(
-        schema: &Schema,
-        tables: Tables<MvtoRecord>,
-        config: MvtoConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Mvto<Rec, W>, Error> {
-        Mvto::with_tables_and_omission(schema, tables, config, recorder)
-    }
-}
+txlab_nwr::family!(Mvto, MvtoBuilder, "mvto", MvtoRecord, Mutation, MvtoSettings);
 
 impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
@@ -241,15 +211,6 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
             floor,
             pivots: &self.nwr.pivots,
         })
-    }
-
-    /// `(table, key)`'s pivot object as it stands (MVTO+NWR only; `None` for the other variants,
-    /// which keep none, and for a key outside a dense table's capacity). For a keyed table the
-    /// lookup publishes an empty object if the key had none, as an omitter's would. Tests use it
-    /// to see which key's object an omission updated.
-    #[doc(hidden)]
-    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        self.nwr.pivot_word(table, key)
     }
 
     /// `(table, key)`'s read-and-omit marks as `(read epoch, omit epoch)`, 0 for no mark and

@@ -6,33 +6,13 @@
 //! worker's clock may lag); strict serializability needs `AckMode::EpochStable` (see
 //! `docs/protocols/mvto.md`).
 
-use std::sync::Arc;
-use txlab_check::MemoryRecorder;
-use txlab_core::{Error, Schema};
-use txlab_mvto::{Mutation, Mvto, MvtoConfig};
-use txlab_testkit::{Expect, Hermitage, Protocol};
+mod common;
 
-mod hermitage;
+use common::MvtoHooks;
+use txlab_mvto::Mutation;
+use txlab_testkit::family::{Kit, NoNwr};
 
-struct MvtoKit;
-
-impl Protocol for MvtoKit {
-    type Engine = Mvto<MemoryRecorder>;
-    const NAME: &'static str = "mvto";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Mvto::builder()
-            .config(MvtoConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-
-    /// Plain MVTO's outcomes (`hermitage/mod.rs`).
-    fn expect(test: Hermitage) -> Expect {
-        hermitage::mvto(test)
-    }
-}
+type MvtoKit = Kit<MvtoHooks>;
 
 txlab_testkit::protocol_kit!(MvtoKit);
 
@@ -44,23 +24,13 @@ fn written_versions_follow_reads() {
     );
 }
 
-struct MvtoSkipWriteTooLate;
-
-impl Protocol for MvtoSkipWriteTooLate {
-    type Engine = Mvto<MemoryRecorder>;
-    const NAME: &'static str = "mvto-skip-write-too-late";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = MvtoConfig::manual().with_mutation(Mutation::SkipWriteTooLate);
-        Mvto::builder().config(cfg).recorder(recorder).build(schema)
-    }
-}
-
-#[test]
-fn kit_catches_a_skipped_write_too_late_check() {
-    txlab_testkit::mutation::assert_caught::<MvtoSkipWriteTooLate>();
-}
+txlab_testkit::family_mutant!(
+    MvtoHooks,
+    NoNwr,
+    MvtoSkipWriteTooLate,
+    kit_catches_a_skipped_write_too_late_check,
+    Mutation::SkipWriteTooLate
+);
 
 /// `Mvto::builder()` builds `mvto`, `mvto-nwr` and `mvto-nwr-single` by name and refuses
 /// bad input with a clear error (`txlab_testkit::builder`).

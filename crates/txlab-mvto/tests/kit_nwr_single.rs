@@ -1,9 +1,9 @@
 //! MVTO+NWR with single-write omitters (`MvtoNwrSingle`, engine `mvto-nwr-single`) in the
-//! correctness kit: Hermitage schedules, random schedules (reads, blind writes,
-//! read-modify-writes, inserts, deletes and scans), threaded stress across epochs, the NWR
-//! mutants, and MVTO's own schedules: which version is the pivot, the pivot writer's read,
-//! the omitter's reads validated at the pivot's timestamp, two omitters under one pivot writer,
-//! a scan miss, and strictness with group-commit acknowledgements.
+//! correctness kit (`txlab_testkit::nwr_single_kit!`): Hermitage schedules, random schedules
+//! (reads, blind writes, read-modify-writes, inserts, deletes and scans), threaded stress across
+//! epochs, the NWR mutants, and MVTO's own schedules: which version is the pivot, the pivot
+//! writer's read, the omitter's reads validated at the pivot's timestamp, two omitters under one
+//! pivot writer, a scan miss, and strictness with group-commit acknowledgements.
 //!
 //! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; the kit checks histories for
 //! serializability (MVTO's timestamp order need not follow commit-return order), strictness with
@@ -13,154 +13,33 @@
 //! (every clock starts at the horizon; a timestamp is the clock followed by the worker id): a
 //! worker created earlier that begins first has the smaller timestamp.
 
-use std::sync::Arc;
-use std::time::Duration;
-use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::protocol::epoch::EpochConfig;
-use txlab_core::protocol::history::Recorder;
-use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxError, TxOps,
-    Worker,
-};
-use txlab_mvto::{Mutation, MvtoConfig, MvtoNwrSingle};
-use txlab_mvto::{Mvto, NwrSingleWrite};
-use txlab_nwr::NwrMutation;
-use txlab_testkit::nwr::{at_acknowledgements, counters, omitted_writes};
-use txlab_testkit::{Expect, Hermitage, Protocol};
+mod common;
 
-mod hermitage;
+use common::MvtoHooks;
+use std::sync::Arc;
+use txlab_check::{CheckOptions, History, MemoryRecorder, check};
+use txlab_core::protocol::history::Recorder;
+use txlab_core::{ConflictCause, Engine, Schema, TableSpec, Transaction, TxError, TxOps, Worker};
+use txlab_mvto::{Mutation, Mvto, MvtoConfig, NwrSingleWrite};
+use txlab_nwr::NwrMutation;
+use txlab_testkit::family::{EngineOf, manual};
+use txlab_testkit::nwr::{at_acknowledgements, counters, omitted_writes};
+use txlab_testkit::nwr_kit::{T, num, v};
+
+txlab_testkit::nwr_single_kit!(MvtoHooks);
 
 fn config() -> MvtoConfig {
-    MvtoConfig::manual().with_ack(AckMode::EpochStable)
+    manual::<MvtoHooks, NwrSingleWrite>()
 }
 
-struct MvtoNwrSingleKit;
-
-impl Protocol for MvtoNwrSingleKit {
-    type Engine = MvtoNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "mvto-nwr-single";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Mvto::builder()
-            .nwr(NwrSingleWrite)
-            .config(config())
-            .recorder(recorder)
-            .build(schema)
-    }
-
-    /// Plain MVTO's outcomes (`hermitage/mod.rs`).
-    fn expect(test: Hermitage) -> Expect {
-        hermitage::mvto(test)
-    }
-}
-
-txlab_testkit::protocol_kit!(MvtoNwrSingleKit);
-
-/// A background epoch every millisecond, so stress runs cross many epoch boundaries.
-struct MvtoNwrSingleTimed;
-
-impl Protocol for MvtoNwrSingleTimed {
-    type Engine = MvtoNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "mvto-nwr-single-1ms-epochs";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        Mvto::builder()
-            .nwr(NwrSingleWrite)
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
-}
-
-// YCSB, read-mostly YCSB-B and hot blind writes with epochs advancing underneath
-// (`txlab_testkit::nwr_epoch_stress`).
-txlab_testkit::nwr_epoch_stress!(MvtoNwrSingleTimed);
-
-/// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
-/// invariants and the history checked.
-#[test]
-fn stress_smallbank_across_epochs() {
-    txlab_testkit::stress::smallbank::<MvtoNwrSingleTimed>(&[2, 4], 1_500);
-}
-
-macro_rules! mutant {
-    ($name:ident, $test:ident, $mutation:expr) => {
-        struct $name;
-        impl Protocol for $name {
-            type Engine = MvtoNwrSingle<MemoryRecorder>;
-            const NAME: &'static str = stringify!($name);
-            const STRICT: bool = false;
-            fn build(
-                schema: &Schema,
-                recorder: Arc<MemoryRecorder>,
-            ) -> Result<Self::Engine, Error> {
-                let cfg = config().with_mutation($mutation);
-                Mvto::builder()
-                    .nwr(NwrSingleWrite)
-                    .config(cfg)
-                    .recorder(recorder)
-                    .build(schema)
-            }
-        }
-        #[test]
-        fn $test() {
-            txlab_testkit::mutation::assert_caught::<$name>();
-        }
-    };
-}
-
-mutant!(
-    NwrSingleSkipEpochCheck,
-    kit_catches_skipped_epoch_check,
-    Mutation::Nwr(NwrMutation::SkipEpochCheck)
-);
-// The random schedules must find the lost update through a pivot whose writer read the item.
-mutant!(
-    NwrSingleSkipMergedReadCheck,
-    kit_catches_skipped_mrs_check,
-    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
-);
-
-/// The engine reports its own name, and counts read-only commits as unmarked readers.
-#[test]
-fn engine_name_and_unmarked_read_only_commits() {
-    txlab_testkit::nwr::single_write_engine_name_and_unmarked_readers::<MvtoNwrSingleKit>(
-        "mvto-nwr-single",
-    );
-}
-
-const T: TableId = TableId(0);
 const X: u64 = 1;
 const Y: u64 = 2;
 const Z: u64 = 3;
 
-type Db = MvtoNwrSingle<MemoryRecorder>;
+type Db = EngineOf<MvtoHooks, NwrSingleWrite>;
 
-fn db_with(cfg: MvtoConfig) -> (Db, Arc<MemoryRecorder>) {
-    let mut s = Schema::new();
-    s.add(TableSpec::dense("t", 8, 8)).unwrap();
-    let rec = Arc::new(MemoryRecorder::new());
-    let db = Mvto::builder()
-        .nwr(NwrSingleWrite)
-        .config(cfg)
-        .recorder(rec.clone())
-        .build(&s)
-        .unwrap();
-    for k in 0..8 {
-        db.load(T, k, &v(k * 10)).unwrap();
-    }
-    (db, rec)
-}
-
-fn v(n: u64) -> [u8; 8] {
-    n.to_le_bytes()
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
+fn db_with(config: MvtoConfig) -> (Db, Arc<MemoryRecorder>) {
+    txlab_testkit::nwr_kit::db_with::<MvtoHooks, NwrSingleWrite>(config)
 }
 
 fn read(t: &mut impl TxOps, key: u64) -> u64 {

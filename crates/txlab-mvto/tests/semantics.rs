@@ -6,32 +6,21 @@
 //! older version, and where a write arrives after a younger transaction read what it overwrites
 //! (`WriteTooLate`). Every test ends by checking the recorded history for serializability.
 
+mod common;
+
+use common::MvtoHooks;
 use std::sync::Arc;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, RetryPolicy, Schema, Transaction, TxError, TxOps,
-    Worker, run,
+    AckMode, ConflictCause, Engine, Error, RetryPolicy, Transaction, TxError, TxOps, Worker, run,
 };
 use txlab_mvto::{Mvto, MvtoConfig, MvtoConfigExt, Timestamped};
-use txlab_testkit::Protocol;
+use txlab_testkit::family::Kit;
 use txlab_testkit::semantics::{self, H, O, T, cause, num, v};
 
 type Db = Mvto<MemoryRecorder>;
 
-struct MvtoSemantics;
-
-impl Protocol for MvtoSemantics {
-    type Engine = Db;
-    const NAME: &'static str = "mvto";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Mvto::builder()
-            .config(MvtoConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+type MvtoSemantics = Kit<MvtoHooks>;
 
 // The shared schedules whose outcome in MVTO is the single-version one. (MVTO's versions of the
 // stale read, lost update, write skew, blind writes, concurrent inserts, missing-key read,

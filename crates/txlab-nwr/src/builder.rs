@@ -193,3 +193,75 @@ pub fn names<F: Family>() -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// Declares engine type `$engine` (generic over `Rec: Recorder` and `W: WriteOmission`, holding
+/// its [`NwrParts`](crate::NwrParts) in a field `nwr`, built by its own
+/// `with_tables_and_omission(schema, tables, config, recorder)`) an NWR-extendable family: the
+/// builder alias `$builder`, `$engine::builder()`, the [`Family`] impl and the `pivot_word`
+/// accessor tests use. All statically dispatched: what it generates is what each engine wrote
+/// by hand.
+///
+/// ```text
+/// txlab_nwr::family!(Silo, SiloBuilder, "silo", SiloRecord, Mutation, NoSettings);
+/// ```
+#[macro_export]
+macro_rules! family {
+    ($engine:ident, $builder:ident, $name:literal, $record:ty, $mutation:ty, $settings:ty) => {
+        #[doc = concat!(
+            "The builder of ", $name, " engines ([`", stringify!($engine), "::builder`], ",
+            "`txlab_nwr::builder`): recorder `Rec`, write-omission policy `W`."
+        )]
+        pub type $builder<
+            Rec = $crate::__private::NoRecorder,
+            W = $crate::NoNwr,
+        > = $crate::Builder<$engine, Rec, W>;
+
+        impl $engine {
+            #[doc = concat!(
+                "The one way to build a ", $name, " engine: plain ", $name, " by default; ",
+                "`.nwr(Nwr)` or `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to ",
+                "record histories, `.epoch(..)`, `.ack(..)` or `.config(..)` for the ",
+                "configuration, `.tables(..)` for tables built by the caller, then ",
+                "`.build(&schema)`; `.build_named(&schema, \"", $name, "-nwr\", visitor)` where ",
+                "the variant is chosen at run time."
+            )]
+            pub fn builder() -> $builder {
+                $builder::new()
+            }
+        }
+
+        impl $crate::Family for $engine {
+            const NAME: &'static str = $name;
+            type Record = $record;
+            type Mutation = $mutation;
+            type Settings = $settings;
+            type Engine<Rec: $crate::__private::Recorder, W: $crate::WriteOmission> =
+                $engine<Rec, W>;
+
+            fn assemble<Rec: $crate::__private::Recorder, W: $crate::WriteOmission>(
+                schema: &$crate::__private::Schema,
+                tables: $crate::__private::Tables<$record>,
+                config: $crate::__private::OccConfig<$mutation, $settings>,
+                recorder: $crate::__private::Arc<Rec>,
+            ) -> Result<$engine<Rec, W>, $crate::__private::Error> {
+                $engine::with_tables_and_omission(schema, tables, config, recorder)
+            }
+        }
+
+        impl<Rec: $crate::__private::Recorder, W: $crate::WriteOmission> $engine<Rec, W> {
+            /// The pivot object of `(table, key)` as it stands (the `Nwr` variant only; `None`
+            /// for the others, which keep none, and for a key outside a dense table's
+            /// capacity). Tests use it to see which key's object an omission updated. For a
+            /// keyed table the lookup publishes an empty object if the key had none, as an
+            /// omitter's would.
+            #[doc(hidden)]
+            pub fn pivot_word(
+                &self,
+                table: $crate::__private::TableId,
+                key: u64,
+            ) -> Option<$crate::PivotWord> {
+                self.nwr.pivot_word(table, key)
+            }
+        }
+    };
+}

@@ -57,3 +57,12 @@ pub use rule::{
     try_omit_single,
 };
 pub use stats::{NwrFailure, NwrStats};
+
+#[doc(hidden)]
+pub mod __private {
+    pub use txlab_core::protocol::history::{NoRecorder, Recorder};
+    pub use txlab_core::protocol::sync::Arc;
+    pub use txlab_core::{Error, Schema, TableId};
+    pub use txlab_occ::OccConfig;
+    pub use txlab_storage::Tables;
+}

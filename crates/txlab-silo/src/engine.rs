@@ -52,37 +52,7 @@ pub struct SiloState {
     pub(crate) nwr: NwrStats,
 }
 
-/// The builder of Silo engines ([`Silo::builder`], `txlab_nwr::builder`): recorder `Rec`,
-/// write-omission policy `W`.
-pub type SiloBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<Silo, Rec, W>;
-
-impl Silo {
-    /// The one way to build a Silo engine: plain Silo by default; `.nwr(Nwr)` or
-    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
-    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
-    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "silo-nwr", visitor)`
-    /// where the variant is chosen at run time.
-    pub fn builder() -> SiloBuilder {
-        SiloBuilder::new()
-    }
-}
-
-impl txlab_nwr::Family for Silo {
-    const NAME: &'static str = "silo";
-    type Record = SiloRecord;
-    type Mutation = Mutation;
-    type Settings = NoSettings;
-    type Engine<Rec: Recorder, W: WriteOmission> = Silo<Rec, W>;
-
-    fn assemble<Rec: Recorder, W: WriteOmission>(
-        schema: &Schema,
-        tables: Tables<SiloRecord>,
-        config: SiloConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<Silo<Rec, W>, Error> {
-        Silo::with_tables_and_omission(schema, tables, config, recorder)
-    }
-}
+txlab_nwr::family!(Silo, SiloBuilder, "silo", SiloRecord, Mutation, NoSettings);
 
 impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
@@ -100,14 +70,6 @@ impl<Rec: Recorder, W: WriteOmission> Silo<Rec, W> {
             shell: Shell::new(schema, tables, config, recorder)?,
             _omission: PhantomData,
         })
-    }
-
-    /// The pivot object of `(table, key)` as it stands (Silo+NWR only; `None` for the other
-    /// variants, which keep none). Tests use it to see which key's object an omission updated.
-    /// Publishes an empty object for a keyed table's key that has none yet.
-    #[doc(hidden)]
-    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        self.nwr.pivot_word(table, key)
     }
 }
 

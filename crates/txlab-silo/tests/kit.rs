@@ -1,34 +1,13 @@
 //! Silo in the correctness kit: Hermitage schedules with Silo's expected aborts, random
 //! schedules, threaded stress, and the mutants the kit must catch.
 
-use std::sync::Arc;
-use txlab_check::MemoryRecorder;
-use txlab_core::{Error, Schema};
-use txlab_silo::{Mutation, Silo, SiloConfig};
-use txlab_testkit::{Expect, Hermitage, Protocol};
+mod common;
 
-mod hermitage;
+use common::SiloHooks;
+use txlab_silo::Mutation;
+use txlab_testkit::family::{Kit, NoNwr};
 
-struct SiloKit;
-
-impl Protocol for SiloKit {
-    type Engine = Silo<MemoryRecorder>;
-    const NAME: &'static str = "silo";
-    // Silo's serialization point (after locking, at the epoch read) lies between begin and the
-    // return of commit, so its histories are strictly serializable.
-    const STRICT: bool = true;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::builder()
-            .config(SiloConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-
-    fn expect(test: Hermitage) -> Expect {
-        hermitage::silo(test)
-    }
-}
+type SiloKit = Kit<SiloHooks>;
 
 txlab_testkit::protocol_kit!(SiloKit);
 
@@ -40,36 +19,16 @@ fn written_versions_follow_reads() {
     );
 }
 
-macro_rules! mutant {
-    ($name:ident, $test:ident, $mutation:expr) => {
-        struct $name;
-        impl Protocol for $name {
-            type Engine = Silo<MemoryRecorder>;
-            const NAME: &'static str = stringify!($name);
-            const STRICT: bool = true;
-            fn build(
-                schema: &Schema,
-                recorder: Arc<MemoryRecorder>,
-            ) -> Result<Self::Engine, Error> {
-                Silo::builder()
-                    .config(SiloConfig::manual().with_mutation($mutation))
-                    .recorder(recorder)
-                    .build(schema)
-            }
-        }
-        #[test]
-        fn $test() {
-            txlab_testkit::mutation::assert_caught::<$name>();
-        }
-    };
-}
-
-mutant!(
+txlab_testkit::family_mutant!(
+    SiloHooks,
+    NoNwr,
     SiloSkipReadValidation,
     kit_catches_skipped_read_validation,
     Mutation::SkipReadValidation
 );
-mutant!(
+txlab_testkit::family_mutant!(
+    SiloHooks,
+    NoNwr,
     SiloSkipPhantomValidation,
     kit_catches_skipped_phantom_validation,
     Mutation::SkipPhantomValidation
@@ -83,7 +42,9 @@ mutant!(
 #[test]
 #[should_panic(expected = "both committed")]
 fn partition_phantom_needs_phantom_validation() {
-    txlab_testkit::phantom::insert_into_scanned_partition::<SiloSkipPhantomValidation>();
+    txlab_testkit::phantom::insert_into_scanned_partition::<
+        Kit<SiloHooks, NoNwr, SiloSkipPhantomValidation>,
+    >();
 }
 
 /// `Silo::builder()` builds `silo`, `silo-nwr` and `silo-nwr-single` by name and refuses

@@ -2,6 +2,8 @@
 //! the delete, the key is reusable with larger TIDs, and transactions still holding the old record
 //! abort instead of using it. The threaded test checks recorded histories with retirement running.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
@@ -11,8 +13,8 @@ use txlab_core::{AckMode, ConflictCause, Engine, Transaction, TxOps, Worker};
 use txlab_silo::{Mutation, Silo, SiloConfig};
 
 use txlab_testkit::retire::{
-    DENSE as D, HASH as H, ORDERED as O, RetireProbe, cause, churn_catches, churn_until_retired,
-    delete, insert, number as num, schema, unlinked_after_two_epochs, value as v, write_versions,
+    DENSE as D, HASH as H, ORDERED as O, cause, churn_catches, churn_until_retired, delete, insert,
+    number as num, schema, value as v, write_versions,
 };
 
 fn db(config: SiloConfig) -> (Silo<MemoryRecorder>, Arc<MemoryRecorder>) {
@@ -30,45 +32,11 @@ fn tick(w: &mut impl Worker) {
     w.begin().commit().unwrap();
 }
 
+/// A tombstone is unlinked two epochs after its delete and the key is reusable
+/// (`txlab_testkit::retire`).
 #[test]
 fn a_tombstone_is_unlinked_two_epochs_after_its_delete_and_the_key_is_reusable() {
-    for t in [H, O] {
-        let (db, rec) = db(SiloConfig::manual());
-        let mut w = db.worker().unwrap();
-        unlinked_after_two_epochs(
-            &mut w,
-            t,
-            &RetireProbe {
-                advance: &|| db.epochs().advance(),
-                is_mapped: &|t, k| db.is_mapped(t, k).unwrap(),
-                backlog: &|w| w.retire_backlog(),
-                retired: &|w| w.retired_count(),
-                tick: &|w| tick(w),
-            },
-        );
-        assert_eq!(db.mapped_keys(t).unwrap(), 0);
-
-        // The key comes back in a fresh record, on another worker whose own TIDs are small.
-        let mut w2 = db.worker().unwrap();
-        let mut tx = w2.begin();
-        assert_eq!(tx.read(t, 5).unwrap(), None);
-        tx.commit().unwrap();
-        insert(&mut w2, t, 5, 51);
-        let mut tx = w2.begin();
-        assert_eq!(tx.read(t, 5).unwrap().map(num), Some(51));
-        tx.commit().unwrap();
-
-        let history = rec.take();
-        let report = check(&history, CheckOptions::strict());
-        assert!(report.is_serializable(), "{report}");
-        // In TID order: insert, delete, re-insert (the fresh incarnation's TID is larger).
-        let versions = write_versions(&history, t, 5);
-        assert_eq!(
-            versions.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
-            [WriteKind::Put, WriteKind::Delete, WriteKind::Put],
-            "{versions:x?}"
-        );
-    }
+    txlab_testkit::retire::a_tombstone_is_unlinked_and_the_key_is_reusable::<common::SiloHooks>();
 }
 
 #[test]
@@ -115,45 +83,13 @@ fn a_reader_of_the_retired_tombstone_fails_validation() {
     }
 }
 
+/// A writer that held a record retired under it aborts; its retry writes the fresh record
+/// (`txlab_testkit::retire`).
 #[test]
 fn a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry() {
-    for t in [H, O] {
-        for blind in [false, true] {
-            let (db, rec) = db(SiloConfig::manual());
-            let mut deleter = db.worker().unwrap();
-            let mut writer = db.worker().unwrap();
-            insert(&mut deleter, t, 7, 70);
-            delete(&mut deleter, t, 7);
-            assert!(db.epochs().advance());
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(71)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(71)).unwrap());
-            }
-            assert!(db.epochs().advance());
-            tick(&mut deleter);
-            assert_eq!(deleter.retired_count(), 1);
-            assert_eq!(
-                cause(tx.commit().unwrap_err()),
-                ConflictCause::RecordRetired,
-                "table {t:?}, blind {blind}"
-            );
-            // The retry finds the fresh incarnation.
-            let mut tx = writer.begin();
-            if blind {
-                tx.write(t, 7, &v(72)).unwrap();
-            } else {
-                assert!(tx.insert(t, 7, &v(72)).unwrap());
-            }
-            tx.commit().unwrap();
-            let mut tx = deleter.begin();
-            assert_eq!(tx.read(t, 7).unwrap().map(num), Some(72));
-            tx.commit().unwrap();
-            let report = check(&rec.take(), CheckOptions::strict());
-            assert!(report.is_serializable(), "{report}");
-        }
-    }
+    txlab_testkit::retire::a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry::<
+        common::SiloHooks,
+    >();
 }
 
 #[test]

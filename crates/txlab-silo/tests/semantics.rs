@@ -2,29 +2,15 @@
 //! kit's shared schedules (`txlab_testkit::semantics`), every history checked for strict
 //! serializability, and the schedules whose outcome is Silo's own.
 
-use std::sync::Arc;
-use txlab_check::MemoryRecorder;
-use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, RetryPolicy, Schema, Transaction, TxOps, Worker, run,
-};
+mod common;
+
+use common::SiloHooks;
+use txlab_core::{AckMode, ConflictCause, Engine, RetryPolicy, Transaction, TxOps, Worker, run};
 use txlab_silo::{Silo, SiloConfig};
-use txlab_testkit::Protocol;
+use txlab_testkit::family::Kit;
 use txlab_testkit::semantics::{self, T, cause, num, v};
 
-struct SiloSemantics;
-
-impl Protocol for SiloSemantics {
-    type Engine = Silo<MemoryRecorder>;
-    const NAME: &'static str = "silo";
-    const STRICT: bool = true;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::builder()
-            .config(SiloConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+type SiloSemantics = Kit<SiloHooks>;
 
 txlab_testkit::semantics_kit!(SiloSemantics);
 

@@ -10,40 +10,18 @@
 //! shuttle interleaves Silo+NWR's TID-word, lock and epoch accesses, not its pivot-object CASes.
 #![cfg(txlab_shuttle)]
 
-use std::sync::Arc;
-use txlab_check::MemoryRecorder;
-use txlab_core::{AckMode, Error, Schema};
-use txlab_nwr::NwrMutation;
-use txlab_silo::{Mutation, Nwr, NwrSingleWrite, Silo, SiloConfig, SiloNwr, SiloNwrSingle};
-use txlab_testkit::{Protocol, shuttle_check};
+mod common;
 
-struct SiloShuttle;
+use common::SiloHooks;
+use txlab_silo::{Mutation, Nwr, NwrSingleWrite};
+use txlab_testkit::family::{Kit, NoNwr, ValidateReadsBeforePivot};
+use txlab_testkit::shuttle_check;
 
-impl Protocol for SiloShuttle {
-    type Engine = Silo<MemoryRecorder>;
-    const NAME: &'static str = "silo";
-    const STRICT: bool = true;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::builder()
-            .config(SiloConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+type SiloShuttle = Kit<SiloHooks>;
+type SiloNwrShuttle = Kit<SiloHooks, Nwr>;
+type SiloNwrSingleShuttle = Kit<SiloHooks, NwrSingleWrite>;
 
-struct SiloSkipWriteLock;
-
-impl Protocol for SiloSkipWriteLock {
-    type Engine = Silo<MemoryRecorder>;
-    const NAME: &'static str = "silo-skip-write-lock";
-    const STRICT: bool = true;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        Silo::builder()
-            .config(SiloConfig::manual().with_mutation(Mutation::SkipWriteLock))
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+txlab_testkit::family_mutant!(SiloHooks, SkipWriteLock, Mutation::SkipWriteLock);
 
 #[test]
 fn silo_commit_path_is_serializable_under_random_schedules() {
@@ -52,23 +30,9 @@ fn silo_commit_path_is_serializable_under_random_schedules() {
 
 #[test]
 fn shuttle_finds_the_race_when_write_locks_are_skipped() {
-    assert!(shuttle_check::finds_violation::<SiloSkipWriteLock>(20, 500));
-}
-
-struct SiloNwrShuttle;
-
-impl Protocol for SiloNwrShuttle {
-    type Engine = SiloNwr<MemoryRecorder>;
-    const NAME: &'static str = "silo-nwr";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = SiloConfig::manual().with_ack(AckMode::EpochStable);
-        Silo::builder()
-            .nwr(Nwr)
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
+    assert!(shuttle_check::finds_violation::<
+        Kit<SiloHooks, NoNwr, SkipWriteLock>,
+    >(20, 500));
 }
 
 /// The generic scenario, then same-epoch blind writes: asserts some schedules omit writes.
@@ -84,49 +48,6 @@ fn run_nwr_fails_on_a_protocol_that_never_omits() {
     shuttle_check::run_nwr::<SiloShuttle>(50);
 }
 
-/// Silo+NWR with single-write omitters (`silo-nwr-single`), optionally with a mutation.
-fn silo_nwr_single(
-    schema: &Schema,
-    recorder: Arc<MemoryRecorder>,
-    mutation: Option<Mutation>,
-) -> Result<SiloNwrSingle<MemoryRecorder>, Error> {
-    let mut cfg = SiloConfig::manual().with_ack(AckMode::EpochStable);
-    if let Some(m) = mutation {
-        cfg = cfg.with_mutation(m);
-    }
-    Silo::builder()
-        .nwr(NwrSingleWrite)
-        .config(cfg)
-        .recorder(recorder)
-        .build(schema)
-}
-
-struct SiloNwrSingleShuttle;
-
-impl Protocol for SiloNwrSingleShuttle {
-    type Engine = SiloNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "silo-nwr-single";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        silo_nwr_single(schema, recorder, None)
-    }
-}
-
-struct SiloNwrSingleReadsBeforePivot;
-
-impl Protocol for SiloNwrSingleReadsBeforePivot {
-    type Engine = SiloNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "silo-nwr-single-reads-before-pivot";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        silo_nwr_single(
-            schema,
-            recorder,
-            Some(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)),
-        )
-    }
-}
-
 /// The generic scenario, then the single-write scenario (an omitter whose read is overwritten by
 /// a reader of the item it writes): serializable, and some schedules omit.
 #[test]
@@ -139,6 +60,6 @@ fn silo_nwr_single_commit_path_is_serializable_under_random_schedules() {
 #[test]
 fn shuttle_finds_the_cycle_when_reads_are_validated_before_the_pivot_is_seen() {
     assert!(shuttle_check::finds_nwr_single_write_violation::<
-        SiloNwrSingleReadsBeforePivot,
+        Kit<SiloHooks, NwrSingleWrite, ValidateReadsBeforePivot>,
     >(20, 500));
 }

@@ -32,6 +32,10 @@
 //! - [`semantics`]: one-thread schedules of the transaction interface (read-your-writes, aborts,
 //!   stale reads, lost updates, write skew, inserts and deletes, scans, phantoms, bad input,
 //!   retries), instantiated per engine by [`semantics_kit!`], every history checked.
+//! - [`family`]: an engine family of the OCC toolkit (Silo, TicToc, MVTO) as the kit's
+//!   protocols, in every write-omission mode and configuration, from the family's [`family::Hooks`].
+//! - [`nwr_kit`]: the NWR engines' kit and step-by-step semantics, one body per test for every
+//!   family ([`nwr_kit!`], [`nwr_single_kit!`], [`nwr_semantics!`]).
 //! - [`builder`]: an engine family's builder builds each of its named variants and refuses bad
 //!   input with a clear error.
 //! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
@@ -51,10 +55,12 @@ pub mod builder;
 pub mod deterministic;
 #[cfg(feature = "distributed")]
 pub mod distributed;
+pub mod family;
 pub mod hermitage;
 pub mod mutation;
 pub mod no_alloc;
 pub mod nwr;
+pub mod nwr_kit;
 pub mod phantom;
 pub mod replay;
 pub mod retire;

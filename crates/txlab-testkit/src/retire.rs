@@ -9,6 +9,7 @@
 //! tombstones were retired comes from the workers' `retired_tombstones` counter
 //! (`Worker::drain_counters`), so a run that retired nothing is told apart from one that passed.
 
+use crate::family::{self, Hooks, Kit, NoNwr};
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
 use txlab_core::protocol::history::{Outcome, WriteKind};
@@ -258,4 +259,111 @@ where
     F: Fn(&Schema, Arc<MemoryRecorder>) -> Result<E, Error>,
 {
     (0..80).position(|_| !churn(&build, 3, 3_000, options).passed)
+}
+
+/// A transaction that blind-writes or inserts a key whose tombstone is retired while it runs
+/// aborts with `ConflictCause::RecordRetired`; its retry writes the key's fresh record, which a
+/// later read sees. On [`schema`]'s hash and ordered tables, family `H`'s baseline with epochs
+/// advanced by hand; every history checked as its kit checks them.
+pub fn a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry<H: Hooks>() {
+    for t in [HASH, ORDERED] {
+        for blind in [false, true] {
+            let (db, recorder) = baseline::<H>();
+            let mut deleter = db.worker().expect("worker");
+            let mut writer = db.worker().expect("worker");
+            insert(&mut deleter, t, 7, 70);
+            delete(&mut deleter, t, 7);
+            assert!(H::advance::<NoNwr>(&db));
+            let mut tx = writer.begin();
+            write_key_7(&mut tx, t, blind, 71);
+            assert!(H::advance::<NoNwr>(&db));
+            deleter
+                .begin()
+                .commit()
+                .expect("an empty transaction commits");
+            let retired = crate::nwr::counters(&mut deleter)
+                .get("retired_tombstones")
+                .copied();
+            assert_eq!(retired, Some(1), "table {t:?}");
+            assert_eq!(
+                cause(tx.commit().expect_err("its record was retired")),
+                ConflictCause::RecordRetired,
+                "table {t:?}, blind {blind}"
+            );
+            // The retry finds the fresh record.
+            let mut tx = writer.begin();
+            write_key_7(&mut tx, t, blind, 72);
+            tx.commit().expect("the retry commits");
+            let mut tx = deleter.begin();
+            assert_eq!(tx.read(t, 7).expect("read").map(number), Some(72));
+            tx.commit().expect("read-only commits");
+            let report = check(&recorder.take(), crate::check_options::<Kit<H>>());
+            assert!(report.is_serializable(), "{}: {report}", H::NAMES[0]);
+        }
+    }
+}
+
+/// Blind-writes (`blind`) or inserts `x` as `t`'s key 7.
+fn write_key_7(tx: &mut impl TxOps, t: TableId, blind: bool, x: u64) {
+    if blind {
+        tx.write(t, 7, &value(x)).expect("blind write");
+    } else {
+        assert!(tx.insert(t, 7, &value(x)).expect("insert"));
+    }
+}
+
+/// Family `H`'s baseline over [`schema`], epochs advanced by hand, and its recorder.
+fn baseline<H: Hooks>() -> (family::EngineOf<H, NoNwr>, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::new());
+    let config = family::manual::<H, NoNwr>();
+    let db = family::build::<H, NoNwr>(&schema(), config, recorder.clone()).expect("engine builds");
+    (db, recorder)
+}
+
+/// On the hash and the ordered table: a tombstone leaves its index two epochs after its delete
+/// ([`unlinked_after_two_epochs`]), and the key comes back in a fresh record, on another worker
+/// (read absent, inserted, read). The history checks as family `H`'s kit checks it and orders
+/// the key's versions insert, delete, re-insert (the fresh record's first write is above the
+/// tombstone's).
+pub fn a_tombstone_is_unlinked_and_the_key_is_reusable<H: Hooks>() {
+    for t in [HASH, ORDERED] {
+        let (db, rec) = baseline::<H>();
+        let mut w = db.worker().expect("worker");
+        unlinked_after_two_epochs(
+            &mut w,
+            t,
+            &RetireProbe {
+                advance: &|| H::advance::<NoNwr>(&db),
+                is_mapped: &|t, k| H::is_mapped::<NoNwr>(&db, t, k),
+                backlog: &|w| H::retire_backlog::<NoNwr>(w),
+                retired: &|w| H::retired_count::<NoNwr>(w),
+                tick: &|w| {
+                    w.begin()
+                        .commit()
+                        .map(drop)
+                        .expect("an empty transaction commits")
+                },
+            },
+        );
+        assert_eq!(H::mapped_keys::<NoNwr>(&db, t), 0);
+
+        let mut w2 = db.worker().expect("worker");
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).expect("read"), None);
+        tx.commit().expect("read-only commits");
+        insert(&mut w2, t, 5, 51);
+        let mut tx = w2.begin();
+        assert_eq!(tx.read(t, 5).expect("read").map(number), Some(51));
+        tx.commit().expect("read-only commits");
+
+        let history = rec.take();
+        let report = check(&history, crate::check_options::<Kit<H>>());
+        assert!(report.is_serializable(), "{}: {report}", H::NAMES[0]);
+        let versions = write_versions(&history, t, 5);
+        assert_eq!(
+            versions.iter().map(|&(k, _)| k).collect::<Vec<_>>(),
+            [WriteKind::Put, WriteKind::Delete, WriteKind::Put],
+            "{versions:x?}"
+        );
+    }
 }

@@ -76,37 +76,14 @@ pub struct TicTocState {
     pub(crate) nwr: NwrStats,
 }
 
-/// The builder of TicToc engines ([`TicToc::builder`], `txlab_nwr::builder`): recorder `Rec`,
-/// write-omission policy `W`.
-pub type TicTocBuilder<Rec = NoRecorder, W = NoNwr> = txlab_nwr::Builder<TicToc, Rec, W>;
-
-impl TicToc {
-    /// The one way to build a TicToc engine: plain TicToc by default; `.nwr(Nwr)` or
-    /// `.nwr(NwrSingleWrite)` for the NWR variants, `.recorder(..)` to record histories,
-    /// `.epoch(..)`, `.ack(..)` or `.config(..)` for the configuration, `.tables(..)` for tables
-    /// built by the caller, then `.build(&schema)`; `.build_named(&schema, "tictoc-nwr", visitor)`
-    /// where the variant is chosen at run time.
-    pub fn builder() -> TicTocBuilder {
-        TicTocBuilder::new()
-    }
-}
-
-impl txlab_nwr::Family for TicToc {
-    const NAME: &'static str = "tictoc";
-    type Record = TicTocRecord;
-    type Mutation = Mutation;
-    type Settings = NoSettings;
-    type Engine<Rec: Recorder, W: WriteOmission> = TicToc<Rec, W>;
-
-    fn assemble<Rec: Recorder, W: WriteOmission>(
-        schema: &Schema,
-        tables: Tables<TicTocRecord>,
-        config: TicTocConfig,
-        recorder: Arc<Rec>,
-    ) -> Result<TicToc<Rec, W>, Error> {
-        TicToc::with_tables_and_omission(schema, tables, config, recorder)
-    }
-}
+txlab_nwr::family!(
+    TicToc,
+    TicTocBuilder,
+    "tictoc",
+    TicTocRecord,
+    Mutation,
+    NoSettings
+);
 
 impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
@@ -182,14 +159,6 @@ impl<Rec: Recorder, Omit: WriteOmission> TicToc<Rec, Omit> {
             floors,
             stripes: self.stripes(table),
         })
-    }
-
-    /// The pivot object of `(table, key)` as it stands (TicToc+NWR only; `None` for the other
-    /// variants, which keep none). Tests use it to see which key's object an omission updated.
-    /// Publishes an empty object for a keyed table's key that has none yet.
-    #[doc(hidden)]
-    pub fn pivot_word(&self, table: TableId, key: u64) -> Option<txlab_nwr::PivotWord> {
-        self.nwr.pivot_word(table, key)
     }
 }
 

@@ -1,34 +1,13 @@
 //! TicToc in the correctness kit: Hermitage schedules with TicToc's outcomes, random schedules,
 //! threaded stress, and mutants the kit must catch.
 
-use std::sync::Arc;
-use txlab_check::MemoryRecorder;
-use txlab_core::{Error, Schema};
-use txlab_testkit::{Expect, Hermitage, Protocol};
+mod common;
 
-mod hermitage;
-use txlab_tictoc::{Mutation, TicToc, TicTocConfig};
+use common::TicTocHooks;
+use txlab_testkit::family::{Kit, NoNwr};
+use txlab_tictoc::Mutation;
 
-struct TicTocKit;
-
-impl Protocol for TicTocKit {
-    type Engine = TicToc<MemoryRecorder>;
-    const NAME: &'static str = "tictoc";
-    // TicToc serializes in commit-timestamp order, which may invert real time (a transaction
-    // that finished earlier can be ordered later); its histories are serializable, not strictly.
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::builder()
-            .config(TicTocConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-
-    fn expect(test: Hermitage) -> Expect {
-        hermitage::tictoc(test)
-    }
-}
+type TicTocKit = Kit<TicTocHooks>;
 
 txlab_testkit::protocol_kit!(TicTocKit);
 
@@ -40,41 +19,23 @@ fn written_versions_follow_reads() {
     );
 }
 
-macro_rules! mutant {
-    ($name:ident, $test:ident, $mutation:expr) => {
-        struct $name;
-        impl Protocol for $name {
-            type Engine = TicToc<MemoryRecorder>;
-            const NAME: &'static str = stringify!($name);
-            const STRICT: bool = false;
-            fn build(
-                schema: &Schema,
-                recorder: Arc<MemoryRecorder>,
-            ) -> Result<Self::Engine, Error> {
-                TicToc::builder()
-                    .config(TicTocConfig::manual().with_mutation($mutation))
-                    .recorder(recorder)
-                    .build(schema)
-            }
-        }
-        #[test]
-        fn $test() {
-            txlab_testkit::mutation::assert_caught::<$name>();
-        }
-    };
-}
-
-mutant!(
+txlab_testkit::family_mutant!(
+    TicTocHooks,
+    NoNwr,
     TicTocSkipReadValidation,
     kit_catches_skipped_read_validation,
     Mutation::SkipReadValidation
 );
-mutant!(
+txlab_testkit::family_mutant!(
+    TicTocHooks,
+    NoNwr,
     TicTocSkipRtsExtension,
     kit_catches_skipped_rts_extension,
     Mutation::SkipRtsExtension
 );
-mutant!(
+txlab_testkit::family_mutant!(
+    TicTocHooks,
+    NoNwr,
     TicTocSkipPhantomValidation,
     kit_catches_skipped_phantom_validation,
     Mutation::SkipPhantomValidation
@@ -85,7 +46,9 @@ mutant!(
 #[test]
 #[should_panic(expected = "both committed")]
 fn partition_phantom_needs_phantom_validation() {
-    txlab_testkit::phantom::insert_into_scanned_partition::<TicTocSkipPhantomValidation>();
+    txlab_testkit::phantom::insert_into_scanned_partition::<
+        Kit<TicTocHooks, NoNwr, TicTocSkipPhantomValidation>,
+    >();
 }
 
 /// `TicToc::builder()` builds `tictoc`, `tictoc-nwr` and `tictoc-nwr-single` by name and refuses

@@ -1,181 +1,44 @@
 //! TicToc+NWR with single-write omitters (`TicTocNwrSingle`, engine `tictoc-nwr-single`) in the
-//! correctness kit: Hermitage schedules, random schedules (reads, blind writes,
-//! read-modify-writes, inserts, deletes and scans), threaded stress across epochs, the NWR
-//! mutants, the schedules that show which reads this rule marks, and the two schedules that are
-//! TicToc's own: the omitter's extension target, and the old-version reader.
+//! correctness kit (`txlab_testkit::nwr_single_kit!`): Hermitage schedules, random schedules
+//! (reads, blind writes, read-modify-writes, inserts, deletes and scans), threaded stress across
+//! epochs, the NWR mutants, the schedules that show which reads this rule marks, strictness with
+//! acknowledgement times, and the two schedules that are TicToc's own: the omitter's extension
+//! target, and the old-version reader.
 //!
 //! As in `kit_nwr.rs`: manual epochs and `AckMode::EpochStable`; the kit checks histories for
-//! serializability, and strictness with acknowledgement times is checked here too.
+//! serializability.
 
-use std::sync::Arc;
-use std::time::Duration;
-use txlab_check::{CheckOptions, History, MemoryRecorder, check};
-use txlab_core::protocol::epoch::EpochConfig;
-use txlab_core::{AckMode, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker};
+mod common;
+
+use common::TicTocHooks;
+use txlab_check::{CheckOptions, History, check};
+use txlab_core::{Engine, Transaction, TxOps, Worker};
 use txlab_nwr::NwrMutation;
+use txlab_testkit::family::{EngineOf, manual};
 use txlab_testkit::nwr::{blind_write_omitted as blind_write, counters, omitted_writes};
-use txlab_testkit::{Expect, Hermitage, Protocol};
+use txlab_testkit::nwr_kit::{T, db_with, num};
 use txlab_tictoc::__layout::epoch_floor;
-use txlab_tictoc::{Mutation, TicTocConfig, TicTocNwrSingle};
-use txlab_tictoc::{NwrSingleWrite, TicToc};
+use txlab_tictoc::{Mutation, NwrSingleWrite, TicTocConfig};
 
-mod hermitage;
+// Which reads leave a mark under this rule and the scan-miss mark; strictness with group-commit
+// acknowledgements; the pivot writer's mark (`TAG_PIVOT_READ` in the history tag) lasts one
+// epoch.
+txlab_testkit::nwr_single_kit!(
+    TicTocHooks,
+    single_write_marks,
+    single_write_strict_with_acknowledgements,
+    single_write_mark_lasts_one_epoch,
+);
 
 fn config() -> TicTocConfig {
-    TicTocConfig::manual().with_ack(AckMode::EpochStable)
+    manual::<TicTocHooks, NwrSingleWrite>()
 }
 
-struct TicTocNwrSingleKit;
-
-impl Protocol for TicTocNwrSingleKit {
-    type Engine = TicTocNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "tictoc-nwr-single";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::builder()
-            .nwr(NwrSingleWrite)
-            .config(config())
-            .recorder(recorder)
-            .build(schema)
-    }
-
-    /// Plain TicToc's outcomes (`hermitage/mod.rs`): the Hermitage schedules that NWR changes
-    /// for `tictoc-nwr` (G0, OTV) omit transactions that write two items, which this rule never
-    /// does.
-    fn expect(test: Hermitage) -> Expect {
-        hermitage::tictoc(test)
-    }
-}
-
-txlab_testkit::protocol_kit!(TicTocNwrSingleKit);
-
-/// Which reads leave a mark under this rule, and the scan-miss mark (`txlab_testkit::nwr`).
-#[test]
-fn nwr_single_write_marks() {
-    txlab_testkit::nwr::single_write_marks::<TicTocNwrSingleKit>();
-}
-
-/// A background epoch every millisecond, so stress runs cross many epoch boundaries.
-struct TicTocNwrSingleTimed;
-
-impl Protocol for TicTocNwrSingleTimed {
-    type Engine = TicTocNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "tictoc-nwr-single-1ms-epochs";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = config().with_epoch(EpochConfig::every(Duration::from_millis(1))?);
-        TicToc::builder()
-            .nwr(NwrSingleWrite)
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
-}
-
-// YCSB, read-mostly YCSB-B and hot blind writes with epochs advancing underneath
-// (`txlab_testkit::nwr_epoch_stress`).
-txlab_testkit::nwr_epoch_stress!(TicTocNwrSingleTimed);
-
-/// SmallBank (read-modify-writes of balances, audit ledger), epochs advancing underneath: the
-/// invariants and the history checked.
-#[test]
-fn stress_smallbank_across_epochs() {
-    txlab_testkit::stress::smallbank::<TicTocNwrSingleTimed>(&[2, 4], 1_500);
-}
-
-macro_rules! mutant {
-    ($name:ident, $test:ident, $mutation:expr) => {
-        struct $name;
-        impl Protocol for $name {
-            type Engine = TicTocNwrSingle<MemoryRecorder>;
-            const NAME: &'static str = stringify!($name);
-            const STRICT: bool = false;
-            fn build(
-                schema: &Schema,
-                recorder: Arc<MemoryRecorder>,
-            ) -> Result<Self::Engine, Error> {
-                let cfg = config().with_mutation($mutation);
-                TicToc::builder()
-                    .nwr(NwrSingleWrite)
-                    .config(cfg)
-                    .recorder(recorder)
-                    .build(schema)
-            }
-        }
-        #[test]
-        fn $test() {
-            txlab_testkit::mutation::assert_caught::<$name>();
-        }
-    };
-}
-
-mutant!(
-    NwrSingleSkipEpochCheck,
-    kit_catches_skipped_epoch_check,
-    Mutation::Nwr(NwrMutation::SkipEpochCheck)
-);
-// The mark only holds the pivot writer's own read of the item (and absent versions it replaced),
-// so the random schedules must find the lost update through a read-modify-write pivot.
-mutant!(
-    NwrSingleSkipMergedReadCheck,
-    kit_catches_skipped_mrs_check,
-    Mutation::Nwr(NwrMutation::SkipMergedReadCheck)
-);
-
-/// The engine reports its own name, and counts read-only commits as unmarked readers.
-#[test]
-fn engine_name_and_unmarked_read_only_commits() {
-    txlab_testkit::nwr::single_write_engine_name_and_unmarked_readers::<TicTocNwrSingleKit>(
-        "tictoc-nwr-single",
-    );
-}
-
-/// Strict serializability across epoch boundaries, epochs advanced by hand
-/// (`txlab_testkit::nwr::single_write_strict_with_acknowledgements`).
-#[test]
-fn strict_serializable_with_group_commit_acknowledgements() {
-    txlab_testkit::nwr::single_write_strict_with_acknowledgements::<TicTocNwrSingleKit>(|db| {
-        db.epochs().advance()
-    });
-}
-
-/// The pivot writer's mark (`TAG_PIVOT_READ` in the history tag) lasts one epoch
-/// (`txlab_testkit::nwr::single_write_mark_lasts_one_epoch`).
-#[test]
-fn the_pivot_writers_mark_lasts_one_epoch() {
-    txlab_testkit::nwr::single_write_mark_lasts_one_epoch::<TicTocNwrSingleKit>(|db| {
-        db.epochs().advance()
-    });
-}
-
-const T: TableId = TableId(0);
 const Y: u64 = 2;
 const Z: u64 = 3;
 const K: u64 = 4;
 
-type Db = TicTocNwrSingle<MemoryRecorder>;
-
-fn db_with(cfg: TicTocConfig) -> (Db, Arc<MemoryRecorder>) {
-    let mut s = Schema::new();
-    s.add(TableSpec::dense("t", 8, 8)).unwrap();
-    let rec = Arc::new(MemoryRecorder::new());
-    let db = TicToc::builder()
-        .nwr(NwrSingleWrite)
-        .config(cfg)
-        .recorder(rec.clone())
-        .build(&s)
-        .unwrap();
-    for k in 0..8 {
-        db.load(T, k, &(k * 10).to_le_bytes()).unwrap();
-    }
-    (db, rec)
-}
-
-fn num(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b.try_into().unwrap())
-}
+type Db = EngineOf<TicTocHooks, NwrSingleWrite>;
 
 /// Read-modify-writes of `K` until its version's timestamp is `floor(e) + n - 1`, then a
 /// read-only transaction reads `key`'s loaded version and `K`: it commits at `floor(e) + n - 1`
@@ -223,7 +86,7 @@ fn extension_target_schedule(db: &Db) -> (bool, u64) {
 
 #[test]
 fn an_omitter_extends_its_reads_to_the_pivots_timestamp() {
-    let (db, rec) = db_with(config());
+    let (db, rec) = db_with::<TicTocHooks, NwrSingleWrite>(config());
     let (committed, epoch) = extension_target_schedule(&db);
     assert!(
         !committed,
@@ -244,8 +107,9 @@ fn an_omitter_extends_its_reads_to_the_pivots_timestamp() {
 
 #[test]
 fn extending_to_the_floor_only_is_caught_by_the_checker() {
-    let (db, rec) =
-        db_with(config().with_mutation(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)));
+    let (db, rec) = db_with::<TicTocHooks, NwrSingleWrite>(
+        config().with_mutation(Mutation::Nwr(NwrMutation::ValidateReadsBeforePivot)),
+    );
     let (committed, _) = extension_target_schedule(&db);
     assert!(
         committed,
@@ -269,7 +133,7 @@ fn extending_to_the_floor_only_is_caught_by_the_checker() {
 #[test]
 fn the_old_version_reader_is_ordered_before_the_omitter() {
     const X: u64 = 1;
-    let (db, rec) = db_with(config());
+    let (db, rec) = db_with::<TicTocHooks, NwrSingleWrite>(config());
     push_rts_into_the_epoch(&db, X, 10);
     let mut ws: Vec<_> = (0..4).map(|_| db.worker().unwrap()).collect();
     let [r, p, o, w] = &mut ws[..] else {

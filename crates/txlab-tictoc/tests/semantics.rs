@@ -20,30 +20,20 @@
 //!   rts(6 as read) = 0 and 6's wts changed: T2 aborts.
 //! - blind writes: ts 1, then ts 2: the later locker gets the later timestamp.
 
+mod common;
+
+use common::TicTocHooks;
 use std::sync::Arc;
 use txlab_check::{CheckOptions, MemoryRecorder, check};
 use txlab_core::protocol::history::Recorder;
 use txlab_core::{
-    AckMode, ConflictCause, Engine, Error, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
+    AckMode, ConflictCause, Engine, Schema, TableId, TableSpec, Transaction, TxOps, Worker,
 };
-use txlab_testkit::Protocol;
+use txlab_testkit::family::Kit;
 use txlab_testkit::semantics::{self, T, cause, num, v};
 use txlab_tictoc::{TicToc, TicTocConfig};
 
-struct TicTocSemantics;
-
-impl Protocol for TicTocSemantics {
-    type Engine = TicToc<MemoryRecorder>;
-    const NAME: &'static str = "tictoc";
-    const STRICT: bool = false;
-
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::builder()
-            .config(TicTocConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+type TicTocSemantics = Kit<TicTocHooks>;
 
 txlab_testkit::semantics_kit!(TicTocSemantics);
 

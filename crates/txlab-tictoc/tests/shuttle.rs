@@ -11,89 +11,38 @@
 //! shuttle interleaves TicToc+NWR's timestamp-word and epoch accesses, not its pivot-object CASes.
 #![cfg(txlab_shuttle)]
 
+mod common;
+
+use common::TicTocHooks;
 use std::sync::Arc;
 use txlab_check::MemoryRecorder;
-use txlab_core::{AckMode, Error, Schema};
-use txlab_testkit::{Protocol, shuttle_check};
-use txlab_tictoc::{
-    Mutation, Nwr, NwrSingleWrite, TicToc, TicTocConfig, TicTocNwr, TicTocNwrSingle,
-};
+use txlab_core::Schema;
+use txlab_testkit::family::{Kit, NoNwr};
+use txlab_testkit::shuttle_check;
+use txlab_tictoc::{Mutation, Nwr, NwrSingleWrite, TicToc, TicTocConfig};
 
-struct Shuttle;
+type Shuttle = Kit<TicTocHooks>;
+type ShuttleNwr = Kit<TicTocHooks, Nwr>;
+type ShuttleNwrSingle = Kit<TicTocHooks, NwrSingleWrite>;
 
-impl Protocol for Shuttle {
-    type Engine = TicToc<MemoryRecorder>;
-    const NAME: &'static str = "tictoc";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        TicToc::builder()
-            .config(TicTocConfig::manual())
-            .recorder(recorder)
-            .build(schema)
-    }
-}
+txlab_testkit::family_mutant!(TicTocHooks, SkipWriteLock, Mutation::SkipWriteLock);
 
 #[test]
 fn tictoc_commit_path_is_serializable_under_random_schedules() {
     shuttle_check::run::<Shuttle>(2_000);
 }
 
-struct SkipWriteLock;
-
-impl Protocol for SkipWriteLock {
-    type Engine = TicToc<MemoryRecorder>;
-    const NAME: &'static str = "tictoc-skip-write-lock";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = TicTocConfig::manual().with_mutation(Mutation::SkipWriteLock);
-        TicToc::builder()
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
-}
-
 #[test]
 fn shuttle_finds_the_race_when_write_locks_are_skipped() {
-    assert!(shuttle_check::finds_violation::<SkipWriteLock>(20, 500));
-}
-
-struct ShuttleNwr;
-
-impl Protocol for ShuttleNwr {
-    type Engine = TicTocNwr<MemoryRecorder>;
-    const NAME: &'static str = "tictoc-nwr";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = TicTocConfig::manual().with_ack(AckMode::EpochStable);
-        TicToc::builder()
-            .nwr(Nwr)
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
+    assert!(shuttle_check::finds_violation::<
+        Kit<TicTocHooks, NoNwr, SkipWriteLock>,
+    >(20, 500));
 }
 
 /// The generic scenario, then same-epoch blind writes: asserts some schedules omit writes.
 #[test]
 fn tictoc_nwr_commit_path_is_serializable_under_random_schedules() {
     shuttle_check::run_nwr::<ShuttleNwr>(2_000);
-}
-
-struct ShuttleNwrSingle;
-
-impl Protocol for ShuttleNwrSingle {
-    type Engine = TicTocNwrSingle<MemoryRecorder>;
-    const NAME: &'static str = "tictoc-nwr-single";
-    const STRICT: bool = false;
-    fn build(schema: &Schema, recorder: Arc<MemoryRecorder>) -> Result<Self::Engine, Error> {
-        let cfg = TicTocConfig::manual().with_ack(AckMode::EpochStable);
-        TicToc::builder()
-            .nwr(NwrSingleWrite)
-            .config(cfg)
-            .recorder(recorder)
-            .build(schema)
-    }
 }
 
 /// The generic scenario, then the single-write scenario (an omitter whose read is overwritten by

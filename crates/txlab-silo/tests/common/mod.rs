@@ -1,8 +1,21 @@
-//! Plain Silo's outcomes on the Hermitage schedules, shared by the kits whose engines abort what
-//! Silo aborts there (`kit.rs`, and `kit_nwr_single.rs`: the single-write rule never omits the
-//! two-item writers of G0 and OTV, the schedules where `silo-nwr` differs).
+//! The Silo family in the kit: its hooks (`txlab_testkit::family`), which build every kit
+//! protocol of a Silo engine, and plain Silo's Hermitage outcomes, which the NWR variants'
+//! follow.
 
+#![allow(dead_code, reason = "each test binary uses a part")]
+
+use txlab_silo::{Mutation, Silo};
 use txlab_testkit::{Expect, Hermitage};
+
+// Silo's serialization point (after locking, at the epoch read) lies between begin and the return
+// of commit, so its histories are strictly serializable.
+txlab_testkit::family_hooks!(
+    SiloHooks: Silo,
+    names = ["silo", "silo-nwr", "silo-nwr-single"],
+    strict = true,
+    expect = silo,
+    nwr_mutation = Mutation::Nwr,
+);
 
 /// What Silo does on `test` (`txlab_testkit::Protocol::expect`).
 pub fn silo(test: Hermitage) -> Expect {

@@ -1,8 +1,21 @@
-//! Plain TicToc's outcomes on the Hermitage schedules, shared by the kits whose engines abort
-//! what TicToc aborts there (`kit.rs`, and `kit_nwr_single.rs`: the single-write rule never
-//! omits the two-item writers of G0 and OTV, the schedules where `tictoc-nwr` differs).
+//! The TicToc family in the kit: its hooks (`txlab_testkit::family`), which build every kit
+//! protocol of a TicToc engine, and plain TicToc's Hermitage outcomes, which the NWR variants'
+//! follow.
+
+#![allow(dead_code, reason = "each test binary uses a part")]
 
 use txlab_testkit::{Expect, Hermitage};
+use txlab_tictoc::{Mutation, TicToc};
+
+// TicToc serializes in commit-timestamp order, which may invert real time (a transaction that
+// finished earlier can be ordered later); its histories are serializable, not strictly.
+txlab_testkit::family_hooks!(
+    TicTocHooks: TicToc,
+    names = ["tictoc", "tictoc-nwr", "tictoc-nwr-single"],
+    strict = false,
+    expect = tictoc,
+    nwr_mutation = Mutation::Nwr,
+);
 
 /// What TicToc does on `test` (`txlab_testkit::Protocol::expect`).
 pub fn tictoc(test: Hermitage) -> Expect {
