@@ -101,7 +101,14 @@ pub struct MvtoState {
     pub(crate) pool: VersionPool,
 }
 
-txlab_nwr::family!(Mvto, MvtoBuilder, "mvto", MvtoRecord, Mutation, MvtoSettings);
+txlab_nwr::family!(
+    Mvto,
+    MvtoBuilder,
+    "mvto",
+    MvtoRecord,
+    Mutation,
+    MvtoSettings
+);
 
 impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
     /// A database over tables built by the caller (e.g. with a custom index for some tables via
