@@ -275,9 +275,11 @@ pub struct SummaryRow {
     /// baseline's, per round, with its interval: the ratio at equal CPU spent, which threads
     /// that wait without working (or a different thread budget) do not inflate.
     pub cpu_ratio: Option<Estimate>,
-    /// Engine counters over all rounds: per commit (summed over the rounds, divided by their
-    /// commits), except `NAME_busy_ns` counters, which become `NAME_utilization`, the busy time
-    /// as a fraction of the measured time.
+    /// Engine counters over all rounds, by name: events per commit (summed over the
+    /// rounds, divided by their commits); `NAME_busy_ns` as `NAME_utilization`, the busy time
+    /// as a fraction of the measured time; statistics of a distribution (`_mean`,
+    /// `_mean_x100` shown as `_mean` divided by 100, `_p99`) as their median over the rounds,
+    /// and maxima (`_max`) as the largest round's.
     pub counters: BTreeMap<String, f64>,
     /// Conflict aborts by `cause@table` ([`RunResult::conflicts_by_table`]) as a fraction of all
     /// attempts (commits plus conflict aborts), pooled over the rounds.
@@ -314,23 +316,66 @@ fn abort_shares(g: &[&RunRecord]) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// How [`SummaryRow::counters`] summarizes one engine counter over a point's rounds, by the
+/// counter's name: most counters count events, but a few report a statistic of a run (a mean,
+/// a percentile, a maximum), which divided by commits would mean nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CounterKind {
+    /// Events: the sum over the rounds per commit.
+    PerCommit,
+    /// `NAME_busy_ns`: busy time over the measured time, as `NAME_utilization`.
+    Busy,
+    /// `_mean` or `_p99`: the median over the rounds.
+    Statistic,
+    /// `_mean_x100`: a mean kept with two decimals; the median over the rounds, divided by 100,
+    /// as `NAME_mean`.
+    MeanX100,
+    /// `_max`: the largest over the rounds.
+    Max,
+}
+
+impl CounterKind {
+    /// The kind of the counter `name` and the name it is shown under.
+    fn of(name: &str) -> (Self, String) {
+        if let Some(base) = name.strip_suffix("_busy_ns") {
+            (Self::Busy, format!("{base}_utilization"))
+        } else if let Some(base) = name.strip_suffix("_mean_x100") {
+            (Self::MeanX100, format!("{base}_mean"))
+        } else if name.ends_with("_mean") || name.ends_with("_p99") {
+            (Self::Statistic, name.to_string())
+        } else if name.ends_with("_max") {
+            (Self::Max, name.to_string())
+        } else {
+            (Self::PerCommit, name.to_string())
+        }
+    }
+}
+
 /// [`SummaryRow::counters`] of a point's runs.
 fn counter_rates(g: &[&RunRecord]) -> BTreeMap<String, f64> {
     let commits: u64 = g.iter().map(|r| r.result.commits).sum();
     let elapsed_ns: f64 = g.iter().map(|r| r.result.elapsed_s * 1e9).sum();
-    let mut sums: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut rounds: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
     for r in g {
         for (k, v) in &r.result.counters {
-            *sums.entry(k.as_str()).or_default() += v;
+            rounds.entry(k.as_str()).or_default().push(*v);
         }
     }
-    sums.into_iter()
-        .filter_map(|(k, v)| match k.strip_suffix("_busy_ns") {
-            Some(name) if elapsed_ns > 0.0 => {
-                Some((format!("{name}_utilization"), v as f64 / elapsed_ns))
-            }
-            None if commits > 0 => Some((k.to_string(), v as f64 / commits as f64)),
-            _ => None,
+    rounds
+        .into_iter()
+        .filter_map(|(k, values)| {
+            let (kind, name) = CounterKind::of(k);
+            let sum = values.iter().sum::<u64>() as f64;
+            let mid = || median(&values.iter().map(|&v| v as f64).collect::<Vec<_>>());
+            let value = match kind {
+                CounterKind::Busy if elapsed_ns > 0.0 => sum / elapsed_ns,
+                CounterKind::PerCommit if commits > 0 => sum / commits as f64,
+                CounterKind::Busy | CounterKind::PerCommit => return None,
+                CounterKind::Statistic => mid(),
+                CounterKind::MeanX100 => mid() / 100.0,
+                CounterKind::Max => values.iter().copied().max().unwrap_or(0) as f64,
+            };
+            Some((name, value))
         })
         .collect()
 }
@@ -567,7 +612,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
     let counted: Vec<&SummaryRow> = rows.iter().filter(|r| !r.counters.is_empty()).collect();
     if !counted.is_empty() {
         out.push_str(
-            "engine counters per commit (NAME_utilization: busy fraction of the measured time):\n",
+            "engine counters per commit (NAME_utilization: busy fraction of the measured time; _mean, _p99: median over the rounds; _max: largest round):\n",
         );
         for r in counted {
             let list: Vec<String> = r
@@ -694,7 +739,13 @@ mod tests {
             recs.push(base);
             let mut docc = record("docc", round, 3000.0);
             docc.result.cpu_time_s = 4.0;
-            docc.result.counters = [("docc_retries".to_string(), 300)].into();
+            docc.result.counters = [
+                ("docc_retries".to_string(), 300),
+                ("graph_mean_x100".to_string(), 150 + 10 * u64::from(round)),
+                ("bytes_p99".to_string(), 800 + u64::from(round)),
+                ("graph_max".to_string(), 7 * u64::from(round + 1)),
+            ]
+            .into();
             recs.push(docc);
         }
         let rows = summarize_against(&recs, Some("calvin"), Some(1));
@@ -706,6 +757,17 @@ mod tests {
             "{docc:?}"
         );
         assert!((docc.counters["docc_retries"] - 0.1).abs() < 1e-9);
+        // Statistics of a run are not divided by commits: medians and the largest round.
+        assert!(
+            (docc.counters["graph_mean"] - 1.65).abs() < 1e-9,
+            "{docc:?}"
+        );
+        assert!(!docc.counters.contains_key("graph_mean_x100"));
+        assert!(
+            (docc.counters["bytes_p99"] - 801.5).abs() < 1e-9,
+            "{docc:?}"
+        );
+        assert!((docc.counters["graph_max"] - 28.0).abs() < 1e-9, "{docc:?}");
         // 10 conflicts of 3010 attempts in every round.
         let share = docc.aborts_by_table["read_validation@stock"];
         assert!((share - 10.0 / 3010.0).abs() < 1e-12, "{share}");
@@ -718,9 +780,10 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("docc ycsb-a 2 theta 0.9: docc_retries 0.100"),
+            t.contains("docc ycsb-a 2 theta 0.9: bytes_p99 802, docc_retries 0.100"),
             "{t}"
         );
+        assert!(t.contains("graph_max 28.0, graph_mean 1.65"), "{t}");
         assert!(t.contains("lock_manager_utilization 0.500"), "{t}");
         assert!(
             t.contains("docc ycsb-a 2 theta 0.9: read_validation@stock 0.332"),

@@ -34,8 +34,8 @@
 //!   retries), instantiated per engine by [`semantics_kit!`], every history checked.
 //! - [`family`]: an engine family of the OCC toolkit (Silo, TicToc, MVTO) as the kit's
 //!   protocols, in every write-omission mode and configuration, from the family's [`family::Hooks`].
-//! - [`nwr_kit`]: the NWR engines' kit and step-by-step semantics, one body per test for every
-//!   family ([`nwr_kit!`], [`nwr_single_kit!`], [`nwr_semantics!`]).
+//! - [`nwr_kit`](mod@nwr_kit): the NWR engines' kit and step-by-step semantics, one body per test for every
+//!   family ([`nwr_kit!`](macro@nwr_kit), [`nwr_single_kit!`], [`nwr_semantics!`]).
 //! - [`builder`]: an engine family's builder builds each of its named variants and refuses bad
 //!   input with a clear error.
 //! - [`no_alloc`]: a warmed-up worker commits without allocating (a counting allocator).
@@ -55,11 +55,13 @@ pub mod builder;
 pub mod deterministic;
 #[cfg(feature = "distributed")]
 pub mod distributed;
+#[cfg(not(txlab_loom))]
 pub mod family;
 pub mod hermitage;
 pub mod mutation;
 pub mod no_alloc;
 pub mod nwr;
+#[cfg(not(txlab_loom))]
 pub mod nwr_kit;
 pub mod phantom;
 pub mod replay;

@@ -1,5 +1,5 @@
 //! The NWR engines' tests, one body per test for every engine family ([`Hooks`]): the kit
-//! ([`nwr_kit!`](crate::nwr_kit), [`nwr_single_kit!`](crate::nwr_single_kit)) and the
+//! ([`nwr_kit!`](macro@crate::nwr_kit), [`nwr_single_kit!`](crate::nwr_single_kit)) and the
 //! step-by-step semantics of the non-visible write rule
 //! ([`nwr_semantics!`](crate::nwr_semantics)): which blind writes it omits (the NWR paper,
 //! Figure 1 (b)–(d)), which it never omits, that an omitted write is never read, strict

@@ -9,6 +9,7 @@
 //! tombstones were retired comes from the workers' `retired_tombstones` counter
 //! (`Worker::drain_counters`), so a run that retired nothing is told apart from one that passed.
 
+#[cfg(not(txlab_loom))]
 use crate::family::{self, Hooks, Kit, NoNwr};
 use std::sync::Arc;
 use txlab_check::{CheckOptions, History, MemoryRecorder, check};
@@ -261,6 +262,7 @@ where
     (0..80).position(|_| !churn(&build, 3, 3_000, options).passed)
 }
 
+#[cfg(not(txlab_loom))]
 /// A transaction that blind-writes or inserts a key whose tombstone is retired while it runs
 /// aborts with `ConflictCause::RecordRetired`; its retry writes the key's fresh record, which a
 /// later read sees. On [`schema`]'s hash and ordered tables, family `H`'s baseline with epochs
@@ -303,6 +305,7 @@ pub fn a_writer_holding_the_retired_record_aborts_and_succeeds_on_retry<H: Hooks
     }
 }
 
+#[cfg(not(txlab_loom))]
 /// Blind-writes (`blind`) or inserts `x` as `t`'s key 7.
 fn write_key_7(tx: &mut impl TxOps, t: TableId, blind: bool, x: u64) {
     if blind {
@@ -312,6 +315,7 @@ fn write_key_7(tx: &mut impl TxOps, t: TableId, blind: bool, x: u64) {
     }
 }
 
+#[cfg(not(txlab_loom))]
 /// Family `H`'s baseline over [`schema`], epochs advanced by hand, and its recorder.
 fn baseline<H: Hooks>() -> (family::EngineOf<H, NoNwr>, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::new());
@@ -320,6 +324,7 @@ fn baseline<H: Hooks>() -> (family::EngineOf<H, NoNwr>, Arc<MemoryRecorder>) {
     (db, recorder)
 }
 
+#[cfg(not(txlab_loom))]
 /// On the hash and the ordered table: a tombstone leaves its index two epochs after its delete
 /// ([`unlinked_after_two_epochs`]), and the key comes back in a fresh record, on another worker
 /// (read absent, inserted, read). The history checks as family `H`'s kit checks it and orders
