@@ -755,7 +755,7 @@ pub fn plot_written(out: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// [`write_report`] with the baseline of `spec`, then [`plot_written`].
+/// `write_report` with the baseline of `spec`, then `plot_written`.
 pub fn report_and_plot(
     spec: &SweepSpec,
     config: &impl serde::Serialize,

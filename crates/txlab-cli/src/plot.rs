@@ -1,7 +1,7 @@
 //! `txlab plot DIR...`: charts from results directories' `results.json` (or such files under
 //! any name), as SVG and PNG, next to the results or into `--out`.
 //!
-//! The x axes come from the runs: every coordinate that differs between them is one ([`axes`]):
+//! The x axes come from the runs: every coordinate that differs between them is one (`axes`):
 //! threads, Zipf theta, and any number the files' `config` fixes (`--epoch-ms`,
 //! `--clients-per-server`, `--servers`, `--nodes`, `--batch-epoch-us`, ... as
 //! `engine.cluster.clients_per_server` and the like), so several directories that differ in one
@@ -842,7 +842,7 @@ pub fn plot_dir(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 
 /// Draws every chart for the runs of `inputs` (results directories, or results.json files
 /// under any name) into `out`, per workload against every coordinate the runs vary in
-/// ([`axes`]); returns the files written.
+/// (`axes`); returns the files written.
 pub fn plot_inputs(inputs: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut points = Vec::new();
     for input in inputs {
