@@ -61,6 +61,9 @@ pub enum Mutant {
     LastReaderOnly,
     /// Read-only transactions commit after a single round.
     SingleRoundReadOnly,
+    /// A held read-only read runs at once, without waiting for the unfinished writers it
+    /// found (as if its hold made that wait unnecessary).
+    HeldReadNoWait,
     /// GC drops graph entries of the current epoch instead of two epochs back.
     GcWithoutDelay,
     /// 2PL releases its locks when its pieces have run, before 2PC.
@@ -71,11 +74,12 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 7] = [
+    pub const ALL: [Mutant; 8] = [
         Mutant::SortById,
         Mutant::NoCommittingWait,
         Mutant::LastReaderOnly,
         Mutant::SingleRoundReadOnly,
+        Mutant::HeldReadNoWait,
         Mutant::GcWithoutDelay,
         Mutant::TwoPlEarlyRelease,
         Mutant::OccNoValidation,
@@ -102,6 +106,13 @@ pub struct Params {
     pub checked: bool,
     /// Rounds a read-only transaction may restart before it is abandoned (§4.1).
     pub ro_max_restarts: u32,
+    /// After this many disagreeing rounds a read-only transaction's rounds hold their keys
+    /// (`RoRead::hold`, `server::readonly`); `None` never holds, `Some(0)` holds from the
+    /// first round.
+    pub ro_hold_after: Option<u32>,
+    /// A hold that has kept a start request waiting this long is dropped (the start requests
+    /// it kept go on): what ends a wait between a held read and a writer it holds back.
+    pub ro_hold_timeout: Duration,
     /// Coordinators log each transaction in their `Durable` store before starting it (§3.5).
     pub log_requests: bool,
     /// The baselines' retry backoff (2PL, OCC); one spin stands for `backoff_unit`.
@@ -126,6 +137,8 @@ impl Default for Params {
             retransmit: Duration::from_millis(500),
             checked: false,
             ro_max_restarts: 16,
+            ro_hold_after: Some(1),
+            ro_hold_timeout: Duration::from_millis(10),
             log_requests: false,
             backoff: RetryPolicy {
                 max_attempts: None,

@@ -83,6 +83,12 @@ pub struct Counters {
     pub ro_abandoned: u64,
     /// Read-only reads that waited for unfinished writers.
     pub ro_waits: u64,
+    /// Read-only rounds sent holding their keys (`Params::ro_hold_after`).
+    pub ro_held_rounds: u64,
+    /// Start requests that waited for a read-only transaction's hold.
+    pub ro_parked: u64,
+    /// Holds dropped after `Params::ro_hold_timeout` with start requests waiting on them.
+    pub ro_hold_expiries: u64,
     /// 2PL attempts aborted by a wound.
     pub wound_aborts: u64,
     /// 2PL wounds inflicted on younger lock holders.
@@ -124,6 +130,9 @@ impl Counters {
         self.ro_retries += o.ro_retries;
         self.ro_abandoned += o.ro_abandoned;
         self.ro_waits += o.ro_waits;
+        self.ro_held_rounds += o.ro_held_rounds;
+        self.ro_parked += o.ro_parked;
+        self.ro_hold_expiries += o.ro_hold_expiries;
         self.wound_aborts += o.wound_aborts;
         self.wounds += o.wounds;
         self.validation_aborts += o.validation_aborts;
@@ -169,6 +178,9 @@ impl Counters {
             ("ro_retries", self.ro_retries),
             ("ro_abandoned", self.ro_abandoned),
             ("ro_waits", self.ro_waits),
+            ("ro_held_rounds", self.ro_held_rounds),
+            ("ro_parked", self.ro_parked),
+            ("ro_hold_expiries", self.ro_hold_expiries),
             ("wound_aborts", self.wound_aborts),
             ("wounds", self.wounds),
             ("validation_aborts", self.validation_aborts),

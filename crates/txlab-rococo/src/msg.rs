@@ -8,6 +8,8 @@
 //! | `Commit` / `CommitReply` | coordinator ↔ server | §3.2 commit phase: the aggregated graph; outputs |
 //! | `Status` / `StatusReply`, `Collected` | server ↔ server | §3.2: a transaction's graph once it is committing (or decided) there; that it was collected (§3.4) |
 //! | `RoRead` / `RoReply` | coordinator ↔ server | §4.1, Figure 10: one round of a read-only transaction |
+//! | `RoRelease` | coordinator → server | the read-only transaction ended: its holds (`server::readonly`) go |
+//! | `RoBlocked` / `RoExempt` | server → coordinator → servers | a held read waits for writers: its other holds let them through |
 //! | `Gossip` | server → every node, client → server | §3.4 epochs: own epoch and oldest unfinished tag |
 //! | `Exec`, `Prepare`, `Decide` and replies, `Wounded` | coordinator ↔ server | 2PL/OCC with 2PC |
 //! | `Dump` / `Rows`, `Release` / `Released` | client process → server | end of a multi-process run (`remote`): the server's rows for the checks; the server may exit |
@@ -155,6 +157,9 @@ pub struct RoRead<P> {
     pub program: P,
     /// The pieces, in plan order.
     pub pieces: Vec<PieceReq>,
+    /// Hold the pieces' conflict keys from this read's arrival until the transaction ends:
+    /// start requests of new writers of them wait meanwhile (`server::readonly`).
+    pub hold: bool,
 }
 
 /// One piece of a read-only round: its result and what it observed.
@@ -253,6 +258,25 @@ pub enum Msg<P> {
     RoRead(Box<RoRead<P>>),
     /// Read-only round reply.
     RoReply(Box<RoReply>),
+    /// The read-only transaction ended: the server drops its holds.
+    RoRelease {
+        /// The transaction.
+        txn: TxnId,
+    },
+    /// A held read of `txn` waits for `writers` to finish (to its coordinator).
+    RoBlocked {
+        /// The read-only transaction.
+        txn: TxnId,
+        /// The writers it waits for.
+        writers: Vec<TxnId>,
+    },
+    /// `txn`'s holds let `writers` through (to the servers holding keys for `txn`).
+    RoExempt {
+        /// The read-only transaction.
+        txn: TxnId,
+        /// The writers its holds no longer keep waiting.
+        writers: Vec<TxnId>,
+    },
     /// Epoch gossip: the sender's epoch and the oldest epoch tag it has unfinished
     /// (`u64::MAX` if none).
     Gossip {

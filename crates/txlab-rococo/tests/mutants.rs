@@ -50,6 +50,17 @@ fn ycsb(
     }
 }
 
+/// [`ycsb`] with read-only rounds holding their keys from the first round.
+fn ycsb_held(
+    mutant: Option<Mutant>,
+    protocol: txlab_rococo::Protocol,
+    seed: u64,
+) -> Case<txlab_workload::Ycsb> {
+    let mut case = ycsb(mutant, protocol, seed);
+    case.params.ro_hold_after = Some(0);
+    case
+}
+
 /// Scaled TPC-C, 2 servers x 2 districts, 15 items (every pair of NewOrders shares stock).
 fn tpcc(
     mutant: Option<Mutant>,
@@ -114,6 +125,13 @@ fn deciding_without_the_committing_wait_is_caught() {
 #[test]
 fn a_single_round_read_only_protocol_is_caught() {
     caught(Mutant::SingleRoundReadOnly, ycsb);
+}
+
+/// Holds keep new writers of a read's keys back, not the writers the read found: a held read
+/// that does not wait for those can see one server's half of a transaction in both rounds.
+#[test]
+fn a_held_read_that_skips_the_wait_for_writers_is_caught() {
+    caught(Mutant::HeldReadNoWait, ycsb_held);
 }
 
 #[test]

@@ -3,11 +3,23 @@
 //! shrinks to a minimal schedule and prints how to replay it:
 //! `TXLAB_STEP_CASE='<protocol> <keys|districts> <servers> <seed>' TXLAB_STEP_SCHEDULE='...'`.
 
+//!
+//! ROCOCO's read-only holds (`Params::ro_hold_after`) vary with the case's seed: from the first
+//! round, after one disagreement (the default), or never.
+
 use proptest::prelude::*;
-use txlab_rococo::Protocol;
+use txlab_rococo::{Params, Protocol};
 use txlab_testkit::distributed::kit::{
     Case, Shape, cases, every_protocol_under_every_schedule, hot_ycsb, params, run_spec, small_tpcc,
 };
+
+/// The kit's parameters, with read-only holds chosen by `seed`.
+fn step_params(seed: u64) -> Params {
+    Params {
+        ro_hold_after: [Some(0), Some(1), None][(seed % 3) as usize],
+        ..params(seed)
+    }
+}
 
 fn ycsb(protocol: Protocol, (keys, servers, seed): Shape) -> Case<txlab_workload::Ycsb> {
     Case {
@@ -16,7 +28,7 @@ fn ycsb(protocol: Protocol, (keys, servers, seed): Shape) -> Case<txlab_workload
         servers,
         clients: vec![vec![0, 1], vec![2, 3]],
         quota: 2,
-        params: params(seed),
+        params: step_params(seed),
     }
 }
 
@@ -27,7 +39,7 @@ fn tpcc(protocol: Protocol, (districts, servers, seed): Shape) -> Case<txlab_wor
         servers,
         clients: vec![vec![0, 1], vec![2, 3]],
         quota: 2,
-        params: params(seed),
+        params: step_params(seed),
     }
 }
 

@@ -312,6 +312,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             Msg::StartReply(r) => self.start_reply(from, *r, ctx),
             Msg::CommitReply(r) => self.commit_reply(from, *r, ctx),
             Msg::RoReply(r) => self.ro_reply(*r, ctx),
+            Msg::RoBlocked { txn, writers } => self.ro_blocked(txn, writers, ctx),
             Msg::ExecReply(r) => self.exec_reply(from, *r, ctx),
             Msg::Vote { txn, attempt, vote } => self.vote(from, txn, attempt, vote, ctx),
             Msg::Decided {
@@ -355,6 +356,8 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             | Msg::StatusReply(_)
             | Msg::Collected { .. }
             | Msg::RoRead(_)
+            | Msg::RoRelease { .. }
+            | Msg::RoExempt { .. }
             | Msg::Exec(_)
             | Msg::Prepare { .. }
             | Msg::Decide { .. } => {}

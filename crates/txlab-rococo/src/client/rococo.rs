@@ -49,6 +49,15 @@ pub(crate) struct ReadOnly {
     reads: Vec<ReadEvent>,
     scans: Vec<ScanEvent>,
     restarts: u32,
+    /// Servers that received a held read of the transaction (told when it ends).
+    held: BTreeSet<u16>,
+}
+
+impl ReadOnly {
+    /// Whether the current round holds its keys (`Params::ro_hold_after`).
+    fn holds(&self, after: Option<u32>) -> bool {
+        after.is_some_and(|k| self.restarts >= k)
+    }
 }
 
 fn rw(t: &mut Active<impl Sized>) -> Option<&mut ReadWrite> {
@@ -248,9 +257,13 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let complete = t.dispatch.complete();
         let Some(w) = ro(t) else { return };
         let round = w.round;
+        let hold = w.holds(shared.params.ro_hold_after);
+        if hold {
+            w.held.extend(batches.keys().copied());
+        }
         let sends = batches
             .into_iter()
-            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces)))
+            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces, hold)))
             .collect();
         self.send_all(ctx, sends, false);
         if complete {
@@ -275,6 +288,9 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
         };
         let Some(w) = ro(t) else { return };
+        if w.holds(shared.params.ro_hold_after) {
+            self.counters.ro_held_rounds += 1;
+        }
         let mut reads = std::mem::take(&mut w.reads);
         let mut scans = std::mem::take(&mut w.scans);
         reads.sort_by_key(|r| (r.table.0, r.key, r.version, r.present));
@@ -287,16 +303,19 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let restarts = w.restarts;
         if agreed {
             (t.history.reads, t.history.scans) = observed;
+            self.ro_release(id, ctx);
             return self.finish(id, Finish::Committed, Vec::new(), restarts, ctx);
         }
         if w.round > 0 {
             self.counters.ro_retries += 1;
             if restarts >= max_restarts {
                 self.counters.ro_abandoned += 1;
+                self.ro_release(id, ctx);
                 return self.finish(id, Finish::Abandoned, Vec::new(), restarts + 1, ctx);
             }
             w.restarts += 1;
         }
+
         // The round just read is the first of the next pair.
         w.first = Some(observed);
         w.round += 1;
@@ -342,9 +361,45 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             return self.fail(e);
         }
         if rolled_back {
+            self.ro_release(r.txn, ctx);
             return self.finish(r.txn, Finish::UserAborted, Vec::new(), 0, ctx);
         }
         self.ro_proceed(r.txn, ctx);
+    }
+
+    /// A held read of `id` waits for `writers`: the servers holding keys for `id` let them
+    /// through, since they may be what keeps those writers from finishing
+    /// (`server::readonly`).
+    pub(super) fn ro_blocked(
+        &mut self,
+        id: TxnId,
+        writers: Vec<TxnId>,
+        ctx: &mut Ctx<'_, Msg<Program<W>>>,
+    ) {
+        let Some(w) = self.txns.get_mut(&id).and_then(ro) else {
+            return;
+        };
+        let sends = w
+            .held
+            .iter()
+            .map(|&s| {
+                let writers = writers.clone();
+                (s, Msg::RoExempt { txn: id, writers })
+            })
+            .collect();
+        self.send_all(ctx, sends, false);
+    }
+
+    /// The read-only transaction `id` ends: the servers holding keys for it drop them.
+    fn ro_release(&mut self, id: TxnId, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
+        let Some(w) = self.txns.get_mut(&id).and_then(ro) else {
+            return;
+        };
+        let sends = std::mem::take(&mut w.held)
+            .into_iter()
+            .map(|s| (s, Msg::RoRelease { txn: id }))
+            .collect();
+        self.send_all(ctx, sends, false);
     }
 
     /// Sends the current round's unanswered reads again.
@@ -357,9 +412,10 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let program = t.program.clone();
         let Some(w) = ro(t) else { return };
         let round = w.round;
+        let hold = w.holds(shared.params.ro_hold_after);
         let sends = unanswered
             .into_iter()
-            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces)))
+            .map(|(s, pieces)| (s, ro_read(id, round, program.clone(), pieces, hold)))
             .collect();
         self.send_all(ctx, sends, true);
     }
@@ -385,11 +441,12 @@ fn commit<P>(txn: TxnId, w: &ReadWrite) -> Msg<P> {
 }
 
 /// A read-only round's reads.
-fn ro_read<P>(txn: TxnId, round: u32, program: P, pieces: Vec<PieceReq>) -> Msg<P> {
+fn ro_read<P>(txn: TxnId, round: u32, program: P, pieces: Vec<PieceReq>, hold: bool) -> Msg<P> {
     Msg::RoRead(Box::new(RoRead {
         txn,
         round,
         program,
         pieces,
+        hold,
     }))
 }

@@ -39,6 +39,8 @@ pub(crate) use rococo::LocalTxn;
 const GC_TIMER: TimerId = TimerId(1);
 /// The server's retransmission timer.
 const RETRANSMIT_TIMER: TimerId = TimerId(2);
+/// The read-only holds' timer (`readonly`).
+const HOLD_TIMER: TimerId = TimerId(3);
 
 type Program<W> = <W as txlab_workload::Workload>::Program;
 
@@ -266,8 +268,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         self.txns.len()
     }
 
-    /// Whether nothing is left waiting here: no commit, status request or read-only read
-    /// pending, and every transaction of this server finished (ROCOCO), no lock or prepared
+    /// Whether nothing is left waiting here: no commit, status request, read-only read or
+    /// held-back start request pending, and every transaction of this server finished (ROCOCO), no lock or prepared
     /// attempt held (baselines).
     pub fn quiescent(&self) -> bool {
         self.rococo.idle()
@@ -299,6 +301,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             Msg::StatusReply(d) => self.status_reply(&d, ctx),
             Msg::Collected { txn } => self.collected_reply(txn, ctx),
             Msg::RoRead(r) => self.ro_read(from, *r, ctx),
+            Msg::RoRelease { txn } => self.ro_release(txn, ctx),
+            Msg::RoExempt { txn, writers } => self.ro_exempt(txn, &writers, ctx),
             Msg::Gossip { epoch, low } => self.gossip(from, epoch, low),
             Msg::Exec(e) => match self.shared.protocol {
                 Protocol::Occ => self.occ_exec(from, *e, ctx),
@@ -329,6 +333,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             | Msg::StartReply(_)
             | Msg::CommitReply(_)
             | Msg::RoReply(_)
+            | Msg::RoBlocked { .. }
             | Msg::ExecReply(_)
             | Msg::Vote { .. }
             | Msg::Decided { .. }
@@ -351,6 +356,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 self.occ.finished.purge(ctx.now(), keep);
                 ctx.set_timer(self.shared.params.retransmit, RETRANSMIT_TIMER);
             }
+            HOLD_TIMER => self.hold_tick(ctx),
             _ => {}
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! | paper | here |
 //! |---|---|
-//! | start request: execute immediate pieces, buffer deferrable ones, add dependencies, reply with outputs and `dep` | [`Server::start`], [`Server::start_piece`] (edges from `KeyTable::access`) |
+//! | start request: execute immediate pieces, buffer deferrable ones, add dependencies, reply with outputs and `dep` | [`Server::start`], [`Server::start_piece`] (edges from `KeyTable::access`); a start request that writes a key a read-only transaction holds waits first (`readonly`) |
 //! | one-hop dependencies, only undecided ancestors in replies (§3.4) | `KeyTable`, `Graph::undecided_ancestors`, `Graph::export` |
 //! | commit request: aggregate `dep`, mark `T` COMMITTING | [`Server::commit`] |
 //! | wait for every ancestor to be COMMITTING; status request when it does not involve `S` | [`Server::committing_wait`], [`Server::ask`] |
@@ -57,6 +57,18 @@ pub(crate) struct LocalTxn<P> {
     history: HistoryPart,
 }
 
+impl<P> LocalTxn<P> {
+    /// Whether one of its pieces here writes one of `keys`.
+    pub(crate) fn writes_any<V>(&self, keys: &BTreeMap<ConflictKey, V>) -> bool {
+        self.pieces.values().any(|p| {
+            p.accepted
+                .keys
+                .iter()
+                .any(|(k, a)| a.writes() && keys.contains_key(k))
+        })
+    }
+}
+
 /// The waits of the commit phase (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Waits {
@@ -104,6 +116,9 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         if self.stale(s.txn, Some(s.epoch)) {
             return;
         }
+        let Some(s) = self.unparked(from, s, ctx) else {
+            return;
+        };
         let epoch = s.epoch.max(self.epochs.current);
         self.graph.local(s.txn, self.me, epoch);
         let mut t = self.txns.remove(&s.txn).unwrap_or_else(|| LocalTxn {
