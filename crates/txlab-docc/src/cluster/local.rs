@@ -197,3 +197,15 @@ impl<Rec: Recorder> sealed::Sealed for Calvin<Rec> {
 }
 
 impl<Rec: Recorder + 'static> PartitionEngine for Calvin<Rec> {}
+
+/// Whether `engine` records histories.
+pub(crate) fn records<E: PartitionEngine>(_engine: &E) -> bool {
+    <E::Rec as Recorder>::ENABLED
+}
+
+/// After a run of a window (`super::overlap`), on ranks above every transaction's: rewinds the
+/// chain of DOCC's waiting phase, so the next run's transactions wait for each other again
+/// (every real rank after the window is above 0, so `done = 1` holds none of them up).
+pub(crate) fn window_done<E: PartitionEngine>(engine: &E) {
+    engine.store().chain.publish(0);
+}

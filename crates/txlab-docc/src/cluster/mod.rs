@@ -15,6 +15,8 @@
 //! - [`local`]: what a partition needs of its engine ([`PartitionEngine`]);
 //! - `ops`: single-partition transactions confined to one partition, the leader's `TxOps`,
 //!   installing a partition's share of the writes;
+//! - [`overlap`]: single-partition transactions run while a multi-partition one is in flight,
+//!   committed after it;
 //! - [`merge`]: the partitions' histories merged into the cluster's, for the checker;
 //! - [`feed`]: a sequencer's clients;
 //! - [`progress`]: a node's reports to a measuring driver;
@@ -28,6 +30,7 @@ pub mod merge;
 pub mod msg;
 pub mod node;
 mod ops;
+pub mod overlap;
 pub mod progress;
 pub mod route;
 mod shard;
@@ -37,6 +40,7 @@ pub use local::PartitionEngine;
 pub use merge::merge_histories;
 pub use msg::{ClusterLog, Msg, Txn};
 pub use node::{ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode};
+pub use overlap::Overlap;
 pub use progress::{Progress, Ran};
 pub use route::{Plan, Routing};
 pub use shard::Shard;

@@ -89,6 +89,15 @@ pub enum WriteOp {
     Delete(u16, u64),
 }
 
+impl WriteOp {
+    /// The table and key it writes.
+    pub fn key(&self) -> (u16, u64) {
+        match self {
+            WriteOp::Put(t, k, _) | WriteOp::Insert(t, k, _) | WriteOp::Delete(t, k) => (*t, *k),
+        }
+    }
+}
+
 /// How a multi-partition transaction ended, as its leader tells each participant.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Outcome {

@@ -19,10 +19,16 @@
 //!             the rest), send each participant its writes, install its own
 //!           - an access to a partition that is not a participant: nothing is installed; the
 //!             leader re-sequences T with that partition hinted (in its batch of epoch e + LAG)
+//!           - while T is in flight here (`NodeConfig::overlap`): the single-partition
+//!             transactions after it, up to the next multi-partition one involving this node,
+//!             run through the local engine without installing anything, and once T has
+//!             installed its writes here, those that read what the serial order says commit
+//!             in order; the rest run again at their position (`super::overlap`)
 //! ```
 //!
-//! The node blocks only at the ordered position of a multi-partition transaction, and every
-//! participant reaches that position (they process the same order, and each blocks only at
+//! The node waits only at the ordered position of a multi-partition transaction (what it runs
+//! ahead meanwhile installs nothing until that transaction is over here), and every
+//! participant reaches that position (they process the same order, and each waits only at
 //! positions before it, which finish first): no deadlock. Every handler is idempotent by `Seq`,
 //! and everything a lost message would hold up is asked for again on the retry timer (pulls,
 //! read sets, on-demand reads; a repeated read set makes the leader resend its outcome).
@@ -48,6 +54,7 @@
 use super::local::PartitionEngine;
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
 use super::ops::{Apply, Confined, Split, View};
+use super::overlap::{Overlap, Spec, Speculated, Window};
 use super::progress::{Progress, Ran};
 use super::route::{Plan, Routing};
 use crate::pool::WorkerPool;
@@ -68,6 +75,11 @@ use txlab_net::{Ctx, Node, NodeId, TimerId};
 /// How many epochs a sequencer may run ahead of its node's execution, and where restarts go
 /// (module docs).
 pub const LAG: u32 = 2;
+
+/// The ranks a window's engine run uses (`super::overlap`): above any transaction's.
+const WINDOW_RANKS: u64 = 1 << 60;
+/// The most transactions a window holds.
+const WINDOW_MAX: usize = 4096;
 
 const EPOCH: TimerId = TimerId(1);
 const RETRY: TimerId = TimerId(2);
@@ -156,6 +168,9 @@ pub struct NodeConfig {
     pub concurrency: usize,
     /// Keep the merged input log.
     pub keep_log: bool,
+    /// Whether single-partition transactions run while a multi-partition one is in flight
+    /// (`super::overlap`).
+    pub overlap: Overlap,
 }
 
 impl Default for NodeConfig {
@@ -167,6 +182,7 @@ impl Default for NodeConfig {
             retry: Duration::from_millis(20),
             concurrency: 64,
             keep_log: true,
+            overlap: Overlap::On,
         }
     }
 }
@@ -209,6 +225,14 @@ pub struct NodeStats {
     pub mp_blocked_us: u64,
     /// Transactions this node's clients submitted that finished.
     pub finished: u64,
+    /// Single-partition transactions run while a multi-partition one was in flight here and
+    /// committed after it (`super::overlap`).
+    pub overlapped: u64,
+    /// ... that were run that way but had to run again at their position (they read what the
+    /// multi-partition transaction wrote, or were stopped).
+    pub overlap_reruns: u64,
+    /// Engine runs of such windows.
+    pub windows: u64,
 }
 
 /// A sequencer's batch as received: its transactions, and whether it was marked last.
@@ -268,6 +292,10 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     scratch: AccessSet,
     // Exchange.
     mp: Option<Mp>,
+    /// The transactions after the multi-partition one at the head, run ahead of it.
+    window: Option<Window>,
+    /// The next rank of a window's engine run (above every transaction's).
+    window_rank: u64,
     early: HashMap<u64, Vec<(u16, Vec<Row>)>>,
     outcomes: HashMap<u64, HashMap<u16, Outcome>>,
     last_done: u64,
@@ -346,6 +374,8 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             log: config.keep_log.then(ClusterLog::default),
             scratch: AccessSet::default(),
             mp: None,
+            window: None,
+            window_rank: WINDOW_RANKS,
             early: HashMap::new(),
             outcomes: HashMap::new(),
             last_done: 0,
@@ -595,6 +625,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             if !head.plan.involves(self.me) || head.plan.single() {
                 self.run_segment();
             } else if !self.step_mp(ctx) {
+                self.speculate();
                 break;
             }
         }
@@ -698,11 +729,162 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             });
     }
 
-    /// The multi-partition transaction at the head is over here.
-    fn end_mp(&mut self) {
+    /// The multi-partition transaction at the head is over here, having installed `written`
+    /// here: the window after it commits what is valid (`super::overlap`).
+    fn end_mp(&mut self, written: &[WriteOp]) {
         if let Some(mp) = self.mp.take() {
             self.stats.mp_blocked_us += self.now.saturating_sub(mp.since).as_micros() as u64;
         }
+        self.settle(written);
+    }
+
+    /// Runs ahead, through the local engine, the single-partition transactions after the
+    /// multi-partition one at the head that are not in its window yet (`super::overlap`).
+    fn speculate(&mut self) {
+        if self.config.overlap == Overlap::Off || self.fatal.is_some() {
+            return;
+        }
+        let me = self.me;
+        let window = self.window.get_or_insert_with(Window::default);
+        let from = window.entries.len();
+        for e in self.queue.iter().skip(1 + from) {
+            if (e.plan.involves(me) && !e.plan.single()) || window.entries.len() >= WINDOW_MAX {
+                window.closed = true;
+            }
+            if window.closed {
+                break;
+            }
+            window.entries.push(Speculated {
+                seq: e.seq,
+                involved: e.plan.involves(me),
+                capture: None,
+            });
+        }
+        let fresh: Vec<(usize, Arc<Txn<P>>)> = self
+            .queue
+            .iter()
+            .skip(1 + from)
+            .take(window.entries.len() - from)
+            .enumerate()
+            .filter(|(_, e)| e.plan.involves(me))
+            .map(|(i, e)| (from + i, Arc::clone(&e.txn)))
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        let Some(window) = self.window.as_mut() else {
+            return;
+        };
+        let specs: Vec<Spec<'_, P>> = fresh
+            .iter()
+            .map(|(i, txn)| {
+                let confined = Confined::new(&txn.program, &self.routing, me);
+                Spec::new(confined, *i, &window.overlay, self.config.overlap)
+            })
+            .collect();
+        let jobs: Vec<Positioned<'_, Spec<'_, P>>> = fresh
+            .iter()
+            .zip(&specs)
+            .enumerate()
+            .map(|(n, ((i, _), program))| Positioned {
+                seq: window.entries[*i].seq,
+                rank: self.window_rank + n as u64,
+                program,
+            })
+            .collect();
+        self.window_rank += jobs.len() as u64;
+        self.stats.windows += 1;
+        let results = self.engine.run_at(&jobs, &self.pool, self.config.workers);
+        super::local::window_done(&*self.engine);
+        drop(jobs);
+        let results = match results {
+            Ok(r) => r,
+            Err(e) => return self.fail(e),
+        };
+        for (((i, _), spec), r) in fresh.iter().zip(specs).zip(results) {
+            let capture = spec.finish(&r);
+            if capture.is_none() {
+                window.closed = true;
+            }
+            window.entries[*i].capture = capture;
+        }
+    }
+
+    /// Commits the valid prefix of the window after the multi-partition transaction that just
+    /// ended here, having installed `written` (`super::overlap`); the rest stays in the queue
+    /// and runs again at its position.
+    fn settle(&mut self, written: &[WriteOp]) {
+        let Some(window) = self.window.take() else {
+            return;
+        };
+        let valid = window.valid_prefix(written, self.config.overlap);
+        let involved = |w: &[Speculated]| w.iter().filter(|s| s.involved).count() as u64;
+        self.stats.overlapped += involved(&window.entries[..valid]);
+        self.stats.overlap_reruns += involved(&window.entries[valid..]);
+        let entries: Vec<Entry<P>> = self.queue.drain(..valid).collect();
+        if let Err(e) = self.install_window(&window, &entries) {
+            return self.fail(e);
+        }
+        for (entry, s) in entries.iter().zip(&window.entries) {
+            if let Some(cap) = s.capture.as_ref().filter(|_| s.involved) {
+                self.stats.single += 1;
+                match (cap.outside, &cap.result) {
+                    (Some(p), _) => self.restart(entry, p),
+                    (None, Some(r)) => self.tally(entry, r),
+                    (None, None) => {}
+                }
+            }
+            self.finish(entry);
+        }
+    }
+
+    /// Installs the writes of the window's valid prefix (`entries`) at their positions, and
+    /// records what they read (when the engine records).
+    fn install_window(&self, window: &Window, entries: &[Entry<P>]) -> Result<(), Error> {
+        if self.config.overlap.commits_early() {
+            return Ok(());
+        }
+        let mut writes = Vec::new();
+        for (i, (entry, s)) in entries.iter().zip(&window.entries).enumerate() {
+            let Some(cap) = s.capture.as_ref().filter(|_| s.involved) else {
+                continue;
+            };
+            let committed = cap.outside.is_none() && matches!(cap.result, Some(Ok(())));
+            if super::local::records(&*self.engine) && cap.outside.is_none() {
+                let (reads, scans) = window.read_events(&*self.engine, i)?;
+                self.engine.record_led(entry.rank, reads, scans, committed);
+            }
+            if committed {
+                writes.push((i, cap.write_ops()));
+            }
+        }
+        let applies: Vec<Apply<'_>> = writes
+            .iter()
+            .filter(|(_, w)| !w.is_empty())
+            .map(|(i, w)| Apply {
+                writes: w,
+                kind: entries[*i].txn.program.kind(),
+            })
+            .collect();
+        let positions = writes.iter().filter(|(_, w)| !w.is_empty());
+        let jobs: Vec<Positioned<'_, Apply<'_>>> = positions
+            .zip(&applies)
+            .map(|((i, _), program)| Positioned {
+                seq: entries[*i].seq,
+                rank: entries[*i].rank,
+                program,
+            })
+            .collect();
+        if jobs.is_empty() {
+            return Ok(());
+        }
+        let results = self.engine.run_at(&jobs, &self.pool, self.config.workers)?;
+        for (job, r) in jobs.iter().zip(results) {
+            if let Err(e) = r {
+                return Err(Error::Internal(format!("installing {}: {e}", job.seq)));
+            }
+        }
+        Ok(())
     }
 
     /// `entry`'s processing here is over.
@@ -807,7 +989,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             self.decide(ctx, &entry, |_| Outcome::Restart);
             self.restart(&entry, p);
             self.finish(&entry);
-            self.end_mp();
+            self.end_mp(&[]);
             return true;
         }
         if split.is_blocked() {
@@ -851,7 +1033,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         });
         self.apply(&entry, &own);
         self.finish(&entry);
-        self.end_mp();
+        self.end_mp(&own);
         true
     }
 
@@ -904,11 +1086,13 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             .is_some_and(|h| h.seq.raw() == seq && h.plan.leader == from && from != self.me);
         if at_head {
             let entry = self.queue.pop_front().expect("head");
-            if let Outcome::Commit(w) = &outcome {
-                self.apply(&entry, w);
-            }
+            let written: &[WriteOp] = match &outcome {
+                Outcome::Commit(w) => w,
+                Outcome::Restart => &[],
+            };
+            self.apply(&entry, written);
             self.finish(&entry);
-            self.end_mp();
+            self.end_mp(written);
             self.send(ctx, from, Msg::Applied { seq });
             self.advance(ctx);
         } else if seq <= self.last_done {

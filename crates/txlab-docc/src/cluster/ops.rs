@@ -241,7 +241,17 @@ pub(crate) struct Blocked {
 
 /// A buffered write: whether the key was present before the transaction (if it looked), and
 /// its value now (`None`: deleted).
-type Staged = (Option<bool>, Option<Vec<u8>>);
+pub(crate) type Staged = (Option<bool>, Option<Vec<u8>>);
+
+/// How a buffered write installs (`None`: an insert the transaction deleted again).
+pub(crate) fn staged_op(table: u16, key: u64, staged: &Staged) -> Option<WriteOp> {
+    Some(match staged {
+        (Some(false), Some(v)) => WriteOp::Insert(table, key, v.clone()),
+        (_, Some(v)) => WriteOp::Put(table, key, v.clone()),
+        (Some(false), None) => return None,
+        (_, None) => WriteOp::Delete(table, key),
+    })
+}
 
 /// The leader's `TxOps` for a multi-partition transaction (module docs).
 pub(crate) struct Split<'a, E> {
@@ -361,7 +371,7 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
     /// The buffered writes, by the node that installs them (`FollowsHome` rows at the leader).
     pub fn writes_by_node(&self) -> TxResult<BTreeMap<u16, Vec<WriteOp>>> {
         let mut out: BTreeMap<u16, Vec<WriteOp>> = BTreeMap::new();
-        for (&(table, key), (before, now)) in &self.writes {
+        for (&(table, key), staged) in &self.writes {
             let t = TableId(table);
             let node = match self.routing.placement(t) {
                 Placement::Partitioned => self.routing.owner(t, key)?,
@@ -375,13 +385,9 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
                     .into());
                 }
             };
-            let op = match (before, now) {
-                (Some(false), Some(v)) => WriteOp::Insert(table, key, v.clone()),
-                (_, Some(v)) => WriteOp::Put(table, key, v.clone()),
-                (Some(false), None) => continue,
-                (_, None) => WriteOp::Delete(table, key),
-            };
-            out.entry(node).or_default().push(op);
+            if let Some(op) = staged_op(table, key, staged) {
+                out.entry(node).or_default().push(op);
+            }
         }
         Ok(out)
     }

@@ -25,9 +25,11 @@
 //!   the measured interval's are exact to within one epoch): `single_partition`,
 //!   `multi_partition` (transactions led), `cluster_restarts`, `remote_reads` (on-demand reads
 //!   a leader asked for), `read_set_rows`, `retransmits`, `pulls`, `batches`, `segments` (runs of
-//!   single-partition transactions through the local engine) and `mp_blocked_us` (microseconds from the
+//!   single-partition transactions through the local engine), `mp_blocked_us` (microseconds from the
 //!   handler in which a node reached a multi-partition transaction to the one that finished it:
-//!   `NodeStats::mp_blocked_us`).
+//!   `NodeStats::mp_blocked_us`), `overlapped` and `overlap_reruns` (single-partition
+//!   transactions run while a multi-partition one was in flight, committed after it or run
+//!   again at their position) and `windows` (engine runs of such transactions).
 //!
 //! With `--check` every partition records on the sequence clock and the nodes keep the merged
 //! input log; after the run the partitions' histories, merged by rank, must pass
@@ -62,8 +64,8 @@ use txlab_core::{AckMode, Error, Schema};
 use txlab_docc::calvin::Calvin;
 use txlab_docc::cluster::inproc::{self, InprocOptions};
 use txlab_docc::cluster::{
-    Cluster, ClusterLog, ClusterProgram, Feed, NodeConfig, NodeStats, PartitionEngine, Progress,
-    Ran, Txn, WorkloadFeed, merge_histories,
+    Cluster, ClusterLog, ClusterProgram, Feed, NodeConfig, NodeStats, Overlap, PartitionEngine,
+    Progress, Ran, Txn, WorkloadFeed, merge_histories,
 };
 use txlab_docc::{Docc, Layout};
 use txlab_net::inproc::LinkModel;
@@ -373,6 +375,7 @@ fn node_config(engine: &EngineParams, run: &RunConfig, keep_log: bool) -> NodeCo
         retry: Duration::from_millis(20),
         concurrency: d.concurrency,
         keep_log,
+        overlap: Overlap::On,
     }
 }
 
@@ -556,6 +559,9 @@ fn counters(stats: &[NodeStats]) -> Vec<(&'static str, u64)> {
         ("batches", sum(|s| s.batches)),
         ("segments", sum(|s| s.segments)),
         ("mp_blocked_us", sum(|s| s.mp_blocked_us)),
+        ("overlapped", sum(|s| s.overlapped)),
+        ("overlap_reruns", sum(|s| s.overlap_reruns)),
+        ("windows", sum(|s| s.windows)),
     ]
 }
 
