@@ -108,7 +108,9 @@ pub struct Params {
     pub ro_max_restarts: u32,
     /// After this many disagreeing rounds a read-only transaction's rounds hold their keys
     /// (`RoRead::hold`, `server::readonly`); `None` never holds, `Some(0)` holds from the
-    /// first round.
+    /// first round. Default `None`: the paper's read-only path, whose reads never delay a
+    /// writer. Holds end abandonment under hot keys but lengthen writers' waits (p99 latency,
+    /// `docs/results/rococo.md`), so they are an option, not the default.
     pub ro_hold_after: Option<u32>,
     /// A hold that has kept a start request waiting this long is dropped (the start requests
     /// it kept go on): what ends a wait between a held read and a writer it holds back.
@@ -137,7 +139,7 @@ impl Default for Params {
             retransmit: Duration::from_millis(500),
             checked: false,
             ro_max_restarts: 16,
-            ro_hold_after: Some(1),
+            ro_hold_after: None,
             ro_hold_timeout: Duration::from_millis(10),
             log_requests: false,
             backoff: RetryPolicy {
