@@ -10,6 +10,8 @@
 //!   pinning; drivers report to it through `txlab_core::protocol::meter`;
 //! - [`runner`]: the interactive driver ([`run_workload`](runner::run_workload)) and the run's
 //!   configuration and result types;
+//! - [`sampling`]: which commits the interactive runner times, and why the percentiles of the
+//!   weighted samples stay unbiased;
 //! - [`registry`]: the protocols by name, as engine descriptors, one module per family;
 //! - [`workloads`]: the workloads by name and their parameters;
 //! - [`point`]: [`run_point`](point::run_point), one (protocol, workload, parameters) point,
@@ -34,6 +36,7 @@ pub mod registry;
 pub mod report;
 pub mod resources;
 pub mod runner;
+pub mod sampling;
 pub mod session;
 pub mod stats;
 pub mod sweep;

@@ -10,31 +10,36 @@
 //!    generator (inside the warm-up). A thread count the address-space limit cannot hold is
 //!    refused before any worker is spawned; a worker thread that still cannot be spawned
 //!    releases the others. Both end the run with an error naming `threads`.
-//! 2. Each transaction asks its probe for a ticket (`SessionProbe::issue_at`); the phase check
-//!    is one `Relaxed` load. On leaving the warm-up each worker discards its engine's protocol
-//!    counters (`Worker::drain_counters`), and on leaving the measured interval it drains them
-//!    into its tally, so counters cover exactly the counted transactions.
+//! 2. Each transaction asks its probe whether it counts (`SessionProbe::phase_check`); within one
+//!    phase, without a transaction cap or history bound, the check is one `Relaxed` load. On
+//!    leaving the warm-up each worker discards its engine's protocol counters
+//!    (`Worker::drain_counters`), and on leaving the measured interval it drains them into its
+//!    tally, so counters cover exactly the counted transactions.
 //! 3. Conflicts are retried with `txlab_core::retry::Backoff` until commit (or until the
 //!    policy's `max_attempts`, counted as *abandoned*). A `UserAbort` finishes the transaction. A
 //!    real error stops the whole run and is returned.
 //!
-//! Latency is measured from the first `begin` to the final commit, retries and backoff included,
-//! in nanoseconds into the worker's histogram. To keep the harness cost at one clock read per
-//! transaction, the start of a transaction is the end timestamp of the previous one (transactions
-//! run back to back), so latency also includes the generator's `next()` and the harness's own
-//! bookkeeping (a few ns).
+//! Latency is measured from a transaction's issue (before the generator produces it) to its
+//! final commit, retries and backoff included, in nanoseconds into the worker's histogram. Only
+//! some transactions are timed: the clock is read at the issue and the commit of a sampled one,
+//! and its latency is recorded with a count equal to the commits it stands for
+//! ([`crate::sampling`] says which ones are sampled and why the percentiles stay unbiased;
+//! transactions of 4 µs or more are all timed). An untimed transaction reads no clock.
 //!
 //! With [`AckMode::EpochStable`] a commit whose `CommitInfo::acknowledged` is false is only
 //! acknowledged once `Engine::stable_epoch() >= info.epoch` (Silo's group commit): the worker
-//! keeps a FIFO of pending commits and polls `stable_epoch()` at most every
-//! [`ACK_POLL_INTERVAL`] (it may take a lock), never blocking. After `STOP` each worker waits
-//! up to [`RunConfig::ack_timeout`] for its pending commits; any left are reported as
-//! `unacknowledged` and have no latency sample.
+//! counts such commits by epoch and queues the timed ones, and polls `stable_epoch()` (it may
+//! take a lock) after a timed transaction, where the clock was read anyway, at most every
+//! [`ACK_POLL_INTERVAL`], never blocking; a timed commit's latency ends when a poll finds its
+//! epoch stable. After `STOP` each worker waits up to [`RunConfig::ack_timeout`] for its pending
+//! commits; any left are reported as `unacknowledged` and the timed ones among them have no
+//! latency sample.
 //!
 //! Throughput is commits divided by the coordinator's measured interval; the abort rate is
 //! `conflicts / (commits + conflicts)`.
 
 use crate::driver::{Driven, Driver, measure};
+use crate::sampling::Sampler;
 use crate::session::{Session, SessionProbe};
 use crate::topology::Placement;
 use hdrhistogram::Histogram;
@@ -517,26 +522,35 @@ fn worker_loop<E: Engine, W: Workload>(
     let mut generator = workload.generator(index, cfg.seed);
     let policy = cfg.retry;
     let mut backoff = Backoff::new(policy, cfg.seed ^ (index as u64).wrapping_mul(0x9E37));
+    let mut sampler = Sampler::new(cfg.seed ^ SAMPLER_SEED ^ (index as u64).wrapping_mul(0x9E37));
+    let mut strata = Strata::default();
     let track_epochs = engine.ack_mode() == AckMode::EpochStable;
-    let mut pending: VecDeque<(Instant, u64)> = VecDeque::new();
+    let mut pending = Pending::default();
     let mut last_ack_poll = Instant::now();
-    let mut last = Instant::now();
+    let mut armed_for_measure = false;
     loop {
-        let (ticket, transition) = probe.issue_at(last);
+        let (issued, transition) = probe.phase_check();
         if transition.left_warmup {
             // Leaving warm-up (possibly straight to a later phase): forget its counters.
             worker.drain_counters(&mut |_, _| {});
         }
         if transition.left_measure {
-            // Leaving the measured interval: its counters are the result's.
+            // Leaving the measured interval: its counters are the result's, and the commits
+            // after the last timed one join its stratum.
             let counters = &mut probe.tally.counters;
             worker.drain_counters(&mut |name, n| counters.add(name, n));
+            strata.close(&mut pending, &mut probe);
         }
-        let Some(ticket) = ticket else { break };
-        let measuring = ticket.counted();
+        let Some(measuring) = issued else { break };
+        if measuring && !armed_for_measure {
+            // Every worker's first counted transaction is timed (crate::sampling).
+            armed_for_measure = true;
+            sampler.arm();
+        }
+        let start = sampler.issue().then(|| sampler.start());
         let program = generator.next();
-        let start = ticket.issued();
         let mut attempts = 0u32;
+        let mut end = None;
         backoff.reset();
         loop {
             attempts += 1;
@@ -551,15 +565,29 @@ fn worker_loop<E: Engine, W: Workload>(
             let t = &mut probe.tally;
             match r {
                 Ok(info) => {
-                    let now = Instant::now();
-                    last = now;
+                    let now = start.map(|start| (start, Instant::now()));
+                    if let Some((_, now)) = now {
+                        sampler.taken();
+                        end = Some(now);
+                    }
                     if measuring {
                         t.commits += 1;
                         t.kinds.add(program.kind(), 1);
-                        if track_epochs && !info.acknowledged {
-                            pending.push_back((start, info.epoch));
-                        } else {
-                            probe.latency(now.saturating_duration_since(start));
+                        strata.commits += 1;
+                        let queued = track_epochs && !info.acknowledged;
+                        if queued {
+                            pending.commit(info.epoch);
+                        }
+                        if let Some((start, now)) = now {
+                            let weight = strata.take();
+                            if queued {
+                                pending.sample(start, info.epoch, weight);
+                                strata.last = Last::Queued;
+                            } else {
+                                let ns = nanos(now.saturating_duration_since(start));
+                                probe.latency(ns, weight);
+                                strata.last = Last::Recorded(ns);
+                            }
                         }
                     }
                     break;
@@ -576,7 +604,6 @@ fn worker_loop<E: Engine, W: Workload>(
                         if measuring {
                             probe.tally.abandoned += 1;
                         }
-                        last = Instant::now();
                         break;
                     }
                     if measuring {
@@ -588,21 +615,28 @@ fn worker_loop<E: Engine, W: Workload>(
                     if measuring {
                         t.user_aborts += 1;
                     }
-                    last = Instant::now();
                     break;
                 }
                 Err(TxError::Error(e)) => return Err(e),
                 Err(other) => return Err(Error::Internal(format!("unexpected outcome: {other}"))),
             }
         }
-        if !pending.is_empty() && last.duration_since(last_ack_poll) >= ACK_POLL_INTERVAL {
+        // A timed transaction that did not commit reads the clock at its end here.
+        let end = end.or_else(|| start.map(|_| Instant::now()));
+        // Acknowledgements are polled only where a timed transaction read the clock anyway:
+        // at least every `SAMPLE_SPACING` of work (or every transaction, if longer), at most
+        // every `ACK_POLL_INTERVAL`.
+        if let Some(end) = end
+            && !pending.is_empty()
+            && end.saturating_duration_since(last_ack_poll) >= ACK_POLL_INTERVAL
+        {
             // Read the stable epoch first and the clock after it: the thread may be descheduled
             // between the two, and an acknowledgement must never be dated before the moment
             // stability was observed (dating it at the last commit under-reported latency).
             let stable = engine.stable_epoch();
             let now = Instant::now();
             last_ack_poll = now;
-            acknowledge(stable, now, &mut pending, &mut probe);
+            pending.acknowledge(stable, now, &mut probe);
         }
     }
     // Wait (bounded) for the commits of the measured interval to be acknowledged.
@@ -610,27 +644,132 @@ fn worker_loop<E: Engine, W: Workload>(
     while !pending.is_empty() {
         let stable = engine.stable_epoch();
         let now = Instant::now();
-        acknowledge(stable, now, &mut pending, &mut probe);
+        pending.acknowledge(stable, now, &mut probe);
         if now >= deadline {
             break;
         }
         std::thread::yield_now();
     }
-    probe.tally.unacknowledged = pending.len() as u64;
+    probe.tally.unacknowledged = pending.unacknowledged();
     Ok(())
 }
 
-fn acknowledge(
-    stable: u64,
-    now: Instant,
-    pending: &mut VecDeque<(Instant, u64)>,
-    probe: &mut SessionProbe<'_>,
-) {
-    while let Some(&(start, epoch)) = pending.front() {
-        if epoch > stable {
-            break;
+/// Mixed into the seed of a worker's [`Sampler`], so that its stream differs from the
+/// workload generator's and the backoff's.
+const SAMPLER_SEED: u64 = 0x5A3D_1E7C_0B2F_9A41;
+
+/// A duration in nanoseconds, saturated.
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Where the latest timed commit of the measured interval went.
+#[derive(Debug, Clone, Copy, Default)]
+enum Last {
+    /// None yet.
+    #[default]
+    None,
+    /// Recorded at once with this latency (ns).
+    Recorded(u64),
+    /// Queued for its epoch's acknowledgement (the latest entry of [`Pending`]'s samples until
+    /// acknowledged, then recorded with [`Pending::last_acknowledged`]).
+    Queued,
+}
+
+/// The counted commits not yet represented by a timed one (`crate::sampling`'s strata).
+#[derive(Debug, Default)]
+struct Strata {
+    /// Counted commits since the latest timed one, including a commit being timed.
+    commits: u64,
+    last: Last,
+}
+
+impl Strata {
+    /// The weight of the commit being timed: its stratum's commits.
+    #[inline]
+    fn take(&mut self) -> u64 {
+        std::mem::take(&mut self.commits)
+    }
+
+    /// The measured interval is over: the commits after the latest timed one join its stratum.
+    fn close(&mut self, pending: &mut Pending, probe: &mut SessionProbe<'_>) {
+        let rest = self.take();
+        if rest == 0 {
+            return;
         }
-        probe.latency(now.saturating_duration_since(start));
-        pending.pop_front();
+        match self.last {
+            // Every worker's first counted commit is timed: no commits without a sample.
+            Last::None => {}
+            Last::Recorded(ns) => probe.latency(ns, rest),
+            Last::Queued => match pending.samples.back_mut() {
+                Some(s) => s.weight += rest,
+                None => probe.latency(pending.last_acknowledged, rest),
+            },
+        }
+    }
+}
+
+/// A timed commit waiting for its epoch to become stable.
+#[derive(Debug, Clone, Copy)]
+struct PendingSample {
+    start: Instant,
+    epoch: u64,
+    /// Its stratum's commits.
+    weight: u64,
+}
+
+/// Commits of the measured interval not acknowledged at commit (`--ack epoch`): all of them by
+/// epoch, as counts, for `unacknowledged`; the timed ones with their start for latency.
+#[derive(Debug, Default)]
+struct Pending {
+    /// `(epoch, commits)`, epochs non-decreasing.
+    commits: VecDeque<(u64, u64)>,
+    samples: VecDeque<PendingSample>,
+    /// The latency (ns) of the latest sample acknowledged.
+    last_acknowledged: u64,
+}
+
+impl Pending {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.commits.is_empty()
+    }
+
+    #[inline]
+    fn commit(&mut self, epoch: u64) {
+        match self.commits.back_mut() {
+            Some((e, n)) if *e == epoch => *n += 1,
+            _ => self.commits.push_back((epoch, 1)),
+        }
+    }
+
+    fn sample(&mut self, start: Instant, epoch: u64, weight: u64) {
+        self.samples.push_back(PendingSample {
+            start,
+            epoch,
+            weight,
+        });
+    }
+
+    /// Acknowledges everything of epochs up to `stable`, dating the timed commits `now`.
+    fn acknowledge(&mut self, stable: u64, now: Instant, probe: &mut SessionProbe<'_>) {
+        while self.commits.front().is_some_and(|&(e, _)| e <= stable) {
+            self.commits.pop_front();
+        }
+        while let Some(s) = self.samples.front().copied() {
+            if s.epoch > stable {
+                break;
+            }
+            let ns = nanos(now.saturating_duration_since(s.start));
+            probe.latency(ns, s.weight);
+            self.last_acknowledged = ns;
+            self.samples.pop_front();
+        }
+    }
+
+    /// Commits whose epoch never became stable.
+    fn unacknowledged(&self) -> u64 {
+        self.commits.iter().map(|&(_, n)| n).sum()
     }
 }

@@ -28,7 +28,7 @@
 //!
 //! Drivers outside this crate see the session through `txlab_core::protocol::meter` ([`Meter`], [`Probe`]);
 //! the interactive runner ([`crate::runner`]) also uses the inherent methods of [`SessionProbe`]
-//! (one clock read per transaction, epoch acknowledgements, abandoned transactions).
+//! (the phase check without a clock read, weighted latency samples, abandoned transactions).
 
 use crate::driver::Driven;
 use crate::resources::{ResourceUsage, process_usage};
@@ -59,7 +59,12 @@ pub(crate) struct Tally(Vec<(&'static str, u64)>);
 impl Tally {
     #[inline]
     pub(crate) fn add(&mut self, name: &'static str, n: u64) {
-        if let Some(e) = self.0.iter_mut().find(|e| e.0 == name) {
+        // The names are static strings, usually the same few: compare addresses first.
+        if let Some(e) = self
+            .0
+            .iter_mut()
+            .find(|e| std::ptr::eq(e.0, name) || e.0 == name)
+        {
             e.1 += n;
         } else {
             self.0.push((name, n));
@@ -319,7 +324,7 @@ impl<'c> Session<'c> {
     }
 }
 
-/// Which phases a probe saw end since its previous [`SessionProbe::issue_at`].
+/// Which phases a probe saw end since its previous `SessionProbe::phase_check`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Transition {
     /// The warm-up ended (the thread's engine counters so far belong to no one).
@@ -334,15 +339,29 @@ pub struct SessionProbe<'s> {
     session: &'s Session<'s>,
     index: usize,
     phase: u32,
+    /// The run has a transaction cap or a history bound (the phase check must count).
+    bounded: bool,
     pub(crate) tally: ThreadTally,
 }
 
 impl<'s> SessionProbe<'s> {
-    /// The phase check of every issued transaction: `None` once the run stops, else a ticket
-    /// stamped `now`, and the phases that ended since the previous call.
+    /// The phase check of every issued transaction: `None` once the run stops, else whether the
+    /// transaction counts, and the phases that ended since the previous call. Without a
+    /// transaction cap or history bound, and within one phase, it is one `Relaxed` load and a
+    /// comparison.
     #[inline]
-    pub(crate) fn issue_at(&mut self, now: Instant) -> (Option<Ticket>, Transition) {
+    pub(crate) fn phase_check(&mut self) -> (Option<bool>, Transition) {
         let mut phase = self.session.phase.load(Ordering::Relaxed);
+        if !self.bounded && phase == self.phase {
+            return (
+                match phase {
+                    STOP => None,
+                    MEASURE => Some(true),
+                    _ => Some(false),
+                },
+                Transition::default(),
+            );
+        }
         if phase != STOP && !self.spend(1) {
             phase = STOP;
         }
@@ -357,7 +376,7 @@ impl<'s> SessionProbe<'s> {
             MEASURE => self.within_cap(),
             _ => false,
         };
-        (Some(Ticket::new(now, counted)), t)
+        (Some(counted), t)
     }
 
     /// Whether a transaction issued now in `MEASURE` is within the transaction cap (always,
@@ -397,11 +416,10 @@ impl<'s> SessionProbe<'s> {
         after <= bound
     }
 
-    /// Records one latency sample.
+    /// Records a latency of `ns` nanoseconds standing for `commits` commits (`crate::sampling`).
     #[inline]
-    pub(crate) fn latency(&mut self, d: Duration) {
-        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        self.tally.latency.saturating_record(ns);
+    pub(crate) fn latency(&mut self, ns: u64, commits: u64) {
+        self.tally.latency.saturating_record_n(ns, commits);
     }
 }
 
@@ -416,6 +434,7 @@ impl<'s> Meter for Session<'s> {
             session: self,
             index: thread,
             phase: WARMUP,
+            bounded: self.cfg.transaction_cap.is_some() || self.cfg.history_bound.is_some(),
             tally: ThreadTally {
                 commits: 0,
                 user_aborts: 0,
@@ -436,14 +455,16 @@ impl<'s> Meter for Session<'s> {
 impl Probe for SessionProbe<'_> {
     #[inline]
     fn issue(&mut self) -> Option<Ticket> {
-        self.issue_at(Instant::now()).0
+        let counted = self.phase_check().0?;
+        Some(Ticket::new(Instant::now(), counted))
     }
 
     fn committed(&mut self, ticket: &Ticket, kind: &'static str) {
         if ticket.counted() {
             self.tally.commits += 1;
             self.tally.kinds.add(kind, 1);
-            self.latency(ticket.issued().elapsed());
+            let ns = u64::try_from(ticket.issued().elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.latency(ns, 1);
         }
     }
 
