@@ -259,9 +259,7 @@ fn queue_deletes<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec, 
 }
 
 /// After a commit: cuts each written record's list below the horizon (`crate::gc`), recomputing
-/// the horizon every `horizon_interval` writing commits. Records of dense tables are queued and
-/// cut by a later commit, once the horizon has passed this commit's timestamp
-/// (`crate::gc::Deferred`); the others are cut now.
+/// the horizon every `horizon_interval` writing commits.
 fn collect_garbage<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec, W>) {
     let engine = tx.w.engine;
     let w = &mut *tx.w;
@@ -272,19 +270,14 @@ fn collect_garbage<Rec: Recorder, W: WriteOmission>(tx: &mut MvtoTxn<'_, '_, Rec
     } else {
         engine.clocks.horizon()
     };
-    let (ts, guard, clocks) = (w.state.ts, &tx.guard, &engine.clocks);
-    let state = &mut w.state;
-    state.deferred.pass(horizon, guard, &mut state.pool, clocks);
     for e in w.sets.writes.iter() {
-        if engine.dense.get(e.table.0 as usize) == Some(&true) {
-            if !e.scratch.0.is_null() {
-                state
-                    .deferred
-                    .push(e.rec, ts, horizon, guard, &mut state.pool, clocks);
-            }
-        } else {
-            gc::collect(record(e.rec), horizon, guard, &mut state.pool, clocks);
-        }
+        gc::collect(
+            record(e.rec),
+            horizon,
+            &tx.guard,
+            &mut w.state.pool,
+            &engine.clocks,
+        );
     }
 }
 

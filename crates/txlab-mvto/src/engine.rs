@@ -4,7 +4,6 @@
 //! retirement).
 
 use crate::config::{Mutation, MvtoConfig, MvtoSettings};
-use crate::gc::Deferred;
 use crate::pool::VersionPool;
 use crate::record::{MvtoRecord, Visible};
 use crate::retire::{AbsentFloor, TableRetire};
@@ -82,9 +81,6 @@ pub struct Mvto<Rec: Recorder = NoRecorder, W: WriteOmission = NoNwr> {
     /// `stripe_rts`, dense and custom tables never unlink).
     retire_floors: Box<[Option<RetireFloors>]>,
     pub(crate) clocks: Clocks,
-    /// Per table: whether it is a dense table, whose records are never freed while the engine
-    /// lives (their garbage collection is deferred, `crate::gc::Deferred`).
-    pub(crate) dense: Box<[bool]>,
     _omission: PhantomData<W>,
 }
 
@@ -103,8 +99,6 @@ pub struct MvtoState {
     pub(crate) old_reader_aborts: u64,
     /// Versions to reuse (`crate::pool`).
     pub(crate) pool: VersionPool,
-    /// Written records of dense tables waiting for their cut (`crate::gc`).
-    pub(crate) deferred: Deferred,
 }
 
 txlab_nwr::family!(
@@ -143,17 +137,12 @@ impl<Rec: Recorder, W: WriteOmission> Mvto<Rec, W> {
                     .then(|| RetireFloors::new(None))
             })
             .collect();
-        let dense = tables
-            .iter()
-            .map(|(_, index)| matches!(index, AnyIndex::Dense(_)))
-            .collect();
         Ok(Self {
             nwr: NwrParts::new::<W, _>(&tables)?,
             shell: Shell::new(schema, tables, config, recorder)?,
             stripe_rts,
             retire_floors,
             clocks: Clocks::new(),
-            dense,
             _omission: PhantomData,
         })
     }
@@ -306,7 +295,6 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
             nwr: NwrStats::default(),
             old_reader_aborts: 0,
             pool: VersionPool::default(),
-            deferred: Deferred::default(),
         }
     }
 

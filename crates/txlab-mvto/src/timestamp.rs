@@ -86,12 +86,6 @@ pub const fn make(clock: u64, worker: u32) -> u64 {
     (clock << WORKER_BITS) | worker as u64
 }
 
-/// The worker part of a timestamp: the id of the worker whose transaction it is.
-#[inline]
-pub const fn worker_of(ts: u64) -> u64 {
-    ts & WORKER_MASK
-}
-
 /// The clock part of a timestamp.
 #[inline]
 pub const fn clock_of(ts: u64) -> u64 {
