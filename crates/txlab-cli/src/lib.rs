@@ -781,12 +781,15 @@ fn compare_builds(
     let baseline = spec
         .baseline
         .map(|b| format!("{}:{}", args.builds[0].label, b.name()));
-    let config = serde_json::json!({
-        "sweep": spec,
-        "builds": args.builds.iter().map(|b| {
-            serde_json::json!({"label": b.label, "path": b.path.display().to_string()})
-        }).collect::<Vec<_>>(),
-    });
+    // `txlab run --out`'s config (the sweep at the top level, as `txlab plot` reads it) and
+    // the builds compared.
+    let mut config = serde_json::to_value(spec)
+        .map_err(|e| Failure::Run(format!("serializing the config: {e}")))?;
+    config["builds"] = args
+        .builds
+        .iter()
+        .map(|b| serde_json::json!({"label": b.label, "path": b.path.display().to_string()}))
+        .collect();
     write_report(spec, &config, &records, baseline.as_deref(), out)
 }
 

@@ -128,8 +128,14 @@ struct Point {
 }
 
 /// Paths in `config` that are not a property of the runs: the rounds and the ratio's baseline,
-/// and the theta that every point overrides.
-const NOT_COORDINATES: [&str; 3] = ["repeat", "baseline_threads", "params.theta"];
+/// the theta that every point overrides, and a `txlab cluster --out` launch's process count
+/// (`engine.cluster.servers` + 1, which is the coordinate).
+const NOT_COORDINATES: [&str; 4] = [
+    "repeat",
+    "baseline_threads",
+    "params.theta",
+    "cluster.local",
+];
 
 /// The numeric leaves of `v` (objects descended, arrays and non-numbers skipped), by their
 /// dotted path under `prefix`.
@@ -247,12 +253,20 @@ impl Axis {
         }
     }
 
-    /// The chart file's suffix after `-vs-`.
-    fn stem(&self) -> String {
+    /// The chart file's suffix after `-vs-`: the short name, or the whole config path where
+    /// another of `axes` has the same short name (`engine-batch-concurrency`).
+    fn stem(&self, axes: &[Axis]) -> String {
         match self {
             Axis::Threads => "threads".into(),
             Axis::Theta => "theta".into(),
-            Axis::Config(_) => self.short().replace(' ', "-"),
+            Axis::Config(k) => {
+                let short = self.short();
+                if axes.iter().any(|a| a != self && a.short() == short) {
+                    k.replace(['.', '_'], "-")
+                } else {
+                    short.replace(' ', "-")
+                }
+            }
         }
     }
 
@@ -876,7 +890,7 @@ pub fn plot_inputs(inputs: &[PathBuf], out: &Path) -> Result<Vec<PathBuf>, Error
             files.extend(versus(
                 out,
                 (
-                    &format!("{w}-throughput-vs-{}", axis.stem()),
+                    &format!("{w}-throughput-vs-{}", axis.stem(&axes)),
                     &format!("{w}: throughput vs {}", axis.short()),
                 ),
                 &pts,
@@ -1070,6 +1084,22 @@ mod tests {
         let refs: Vec<&Point> = pts.iter().collect();
         let s = series(&refs, |p| p.protocol.clone(), |p| p.threads, |p| p.tps);
         assert_eq!(s, vec![("silo".to_string(), vec![(1.0, 2.0), (2.0, 5.0)])]);
+    }
+
+    /// The chart tests below check the drawn files where a font is found and only the error
+    /// where none is; this one makes a machine without a font fail the suite instead of
+    /// passing it unchecked, unless `TXLAB_TESTS_WITHOUT_FONT=1` says that is accepted.
+    #[test]
+    fn a_font_for_the_chart_tests_is_found() {
+        if std::env::var_os("TXLAB_TESTS_WITHOUT_FONT").is_some_and(|v| v == "1") {
+            return;
+        }
+        if let Err(e) = register_font() {
+            panic!(
+                "{e}: the chart tests would check no chart (install fonts-dejavu-core, set \
+                 TXLAB_FONT, or set TXLAB_TESTS_WITHOUT_FONT=1 to accept that)"
+            );
+        }
     }
 
     #[test]
@@ -1319,6 +1349,57 @@ mod tests {
             "nothing varies within one file"
         );
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A run whose `config` is `config`.
+    fn configured(config: &Value) -> Point {
+        let mut c = BTreeMap::new();
+        numeric_leaves("", config, &mut c);
+        Point {
+            protocol: "rococo".into(),
+            workload: "tpcc".into(),
+            threads: 1.0,
+            theta: None,
+            tps: 1.0,
+            abort_rate: 0.0,
+            p50: 1.0,
+            p90: 1.0,
+            p99: 1.0,
+            p999: 1.0,
+            cdf: Vec::new(),
+            oversubscribed: false,
+            config: c,
+        }
+    }
+
+    #[test]
+    fn rounds_and_a_cluster_launch_s_process_count_are_not_axes() {
+        // `txlab run --out` and `txlab cluster --out` directories of the same point, with
+        // different --repeat.
+        let run = serde_json::json!({"repeat": 2, "engine": {"cluster": {"servers": 3}}});
+        let cluster = serde_json::json!({
+            "repeat": 3, "engine": {"cluster": {"servers": 3}}, "cluster": {"local": 4},
+        });
+        let (a, b) = (configured(&run), configured(&cluster));
+        assert_eq!(axes(&[&a, &b]), [Axis::Threads]);
+    }
+
+    #[test]
+    fn axes_with_the_same_short_name_get_distinct_chart_names() {
+        let axes = [
+            Axis::Config("engine.batch.concurrency".into()),
+            Axis::Config("engine.deterministic.concurrency".into()),
+            Axis::Config("engine.cluster.servers".into()),
+        ];
+        let stems: Vec<String> = axes.iter().map(|a| a.stem(&axes)).collect();
+        assert_eq!(
+            stems,
+            [
+                "engine-batch-concurrency",
+                "engine-deterministic-concurrency",
+                "servers"
+            ]
+        );
     }
 
     #[test]

@@ -830,6 +830,10 @@ fn compare_builds_interleaves_binaries_and_divides_by_the_first() {
             .sum();
         assert!(commits > 0, "{label} committed nothing in any round");
     }
+    // `txlab run --out`'s config shape (the sweep at the top level, which `txlab plot` reads),
+    // and the builds.
+    assert_eq!(json["config"]["repeat"], 2, "{}", json["config"]);
+    assert_eq!(json["config"]["builds"][1]["label"], "b");
     let summary = json["summary"].as_array().unwrap();
     let b_silo = summary.iter().find(|r| r["protocol"] == "b:silo").unwrap();
     assert_eq!(b_silo["ratio"]["n"], 2, "{b_silo}");

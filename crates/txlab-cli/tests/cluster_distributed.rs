@@ -162,9 +162,32 @@ fn cluster_out_writes_a_results_directory_that_plot_reads() {
                 .map(|(p, r)| (p.to_string(), r))
                 .to_vec();
         assert_eq!(runs, expected, "rounds interleaved, each its own repeat");
-        assert_eq!(json["config"]["sweep"]["engine"]["cluster"]["servers"], 2);
         let summary = json["summary"].as_array().unwrap();
         assert_eq!(summary.len(), 2);
+        // `txlab run --out`'s config shape, with the transport the launches used.
+        assert_eq!(json["config"]["engine"]["cluster"]["servers"], 2);
+        assert_eq!(json["config"]["engine"]["cluster"]["link_latency_us"], 0);
+        assert_eq!(
+            json["config"]["engine"]["deterministic"]["transport"],
+            "tcp"
+        );
+        // The servers' counters are in the records: rococo's components are decided there.
+        for r in json["runs"].as_array().unwrap() {
+            let c = &r["result"]["counters"];
+            assert!(c["net.messages"].as_u64().unwrap() > 0, "{c}");
+            if r["protocol"] == "rococo" {
+                assert!(c["scc_count"].as_u64().unwrap() > 0, "{c}");
+            }
+        }
+        // TPC-C's kinds, with new-orders/s and its ratio to rococo's.
+        let no = &summary[1]["by_kind"]["new_order"];
+        assert!(no["throughput"]["median"].as_f64().unwrap() > 0.0, "{no}");
+        assert_eq!(no["ratio"]["n"], 2, "{no}");
+        assert!(
+            stdout.contains("throughput by transaction kind"),
+            "{stdout}"
+        );
+
         assert_eq!(summary[1]["ratio"]["n"], 2, "{}", summary[1]);
         assert!(dir.join("results.csv").is_file() && dir.join("summary.csv").is_file());
         dirs.push(dir);

@@ -284,6 +284,10 @@ pub struct SummaryRow {
     /// Conflict aborts by `cause@table` ([`RunResult::conflicts_by_table`]) as a fraction of all
     /// attempts (commits plus conflict aborts), pooled over the rounds.
     pub aborts_by_table: BTreeMap<String, f64>,
+    /// Throughput by transaction kind (`RunResult::commits_by_kind` over the measured
+    /// interval, e.g. TPC-C `new_order` commits/s), by kind: median over the rounds with its
+    /// interval and the per-round ratio to the baseline's throughput of the same kind.
+    pub by_kind: BTreeMap<String, KindRow>,
     /// Median conflict abort rate.
     pub abort_rate: f64,
     /// Median p50 latency (µs).
@@ -292,6 +296,27 @@ pub struct SummaryRow {
     pub p99_us: f64,
     /// Some run was oversubscribed.
     pub oversubscribed: bool,
+}
+
+/// One transaction kind's throughput in a [`SummaryRow`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct KindRow {
+    /// Commits of this kind per second: median over the rounds and its bootstrap interval.
+    pub throughput: Option<Estimate>,
+    /// This kind's throughput relative to the baseline's of the same kind, per round, with its
+    /// interval (`None` for the baseline itself, without a baseline run or where the baseline
+    /// committed none of this kind).
+    pub ratio: Option<Estimate>,
+}
+
+/// Commits of `kind` per second of a run's measured interval (0 where it committed none).
+fn kind_tps(r: &RunResult, kind: &str) -> f64 {
+    let n = r.commits_by_kind.get(kind).copied().unwrap_or(0);
+    if r.elapsed_s > 0.0 {
+        n as f64 / r.elapsed_s
+    } else {
+        0.0
+    }
 }
 
 /// Commits per CPU-second of a run.
@@ -446,6 +471,26 @@ pub fn summarize_against(
                     Some((f(&r.result), f(&a.result)))
                 }))
             };
+            let kinds: BTreeSet<&String> = g
+                .iter()
+                .flat_map(|r| r.result.commits_by_kind.keys())
+                .collect();
+            let by_kind = kinds
+                .into_iter()
+                .map(|kind| {
+                    let tps = |r: &RunResult| kind_tps(r, kind);
+                    let values: Vec<f64> = g
+                        .iter()
+                        .filter(|r| r.result.commits > 0)
+                        .map(|r| tps(&r.result))
+                        .collect();
+                    let row = KindRow {
+                        throughput: Estimate::of(&values),
+                        ratio: ratio_of(&tps),
+                    };
+                    (kind.clone(), row)
+                })
+                .collect();
             SummaryRow {
                 protocol: k.0.clone(),
                 workload: k.1.clone(),
@@ -458,6 +503,7 @@ pub fn summarize_against(
                 cpu_ratio: ratio_of(&per_cpu_second),
                 counters: counter_rates(g),
                 aborts_by_table: abort_shares(g),
+                by_kind,
                 abort_rate: col(&|r| r.abort_rate),
                 p50_us: col(&|r| r.latency.p50_us),
                 p99_us: col(&|r| r.latency.p99_us),
@@ -539,21 +585,10 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
             r.threads.to_string(),
             r.theta.map_or_else(|| "-".into(), |t| t.to_string()),
         ];
-        row.push(match r.throughput {
-            Some(e) if e.n > 1 => format!("{} [{}, {}]", si(e.median), si(e.lo), si(e.hi)),
-            Some(e) => si(e.median),
-            None => "no commits".into(),
-        });
+        row.push(estimate_si(r.throughput));
         if with_ratio {
             let ratio = |q: Option<Estimate>| match q {
-                Some(e) if e.n > 1 => format!(
-                    "{}{:.3} [{:.3}, {:.3}]",
-                    if e.distinguishes_from_one() { "" } else { "~" },
-                    e.median,
-                    e.lo,
-                    e.hi
-                ),
-                Some(e) => format!("{:.3}", e.median),
+                Some(e) => ratio_cell(e),
                 None if baseline == Some(r.protocol.as_str()) => "baseline".into(),
                 None => "-".into(),
             };
@@ -609,6 +644,37 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
             ));
         }
     }
+    let kinds: Vec<&SummaryRow> = rows.iter().filter(|r| r.by_kind.len() > 1).collect();
+    if !kinds.is_empty() {
+        out.push_str(&format!(
+            "throughput by transaction kind (commits/s, median [95% CI]{}):\n",
+            match baseline.filter(|_| with_ratio) {
+                Some(b) => format!("; x the ratio to {b}'s of the same kind [95% CI]"),
+                None => String::new(),
+            }
+        ));
+        for r in kinds {
+            let list: Vec<String> = r
+                .by_kind
+                .iter()
+                .map(|(k, v)| {
+                    let mut s = format!("{k} {}", estimate_si(v.throughput));
+                    if let Some(q) = v.ratio {
+                        s.push_str(&format!(" x{}", ratio_cell(q)));
+                    }
+                    s
+                })
+                .collect();
+            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
+            out.push_str(&format!(
+                "  {} {} {}{theta}: {}\n",
+                r.protocol,
+                r.workload,
+                r.threads,
+                list.join(", ")
+            ));
+        }
+    }
     let counted: Vec<&SummaryRow> = rows.iter().filter(|r| !r.counters.is_empty()).collect();
     if !counted.is_empty() {
         out.push_str(
@@ -633,6 +699,31 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
     out
 }
 
+/// A throughput estimate: `median [lo, hi]` in k/M units (the median alone from one round;
+/// `no commits` without one).
+fn estimate_si(e: Option<Estimate>) -> String {
+    match e {
+        Some(e) if e.n > 1 => format!("{} [{}, {}]", si(e.median), si(e.lo), si(e.hi)),
+        Some(e) => si(e.median),
+        None => "no commits".into(),
+    }
+}
+
+/// A ratio estimate: `median [lo, hi]`, marked `~` when the interval contains 1.
+fn ratio_cell(e: Estimate) -> String {
+    if e.n > 1 {
+        format!(
+            "{}{:.3} [{:.3}, {:.3}]",
+            if e.distinguishes_from_one() { "" } else { "~" },
+            e.median,
+            e.lo,
+            e.hi
+        )
+    } else {
+        format!("{:.3}", e.median)
+    }
+}
+
 /// `x` with three significant digits (no exponent for the counters' usual range).
 fn significant(x: f64) -> String {
     if x == 0.0 || !x.is_finite() {
@@ -642,13 +733,24 @@ fn significant(x: f64) -> String {
     format!("{x:.digits$}")
 }
 
-/// `summary.csv`: one row per [`SummaryRow`].
+/// `summary.csv`: one row per [`SummaryRow`]; after the fixed columns, for every transaction
+/// kind of any row (sorted), `throughput_<kind>_{median,lo,hi}` and `ratio_<kind>_{median,lo,hi}`
+/// ([`SummaryRow::by_kind`]; empty where a row has no such kind or ratio).
 pub fn summary_csv(rows: &[SummaryRow]) -> String {
+    let kinds: BTreeSet<&String> = rows.iter().flat_map(|r| r.by_kind.keys()).collect();
     let mut out = String::from(
         "protocol,workload,threads,theta,rounds,empty_runs,throughput_median,throughput_lo,\
          throughput_hi,ratio_median,ratio_lo,ratio_hi,distinguishable,cpu_ratio_median,\
-         cpu_ratio_lo,cpu_ratio_hi,abort_rate,p50_us,p99_us,oversubscribed\n",
+         cpu_ratio_lo,cpu_ratio_hi,abort_rate,p50_us,p99_us,oversubscribed",
     );
+    for k in &kinds {
+        for what in ["throughput", "ratio"] {
+            for end in ["median", "lo", "hi"] {
+                out.push_str(&format!(",{}", field(&format!("{what}_{k}_{end}"))));
+            }
+        }
+    }
+    out.push('\n');
     let opt = |x: Option<f64>| x.map_or_else(String::new, |x| format!("{x:.6}"));
     for r in rows {
         let t = r.throughput;
@@ -677,6 +779,15 @@ pub fn summary_csv(rows: &[SummaryRow]) -> String {
             r.oversubscribed.to_string(),
         ];
         out.push_str(&fields.join(","));
+        for k in &kinds {
+            let kind = r.by_kind.get(*k);
+            for e in [kind.and_then(|k| k.throughput), kind.and_then(|k| k.ratio)] {
+                for x in [e.map(|e| e.median), e.map(|e| e.lo), e.map(|e| e.hi)] {
+                    out.push(',');
+                    out.push_str(&opt(x));
+                }
+            }
+        }
         out.push('\n');
     }
     out
@@ -792,6 +903,63 @@ mod tests {
         // Without a baseline thread count the rows at 2 threads have no baseline run.
         let rows = summarize(&recs, Some("calvin"));
         assert!(rows.iter().all(|r| r.ratio.is_none()));
+    }
+
+    #[test]
+    fn throughput_by_kind_is_summarized_with_ratios_in_the_table_and_summary_csv() {
+        let mut recs = Vec::new();
+        for round in 0..3u32 {
+            let mut base = record("rococo", round, 1000.0);
+            base.result.elapsed_s = 2.0;
+            base.result.commits_by_kind =
+                [("new_order".to_string(), 400), ("payment".to_string(), 600)].into();
+            recs.push(base);
+            let mut other = record("2pl-2pc", round, 1000.0);
+            other.result.elapsed_s = 2.0;
+            other.result.commits_by_kind = [
+                ("new_order".to_string(), 200 + 2 * u64::from(round)),
+                ("payment".to_string(), 800),
+            ]
+            .into();
+            recs.push(other);
+        }
+        let rows = summarize(&recs, Some("rococo"));
+        let kind = |p: &str, k: &str| rows.iter().find(|r| r.protocol == p).unwrap().by_kind[k];
+        // new_order: 400 commits in 2 s against 200, 202, 204.
+        assert_eq!(
+            kind("rococo", "new_order").throughput.unwrap().median,
+            200.0
+        );
+        assert!(
+            kind("rococo", "new_order").ratio.is_none(),
+            "the baseline itself"
+        );
+        let no = kind("2pl-2pc", "new_order");
+        assert_eq!(no.throughput.unwrap().median, 101.0);
+        assert!(
+            (no.ratio.unwrap().median - 101.0 / 200.0).abs() < 1e-12,
+            "{no:?}"
+        );
+        let pay = kind("2pl-2pc", "payment").ratio.unwrap();
+        assert!((pay.median - 800.0 / 600.0).abs() < 1e-12, "{pay:?}");
+        let t = summary_table(&rows, Some("rococo"));
+        assert!(t.contains("throughput by transaction kind"), "{t}");
+        assert!(
+            t.contains(
+                "2pl-2pc ycsb-a 2 theta 0.9: new_order 101 [100, 102] x0.505 [0.500, 0.510], \
+                 payment 400 [400, 400] x1.333 [1.333, 1.333]"
+            ),
+            "{t}"
+        );
+        let csv = summary_csv(&rows);
+        let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let row: Vec<&str> = csv.lines().nth(2).unwrap().split(',').collect();
+        assert_eq!(row.len(), header.len(), "{csv}");
+        assert_eq!(row[col("throughput_new_order_median")], "101.000000");
+        assert_eq!(row[col("ratio_payment_median")], "1.333333");
+        let json = serde_json::to_value(&rows[1]).unwrap();
+        assert_eq!(json["by_kind"]["new_order"]["throughput"]["median"], 101.0);
     }
 
     #[test]
