@@ -37,6 +37,19 @@ impl Chain {
         self.done.store(rank + 1, Ordering::SeqCst);
     }
 
+    /// `done` now (no run may be in progress: it moves while one is).
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    /// Sets `done` back to a value `done()` returned. `done` only grows within a run, but a run
+    /// on ranks above every transaction's (a cluster's overlap window) leaves it above every later
+    /// `need`, so the caller restores what it saved before that run; no run may be in progress
+    /// and no worker waiting.
+    pub fn rewind(&self, done: u64) {
+        self.done.store(done, Ordering::SeqCst);
+    }
+
     #[inline]
     fn load_seq_cst(&self) -> u64 {
         self.done.load(Ordering::SeqCst)

@@ -179,24 +179,35 @@ fn calvin(schema: &Schema) -> Calvin {
         .unwrap()
 }
 
-/// What a finished run left, checked against itself (module docs). `overlapped` (transactions
-/// run while a multi-partition one was in flight and committed after it) depends on timing and
-/// is not compared.
+/// What a finished run left, checked against itself (module docs). `overlapped` and
+/// `overlap_reruns` (transactions run while a multi-partition one was in flight, committed after
+/// it or run again) depend on timing and are not compared.
 #[derive(Debug, Clone)]
 struct Outcome<P> {
     log: ClusterLog<P>,
     digest: StateDigest,
     multi: u64,
     restarts: u64,
+    /// Each node's committed, user-aborted and failed transactions.
+    ended: Vec<(u64, u64, u64)>,
     overlapped: u64,
+    overlap_reruns: u64,
 }
 
 impl<P: PartialEq> PartialEq for Outcome<P> {
     fn eq(&self, o: &Self) -> bool {
-        (&self.log, &self.digest, self.multi, self.restarts)
-            == (&o.log, &o.digest, o.multi, o.restarts)
+        (
+            &self.log,
+            &self.digest,
+            self.multi,
+            self.restarts,
+            &self.ended,
+        ) == (&o.log, &o.digest, o.multi, o.restarts, &o.ended)
     }
 }
+
+/// How `verify` names a merged state other than the serial replay's.
+const NOT_SERIAL: &str = "differs from the serial replay";
 
 /// The module's checks over the nodes a run left and the cluster's merged state.
 fn verify<W: Partitioned, E: PartitionEngine>(
@@ -234,7 +245,7 @@ fn verify<W: Partitioned, E: PartitionEngine>(
     let digest = StateDigest::of_serial(&merged);
     if digest != StateDigest::of_serial(&oracle) {
         return Err(format!(
-            "merged state differs from the serial replay of the log ({} entries): {:?}",
+            "merged state {NOT_SERIAL} of the log ({} entries): {:?}",
             log.len(),
             StateDigest::diff(&merged, &oracle, 5)
         ));
@@ -247,7 +258,15 @@ fn verify<W: Partitioned, E: PartitionEngine>(
         digest,
         multi: nodes.iter().map(|n| n.stats().multi_led).sum(),
         restarts: nodes.iter().map(|n| n.stats().restarts).sum(),
+        ended: nodes
+            .iter()
+            .map(|n| {
+                let s = n.stats();
+                (s.committed, s.user_aborts, s.errors)
+            })
+            .collect(),
         overlapped: nodes.iter().map(|n| n.stats().overlapped).sum(),
+        overlap_reruns: nodes.iter().map(|n| n.stats().overlap_reruns).sum(),
     })
 }
 
@@ -272,8 +291,16 @@ fn run_step<W: Partitioned, E: PartitionEngine>(
     make: fn(&Schema) -> E,
     schedule: Schedule,
 ) -> Result<Outcome<W::Program>, String> {
-    let cluster = case.cluster(make);
-    let mut slots: Vec<Option<_>> = case.nodes(&cluster).into_iter().map(Some).collect();
+    run_step_on(case, &case.cluster(make), schedule)
+}
+
+/// `run_step` on a loaded `cluster` (whose engines' recorders the caller reads afterwards).
+fn run_step_on<W: Partitioned, E: PartitionEngine>(
+    case: &Case<W>,
+    cluster: &Cluster<E>,
+    schedule: Schedule,
+) -> Result<Outcome<W::Program>, String> {
+    let mut slots: Vec<Option<_>> = case.nodes(cluster).into_iter().map(Some).collect();
     let cfg = StepConfig {
         seed: case.seed,
         max_steps: 200_000,
@@ -292,7 +319,7 @@ fn run_step<W: Partitioned, E: PartitionEngine>(
         .map_err(|f| f.to_string())?;
     let w = d.world();
     let nodes: Vec<_> = w.nodes().map(|(_, n)| n).collect();
-    verify(&case.workload, &cluster, &nodes)
+    verify(&case.workload, cluster, &nodes)
         .map_err(|e| format!("{e}\nreplay: TXLAB_STEP_SCHEDULE='{}'", report.schedule))
 }
 
@@ -392,11 +419,16 @@ fn reference_runs_cross_partitions_and_match_the_serial_replay() {
 }
 
 /// Overlap (`txlab_docc::cluster::overlap`) runs transactions ahead of a multi-partition one in
-/// flight, and the state is the one the nodes reach when they wait: the same log, the same
-/// digest, for both engines and both workloads, with 1 and 2 workers.
+/// flight, and the outcome is the one the nodes reach when they wait: the same log, digest and
+/// per-node counts of committed, user-aborted and failed transactions, for both engines and both
+/// workloads, with 1 and 2 workers; some window transactions commit from the window and some
+/// are found invalid and run again at their position.
 #[test]
 fn overlap_runs_ahead_and_reaches_the_state_of_waiting() {
-    fn both<W: Partitioned, E: PartitionEngine>(case: &Case<W>, make: fn(&Schema) -> E) -> u64 {
+    fn both<W: Partitioned, E: PartitionEngine>(
+        case: &Case<W>,
+        make: fn(&Schema) -> E,
+    ) -> (u64, u64) {
         let on = reference(case, make);
         let off = reference(
             &Case {
@@ -406,10 +438,10 @@ fn overlap_runs_ahead_and_reaches_the_state_of_waiting() {
             make,
         );
         assert_eq!(on, off, "{} on {} nodes", case.workload.name(), case.nodes);
-        assert_eq!(off.overlapped, 0);
-        on.overlapped
+        assert_eq!((off.overlapped, off.overlap_reruns), (0, 0));
+        (on.overlapped, on.overlap_reruns)
     }
-    let mut overlapped = 0;
+    let (mut overlapped, mut reruns) = (0, 0);
     for workers in [1, 2] {
         let t = Case {
             epochs: 6,
@@ -423,50 +455,171 @@ fn overlap_runs_ahead_and_reaches_the_state_of_waiting() {
             workers,
             ..ycsb_case(2)
         };
-        overlapped += both(&t, docc) + both(&t, calvin) + both(&y, docc) + both(&y, calvin);
+        for (o, r) in [
+            both(&t, docc),
+            both(&t, calvin),
+            both(&y, docc),
+            both(&y, calvin),
+        ] {
+            overlapped += o;
+            reruns += r;
+        }
     }
     assert!(
         overlapped > 0,
         "no transaction ran ahead of a multi-partition one"
     );
+    assert!(
+        reruns > 0,
+        "no window transaction was found invalid and run again"
+    );
+}
+
+/// Scripted TPC-C runs (whose writes depend on what they read: order ids, year-to-date sums)
+/// that overlap runs ahead in, over seeds 0 to 7.
+fn overlap_tpcc(seed: u64, overlap: Overlap) -> Case<Tpcc> {
+    Case {
+        epochs: 6,
+        per_epoch: 12,
+        seed,
+        overlap,
+        ..tpcc_case(2)
+    }
+}
+
+/// On how many of seeds 0 to `SEEDS - 1` a mutant was caught: by the serial replay (the run's
+/// failure is that the merged state differs from it; a run that fails otherwise, with errors or
+/// without finishing, is not counted), by the checker (the partitions' merged history fails
+/// `CheckOptions::strict()`).
+#[derive(Debug, Default)]
+struct Caught {
+    /// Seeds the serial replay caught it on.
+    replay: u32,
+    /// Seeds the checker caught it on.
+    checker: u32,
+}
+
+const SEEDS: u64 = 16;
+
+/// `Caught` for `mutant` on `base` with seeds 0 to `SEEDS - 1` (the checker only with `history`).
+fn catch<E: PartitionEngine>(
+    base: &Case<Tpcc>,
+    make: fn(&Schema) -> E,
+    history: Option<fn(&E) -> History>,
+    mutant: Overlap,
+) -> Caught {
+    let mut caught = Caught::default();
+    for seed in 0..SEEDS {
+        let case = Case {
+            seed,
+            overlap: mutant,
+            ..base.clone()
+        };
+        let cluster = case.cluster(make);
+        match run_step_on(&case, &cluster, Schedule(Vec::new())) {
+            Ok(_) => {}
+            Err(e) if e.contains(NOT_SERIAL) => caught.replay += 1,
+            // Errors or no progress: a symptom of the mutant, not what this counts.
+            Err(_) => {}
+        }
+        if let Some(history) = history {
+            let merged = merge_histories(cluster.engines().iter().map(|e| history(e)));
+            if !check(&merged, CheckOptions::strict()).is_serializable() {
+                caught.checker += 1;
+            }
+        }
+    }
+    caught
 }
 
 /// The overlap's check can fail: a window that commits without being validated against the
 /// multi-partition transaction's writes (it reads around it), or that commits through the
-/// engine at once (before it), gives another state than the serial replay on some of these
-/// scripted TPC-C runs (whose writes depend on what they read: order ids, year-to-date sums),
-/// for both engines.
+/// engine at once (before it), gives another state than the serial replay on some of
+/// `overlap_tpcc`'s runs, for both engines; the same runs pass without a mutant.
 #[test]
 fn overlap_mutants_are_caught_by_the_serial_replay() {
-    fn caught<W: Partitioned, E: PartitionEngine>(
-        case: &Case<W>,
-        make: fn(&Schema) -> E,
-        mutant: Overlap,
-    ) -> bool {
-        (0..8).any(|seed| {
-            let case = Case {
-                seed,
-                overlap: mutant,
-                ..case.clone()
-            };
-            run_step(&case, make, Schedule(Vec::new())).is_err()
-        })
-    }
-    let t = Case {
-        epochs: 6,
-        per_epoch: 12,
-        ..tpcc_case(2)
-    };
     for mutant in [Overlap::SkipValidation, Overlap::CommitEarly] {
-        assert!(caught(&t, docc, mutant), "{mutant:?} passed on DOCC");
-        assert!(caught(&t, calvin, mutant), "{mutant:?} passed on Calvin");
+        let t = overlap_tpcc(0, mutant);
+        let d = catch(&t, docc, None, mutant);
+        assert!(d.replay > 0, "{mutant:?} passed on DOCC: {d:?}");
+        let c = catch(&t, calvin, None, mutant);
+        assert!(c.replay > 0, "{mutant:?} passed on Calvin: {c:?}");
     }
-    // The same runs pass without a mutant.
-    for seed in 0..8 {
-        let case = Case { seed, ..t.clone() };
+    for seed in 0..SEEDS {
+        let case = overlap_tpcc(seed, Overlap::On);
         run_step(&case, docc, Schedule(Vec::new())).unwrap();
         run_step(&case, calvin, Schedule(Vec::new())).unwrap();
     }
+}
+
+/// Narrower mutants, each skipping one part of the check, on engines that record histories.
+///
+/// - `SkipBaseReadCheck` (a window transaction's read from the committed state is not checked
+///   against the multi-partition transaction's writes): TPC-C's new-orders read the warehouse row
+///   a remote payment updates, and nothing they write depends on its year-to-date sum, so the
+///   serial replay misses some runs (some of those end in errors or do not finish); the checker
+///   catches it on more runs than the serial replay, since the history records the version each
+///   read saw, looked up before that transaction installed (a version looked up later, at
+///   commit, would be the one the serial order says, and hide most of them).
+/// - `SkipScanCheck` (scanned ranges are not checked): TPC-C's point reads cover most scans
+///   (stock-level reads the district before the order lines), so the case has one district of
+///   three customers per warehouse, where an order-status scans the orders of the customer a
+///   remote new-order just added one for; caught by either oracle.
+///
+/// Without a mutant, the same recorded runs commit window transactions and pass both oracles.
+#[test]
+fn narrow_overlap_mutants_are_caught_by_the_checker_or_the_serial_replay() {
+    let docc_history: fn(&Docc<Chain, MemoryRecorder>) -> History = |e| e.recorder().take();
+    let calvin_history: fn(&Calvin<MemoryRecorder>) -> History = |e| e.recorder().take();
+    let m = Overlap::SkipBaseReadCheck;
+    let t = overlap_tpcc(0, m);
+    let d = catch(&t, docc_recorded, Some(docc_history), m);
+    assert!(d.checker > d.replay, "{m:?} on DOCC: {d:?}");
+    let c = catch(&t, calvin_recorded, Some(calvin_history), m);
+    assert!(c.checker > c.replay, "{m:?} on Calvin: {c:?}");
+
+    let m = Overlap::SkipScanCheck;
+    let few_customers = Case {
+        workload: Tpcc::new(TpccConfig {
+            warehouses: 2,
+            districts_per_warehouse: 1,
+            customers_per_district: 3,
+            items: 1000,
+            ..TpccConfig::default()
+        })
+        .unwrap(),
+        ..overlap_tpcc(0, m)
+    };
+    let d = catch(&few_customers, docc_recorded, Some(docc_history), m);
+    assert!(d.replay + d.checker > 0, "{m:?} on DOCC: {d:?}");
+    let c = catch(&few_customers, calvin_recorded, Some(calvin_history), m);
+    assert!(c.replay + c.checker > 0, "{m:?} on Calvin: {c:?}");
+
+    let mut overlapped = 0;
+    for base in [overlap_tpcc(0, Overlap::On), few_customers] {
+        for seed in 0..SEEDS {
+            let case = Case {
+                seed,
+                overlap: Overlap::On,
+                ..base.clone()
+            };
+            let cluster = case.cluster(docc_recorded);
+            overlapped += run_step_on(&case, &cluster, Schedule(Vec::new()))
+                .unwrap()
+                .overlapped;
+            let merged = merge_histories(cluster.engines().iter().map(|e| docc_history(e)));
+            let report = check(&merged, CheckOptions::strict());
+            assert!(report.is_serializable(), "DOCC, seed {seed}:\n{report}");
+            let cluster = case.cluster(calvin_recorded);
+            overlapped += run_step_on(&case, &cluster, Schedule(Vec::new()))
+                .unwrap()
+                .overlapped;
+            let merged = merge_histories(cluster.engines().iter().map(|e| calvin_history(e)));
+            let report = check(&merged, CheckOptions::strict());
+            assert!(report.is_serializable(), "Calvin, seed {seed}:\n{report}");
+        }
+    }
+    assert!(overlapped > 0, "no recorded window transaction committed");
 }
 
 #[test]

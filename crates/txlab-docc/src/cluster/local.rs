@@ -203,9 +203,20 @@ pub(crate) fn records<E: PartitionEngine>(_engine: &E) -> bool {
     <E::Rec as Recorder>::ENABLED
 }
 
-/// After a run of a window (`super::overlap`), on ranks above every transaction's: rewinds the
-/// chain of DOCC's waiting phase, so the next run's transactions wait for each other again
-/// (every real rank after the window is above 0, so `done = 1` holds none of them up).
-pub(crate) fn window_done<E: PartitionEngine>(engine: &E) {
-    engine.store().chain.publish(0);
+/// DOCC's waiting chain around the engine run of a window (`super::overlap`). That run's ranks
+/// are above every transaction's, so its commits would leave the chain's `done` above the `need`
+/// of every later transaction, and none of them would wait for its dependency: `done` is saved
+/// before the run and restored after it (`crate::wait::Chain::rewind`).
+pub(crate) struct WindowChain(u64);
+
+impl WindowChain {
+    /// Saves `done` (no run in progress).
+    pub fn save<E: PartitionEngine>(engine: &E) -> Self {
+        Self(engine.store().chain.done())
+    }
+
+    /// Restores it, after the window's run.
+    pub fn restore<E: PartitionEngine>(self, engine: &E) {
+        engine.store().chain.rewind(self.0);
+    }
 }

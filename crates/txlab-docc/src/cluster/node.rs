@@ -51,7 +51,7 @@
 //! outstanding per node; the drain is those, their restarts (at most nodes − 1 each: a restart
 //! adds the partition it missed to the participants), and `LAG` empty epochs.
 
-use super::local::PartitionEngine;
+use super::local::{PartitionEngine, WindowChain};
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
 use super::ops::{Apply, Confined, Split, View};
 use super::overlap::{Overlap, Spec, Speculated, Window};
@@ -76,8 +76,12 @@ use txlab_net::{Ctx, Node, NodeId, TimerId};
 /// (module docs).
 pub const LAG: u32 = 2;
 
-/// The ranks a window's engine run uses (`super::overlap`): above any transaction's.
+/// The ranks a window's engine run uses (`super::overlap`): above any transaction's, node `n`'s
+/// from `WINDOW_RANKS + n * WINDOW_NODE_RANKS` on, so that no two nodes' window records share a
+/// rank (`super::merge` joins the records of one rank).
 const WINDOW_RANKS: u64 = 1 << 60;
+/// How many window ranks each node has.
+const WINDOW_NODE_RANKS: u64 = 1 << 44;
 /// The most transactions a window holds.
 const WINDOW_MAX: usize = 4096;
 
@@ -375,7 +379,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             scratch: AccessSet::default(),
             mp: None,
             window: None,
-            window_rank: WINDOW_RANKS,
+            window_rank: WINDOW_RANKS + u64::from(me) * WINDOW_NODE_RANKS,
             early: HashMap::new(),
             outcomes: HashMap::new(),
             last_done: 0,
@@ -794,19 +798,32 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             .collect();
         self.window_rank += jobs.len() as u64;
         self.stats.windows += 1;
+        let chain = WindowChain::save(&*self.engine);
         let results = self.engine.run_at(&jobs, &self.pool, self.config.workers);
-        super::local::window_done(&*self.engine);
+        chain.restore(&*self.engine);
         drop(jobs);
         let results = match results {
             Ok(r) => r,
             Err(e) => return self.fail(e),
         };
+        // What the window read from the committed state, looked up now, before `T` installs
+        // anything here (`super::overlap`): the history records that, not what validation
+        // assumes.
+        let records = super::local::records(&*self.engine);
+        let mut noted = Ok(());
         for (((i, _), spec), r) in fresh.iter().zip(specs).zip(results) {
-            let capture = spec.finish(&r);
-            if capture.is_none() {
-                window.closed = true;
+            let mut capture = spec.finish(&r);
+            match capture.as_mut() {
+                None => window.closed = true,
+                Some(cap) if records => {
+                    noted = noted.and_then(|()| cap.note_committed(&*self.engine));
+                }
+                Some(_) => {}
             }
             window.entries[*i].capture = capture;
+        }
+        if let Err(e) = noted {
+            self.fail(e);
         }
     }
 
@@ -851,7 +868,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             };
             let committed = cap.outside.is_none() && matches!(cap.result, Some(Ok(())));
             if super::local::records(&*self.engine) && cap.outside.is_none() {
-                let (reads, scans) = window.read_events(&*self.engine, i)?;
+                let (reads, scans) = window.read_events(i)?;
                 self.engine.record_led(entry.rank, reads, scans, committed);
             }
             if committed {

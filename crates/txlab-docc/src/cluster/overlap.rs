@@ -25,12 +25,24 @@
 //! key of `W_T` or a window write other than the ones the scan merged. The valid prefix
 //! installs its writes at its positions (an `Apply` transaction each, as a participant installs
 //! `T`'s) and is finished in order; from the first invalid transaction on, the window goes back
-//! to the ordinary path and runs again at its position. A key that a window transaction
-//! inserted or deleted is not passed on to a later one (that one is stopped and runs again).
+//! to the ordinary path and runs again at its position. A later window transaction reads,
+//! scans and updates what an earlier one wrote, inserted or deleted, from the overlay (an update
+//! of a deleted row finds none); a blind write, an insert or a delete of a key an earlier window
+//! transaction wrote, or an update of a row one inserted, stops it instead (it runs again at its
+//! position).
 //!
-//! The window runs on ranks of its own (never a transaction's), so the engine's records of it
-//! are rollbacks no real transaction merges with, and the chain of DOCC's waiting phase is
-//! rewound after it (`super::local::window_done`).
+//! For the history, the committed version of every key a window transaction read from the
+//! committed state is looked up right after its run (`Capture::note_committed`), before `T`
+//! installs anything, so what is recorded is what it read, not what validation assumes it read.
+//!
+//! The window runs on ranks of its own (never a transaction's, and each node's apart from the
+//! others'), so the engine's records of it are rollbacks no real transaction, nor another node's
+//! window, merges with; the chain of DOCC's waiting phase is saved before the run and restored
+//! after it (`super::local::WindowChain`).
+//!
+//! The window runs synchronously in the node's handler: up to `WINDOW_MAX` transactions per
+//! engine run, during which the messages that arrive for the node (`T`'s outcome or read sets
+//! included) wait.
 
 use super::local::PartitionEngine;
 use super::msg::WriteOp;
@@ -59,6 +71,16 @@ pub enum Overlap {
     #[cfg(feature = "mutation")]
     #[doc(hidden)]
     CommitEarly,
+    /// Mutant (tests only): scanned ranges are not checked (neither against `T`'s writes nor
+    /// against the window's); reads are.
+    #[cfg(feature = "mutation")]
+    #[doc(hidden)]
+    SkipScanCheck,
+    /// Mutant (tests only): a read from the committed state is not checked against `T`'s writes
+    /// (where it came from still is; scans are checked).
+    #[cfg(feature = "mutation")]
+    #[doc(hidden)]
+    SkipBaseReadCheck,
 }
 
 impl Overlap {
@@ -67,6 +89,25 @@ impl Overlap {
     fn validates(self) -> bool {
         #[cfg(feature = "mutation")]
         if matches!(self, Overlap::SkipValidation | Overlap::CommitEarly) {
+            return false;
+        }
+        true
+    }
+
+    /// Whether scanned ranges are checked (not by the `SkipScanCheck` mutant).
+    fn checks_scans(self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self == Overlap::SkipScanCheck {
+            return false;
+        }
+        true
+    }
+
+    /// Whether a read from the committed state is checked against `T`'s writes (not by the
+    /// `SkipBaseReadCheck` mutant).
+    fn checks_base_reads(self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self == Overlap::SkipBaseReadCheck {
             return false;
         }
         true
@@ -116,8 +157,13 @@ pub(crate) struct Capture {
     scans: Vec<ScanCap>,
     /// Its writes (none if it rolled back or restarts: it installs nothing).
     writes: BTreeMap<(u16, u64), Staged>,
-    /// It touched a key a window transaction inserted or deleted: it runs again.
+    /// It wrote a key a window transaction wrote, or updated a row one inserted: it runs again
+    /// (module docs).
     poisoned: bool,
+    /// The committed version and presence of every key it read from the committed state (reads
+    /// and scanned rows), looked up right after its run, before `T` installs anything
+    /// (`note_committed`; only when the engine records histories).
+    committed: BTreeMap<(u16, u64), (u64, bool)>,
     /// The program's result.
     pub result: Option<TxResult<()>>,
     /// A partition outside this one it touched (`Confined`).
@@ -133,29 +179,55 @@ impl Capture {
             .collect()
     }
 
+    /// Looks up, in `engine`'s committed state, the version of every key it read from there
+    /// (module docs). Call right after the window's run, while `T` is still in flight here.
+    pub fn note_committed<E: PartitionEngine>(&mut self, engine: &E) -> Result<(), Error> {
+        let reads = self.reads.iter().map(|&(t, k, src)| (t, k, Some(src)));
+        let rows = self
+            .scans
+            .iter()
+            .flat_map(|s| s.rows.iter().map(|&(k, src)| (s.table, k, src)));
+        let base: BTreeSet<(u16, u64)> = reads
+            .chain(rows)
+            .filter(|&(_, _, src)| src == Some(Source::Base))
+            .map(|(t, k, _)| (t, k))
+            .collect();
+        for (t, k) in base {
+            let seen = match engine.committed(TableId(t), k)? {
+                Some((_, v)) => (v, true),
+                None => (0, false),
+            };
+            self.committed.insert((t, k), seen);
+        }
+        Ok(())
+    }
+
     /// Whether its reads and scans are those of the serial order after `t_writes` (the
     /// multi-partition transaction's writes here) and `written` (the valid window writes before
-    /// it: key to writer and attempt).
+    /// it: key to writer and attempt); `mode` may be a mutant that skips part of the check.
     fn consistent(
         &self,
         t_writes: &BTreeSet<(u16, u64)>,
         written: &BTreeMap<(u16, u64), (usize, u32)>,
+        mode: Overlap,
     ) -> bool {
+        let base_reads = mode.checks_base_reads();
         let reads = self.reads.iter().all(|&(t, k, src)| {
             let want = written
                 .get(&(t, k))
                 .map_or(Source::Base, |&(j, a)| Source::Window(j, a));
-            src == want && (want != Source::Base || !t_writes.contains(&(t, k)))
+            src == want && (want != Source::Base || !base_reads || !t_writes.contains(&(t, k)))
         });
         reads
-            && self.scans.iter().all(|s| {
-                let range = (s.table, s.lo)..=(s.table, s.hi);
-                t_writes.range(range.clone()).next().is_none()
-                    && written
-                        .range(range)
-                        .map(|(&(_, k), &(j, a))| (k, j, a))
-                        .eq(s.merged.iter().copied())
-            })
+            && (!mode.checks_scans()
+                || self.scans.iter().all(|s| {
+                    let range = (s.table, s.lo)..=(s.table, s.hi);
+                    t_writes.range(range.clone()).next().is_none()
+                        && written
+                            .range(range)
+                            .map(|(&(_, k), &(j, a))| (k, j, a))
+                            .eq(s.merged.iter().copied())
+                }))
     }
 }
 
@@ -372,7 +444,7 @@ impl<T: TxOps + ?Sized> SpecOps<'_, '_, T> {
 
     fn poison(&mut self) -> TxError {
         self.cap.poisoned = true;
-        TxError::user_abort("overlap: a key a window transaction inserted or deleted")
+        TxError::user_abort("overlap: a write of a key an earlier window transaction wrote")
     }
 
     fn stage(&mut self, table: TableId, key: u64, before: Option<bool>, now: Option<Vec<u8>>) {
@@ -470,6 +542,9 @@ impl<T: TxOps + ?Sized> TxOps for SpecOps<'_, '_, T> {
         visit: &mut dyn FnMut(u64, &[u8]) -> bool,
     ) -> TxResult<()> {
         // The engine's rows (its own writes included), then the window's writes merged in.
+        // The engine's scan reads the whole range, whatever `visit` stops at: the window's
+        // writes are merged by key before `visit` sees any row (and the check covers `lo..=hi`,
+        // not only what was visited: conservative).
         let mut rows: Vec<(u64, Option<Vec<u8>>, Option<Source>)> = Vec::new();
         self.tx.scan(table, lo, hi, &mut |k, v| {
             rows.push((k, Some(v.to_vec()), Some(Source::Base)));
@@ -542,7 +617,7 @@ impl Window {
                 continue;
             }
             let Some(cap) = &s.capture else { return i };
-            if mode.validates() && !cap.consistent(&t_writes, &written) {
+            if mode.validates() && !cap.consistent(&t_writes, &written, mode) {
                 return i;
             }
             for (&key, st) in &cap.writes {
@@ -555,19 +630,16 @@ impl Window {
     }
 
     /// What valid entry `i` read, for the history: every read with the version it saw (a
-    /// window writer's `Seq`, or the committed version, unchanged since it read it), and its
-    /// scans. Run before the valid prefix installs anything.
-    pub fn read_events<E: PartitionEngine>(
-        &self,
-        engine: &E,
-        i: usize,
-    ) -> Result<(Vec<ReadEvent>, Vec<ScanEvent>), Error> {
+    /// window writer's `Seq`, or the committed version noted right after its run:
+    /// `Capture::note_committed`), and its scans. Errors: a read from the committed state whose
+    /// version was not noted.
+    pub fn read_events(&self, i: usize) -> Result<(Vec<ReadEvent>, Vec<ScanEvent>), Error> {
         let Some(cap) = &self.entries[i].capture else {
             return Ok((Vec::new(), Vec::new()));
         };
         let mut reads = Vec::with_capacity(cap.reads.len());
         for &(t, k, src) in &cap.reads {
-            let (version, present) = self.version(engine, t, k, src)?;
+            let (version, present) = self.version(cap, t, k, src)?;
             reads.push(ReadEvent {
                 table: TableId(t),
                 key: k,
@@ -579,7 +651,7 @@ impl Window {
         for s in &cap.scans {
             for &(k, src) in &s.rows {
                 if let Some(src) = src {
-                    let (version, present) = self.version(engine, s.table, k, src)?;
+                    let (version, present) = self.version(cap, s.table, k, src)?;
                     reads.push(ReadEvent {
                         table: TableId(s.table),
                         key: k,
@@ -597,18 +669,13 @@ impl Window {
         Ok((reads, scans))
     }
 
-    fn version<E: PartitionEngine>(
-        &self,
-        engine: &E,
-        t: u16,
-        k: u64,
-        src: Source,
-    ) -> Result<(u64, bool), Error> {
+    fn version(&self, cap: &Capture, t: u16, k: u64, src: Source) -> Result<(u64, bool), Error> {
         Ok(match src {
-            Source::Base => match engine.committed(TableId(t), k)? {
-                Some((_, v)) => (v, true),
-                None => (0, false),
-            },
+            Source::Base => *cap.committed.get(&(t, k)).ok_or_else(|| {
+                Error::Internal(format!(
+                    "overlap: no committed version noted for table {t} key {k}"
+                ))
+            })?,
             Source::Window(j, _) => {
                 let present = self.entries[j]
                     .capture
@@ -618,5 +685,247 @@ impl Window {
                 (self.entries[j].seq.raw(), present)
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `Capture::consistent` and `Window::valid_prefix` over constructed captures: each case
+    //! names the serial-order rule it breaks, and the mutants skip exactly their part.
+
+    use super::*;
+
+    const TABLE: u16 = 3;
+    const B: Source = Source::Base;
+
+    fn w(j: usize, a: u32) -> Source {
+        Source::Window(j, a)
+    }
+
+    /// A committed attempt `attempt` that did nothing yet.
+    fn cap(attempt: u32) -> Capture {
+        Capture {
+            attempt,
+            result: Some(Ok(())),
+            ..Capture::default()
+        }
+    }
+
+    impl Capture {
+        fn reads(mut self, key: u64, src: Source) -> Self {
+            self.reads.push((TABLE, key, src));
+            self
+        }
+
+        fn puts(mut self, key: u64) -> Self {
+            self.writes.insert((TABLE, key), (None, Some(vec![1])));
+            self
+        }
+
+        /// A scan of `lo..=hi` that visited `rows` and merged the window writes `merged`.
+        fn scans(
+            mut self,
+            lo: u64,
+            hi: u64,
+            rows: &[(u64, Source)],
+            merged: &[(u64, usize, u32)],
+        ) -> Self {
+            self.scans.push(ScanCap {
+                table: TABLE,
+                lo,
+                hi,
+                last: hi,
+                rows: rows.iter().map(|&(k, s)| (k, Some(s))).collect(),
+                merged: merged.to_vec(),
+            });
+            self
+        }
+    }
+
+    fn window(caps: Vec<Option<Capture>>) -> Window {
+        Window {
+            entries: caps
+                .into_iter()
+                .enumerate()
+                .map(|(i, capture)| Speculated {
+                    seq: Seq::from_raw(i as u64 + 10),
+                    involved: true,
+                    capture,
+                })
+                .collect(),
+            ..Window::default()
+        }
+    }
+
+    fn put(key: u64) -> WriteOp {
+        WriteOp::Put(TABLE, key, vec![2])
+    }
+
+    fn insert(key: u64) -> WriteOp {
+        WriteOp::Insert(TABLE, key, vec![2])
+    }
+
+    fn delete(key: u64) -> WriteOp {
+        WriteOp::Delete(TABLE, key)
+    }
+
+    /// The valid prefix of a one-transaction window under `mode`.
+    fn one(c: Capture, t: &[WriteOp], mode: Overlap) -> usize {
+        window(vec![Some(c)]).valid_prefix(t, mode)
+    }
+
+    fn scanner() -> Capture {
+        cap(1).scans(10, 20, &[(10, B), (15, B)], &[])
+    }
+
+    #[test]
+    fn a_scan_is_invalid_if_t_inserts_or_deletes_in_its_range() {
+        // A phantom: T inserts a key between the rows the scan saw.
+        assert_eq!(one(scanner(), &[insert(12)], Overlap::On), 0);
+        // T deletes a row the scan saw, or one at its bound.
+        assert_eq!(one(scanner(), &[delete(15)], Overlap::On), 0);
+        assert_eq!(one(scanner(), &[delete(20)], Overlap::On), 0);
+        // Outside the range, or in another table: valid.
+        assert_eq!(one(scanner(), &[insert(21), delete(9)], Overlap::On), 1);
+        assert_eq!(
+            one(
+                scanner(),
+                &[WriteOp::Insert(TABLE + 1, 12, vec![])],
+                Overlap::On
+            ),
+            1
+        );
+        assert_eq!(one(scanner(), &[], Overlap::On), 1);
+    }
+
+    #[test]
+    fn a_read_from_the_committed_state_is_invalid_if_t_wrote_the_key() {
+        let reader = || cap(1).reads(5, B);
+        assert_eq!(one(reader(), &[delete(5)], Overlap::On), 0);
+        assert_eq!(one(reader(), &[put(5)], Overlap::On), 0);
+        assert_eq!(one(reader(), &[insert(5)], Overlap::On), 0);
+        assert_eq!(one(reader(), &[put(6), delete(4)], Overlap::On), 1);
+    }
+
+    #[test]
+    fn a_chain_of_window_writers_is_read_from_the_last_valid_one() {
+        // L0 writes 7; L1 reads it from L0 and writes it; L2 reads it from L1 and scans it.
+        let l0 = || cap(1).puts(7);
+        let l1 = || cap(1).reads(7, w(0, 1)).puts(7);
+        let l2 = |src, merged: (u64, usize, u32)| {
+            cap(1).reads(7, src).scans(0, 9, &[(7, src)], &[merged])
+        };
+        let run =
+            |c2| window(vec![Some(l0()), Some(l1()), Some(c2)]).valid_prefix(&[], Overlap::On);
+        assert_eq!(run(l2(w(1, 1), (7, 1, 1))), 3);
+        // L2 read L0's write, which L1 overwrote.
+        assert_eq!(run(l2(w(0, 1), (7, 1, 1))), 2);
+        // L2's scan merged L0's write instead of L1's.
+        let stale_scan = cap(1)
+            .reads(7, w(1, 1))
+            .scans(0, 9, &[(7, w(0, 1))], &[(7, 0, 1)]);
+        assert_eq!(run(stale_scan), 2);
+        // T wrote the key the chain starts from: L0 is still valid (it only wrote it), and so
+        // are the reads of the chain; a scanned range holding a key of T's is not (the check is
+        // conservative there).
+        let reads = window(vec![Some(l0()), Some(l1()), Some(cap(1).reads(7, w(1, 1)))]);
+        assert_eq!(reads.valid_prefix(&[put(7)], Overlap::On), 3);
+        let all = window(vec![Some(l0()), Some(l1()), Some(l2(w(1, 1), (7, 1, 1)))]);
+        assert_eq!(all.valid_prefix(&[put(7)], Overlap::On), 2);
+        // L1 stopped (no capture): the window ends before it.
+        let stopped = window(vec![Some(l0()), None, Some(l2(w(1, 1), (7, 1, 1)))]);
+        assert_eq!(stopped.valid_prefix(&[], Overlap::On), 1);
+        // A window entry this partition is not involved in is skipped.
+        let mut skipped = window(vec![Some(l0()), None, Some(l2(w(0, 1), (7, 0, 1)))]);
+        skipped.entries[1].involved = false;
+        assert_eq!(skipped.valid_prefix(&[], Overlap::On), 3);
+        // L1 rolled back (it installs nothing): L2 must read L0's write.
+        let rolled = || Capture {
+            result: Some(Err(TxError::user_abort("rolled back"))),
+            ..cap(1).reads(7, w(0, 1))
+        };
+        let run_rolled =
+            |c2| window(vec![Some(l0()), Some(rolled()), Some(c2)]).valid_prefix(&[], Overlap::On);
+        assert_eq!(run_rolled(l2(w(0, 1), (7, 0, 1))), 3);
+        assert_eq!(run_rolled(l2(w(1, 1), (7, 1, 1))), 2);
+    }
+
+    #[test]
+    fn a_read_of_a_stale_attempt_is_invalid() {
+        // L0's final attempt is its second; L1 read what its first wrote.
+        let l0 = cap(2).puts(7);
+        let stale = window(vec![Some(l0), Some(cap(1).reads(7, w(0, 1)))]);
+        assert_eq!(stale.valid_prefix(&[], Overlap::On), 1);
+        let l0 = cap(2).puts(7);
+        let fresh = window(vec![Some(l0), Some(cap(1).reads(7, w(0, 2)))]);
+        assert_eq!(fresh.valid_prefix(&[], Overlap::On), 2);
+        // The same for a scan that merged the first attempt's write.
+        let l0 = cap(2).puts(7);
+        let scan = cap(1).scans(0, 9, &[(7, w(0, 1))], &[(7, 0, 1)]);
+        assert_eq!(
+            window(vec![Some(l0), Some(scan)]).valid_prefix(&[], Overlap::On),
+            1
+        );
+    }
+
+    #[test]
+    fn a_read_that_ran_before_an_earlier_write_was_published_is_invalid() {
+        // L1 read 7 from the committed state (and scanned over it) before L0 published its
+        // write of 7: in the serial order it reads L0's.
+        let read = window(vec![Some(cap(1).puts(7)), Some(cap(1).reads(7, B))]);
+        assert_eq!(read.valid_prefix(&[], Overlap::On), 1);
+        let scan = cap(1).scans(0, 9, &[(3, B)], &[]);
+        let scanned = window(vec![Some(cap(1).puts(7)), Some(scan)]);
+        assert_eq!(scanned.valid_prefix(&[], Overlap::On), 1);
+        // What follows an invalid transaction runs again, valid or not.
+        let after = window(vec![
+            Some(cap(1).puts(7)),
+            Some(cap(1).reads(7, B)),
+            Some(cap(1).reads(8, B)),
+        ]);
+        assert_eq!(after.valid_prefix(&[], Overlap::On), 1);
+    }
+
+    #[cfg(feature = "mutation")]
+    #[test]
+    fn each_mutant_skips_only_its_part_of_the_check() {
+        let phantom = || (scanner(), [insert(12)]);
+        let read_t = || (cap(1).reads(5, B), [put(5)]);
+        let race = || window(vec![Some(cap(1).puts(7)), Some(cap(1).reads(7, B))]);
+        let (c, t) = phantom();
+        assert_eq!(one(c, &t, Overlap::SkipScanCheck), 1);
+        let (c, t) = read_t();
+        assert_eq!(one(c, &t, Overlap::SkipScanCheck), 0);
+        assert_eq!(race().valid_prefix(&[], Overlap::SkipScanCheck), 1);
+        let (c, t) = read_t();
+        assert_eq!(one(c, &t, Overlap::SkipBaseReadCheck), 1);
+        let (c, t) = phantom();
+        assert_eq!(one(c, &t, Overlap::SkipBaseReadCheck), 0);
+        assert_eq!(race().valid_prefix(&[], Overlap::SkipBaseReadCheck), 1);
+        for m in [Overlap::SkipValidation, Overlap::CommitEarly] {
+            let (c, t) = phantom();
+            assert_eq!(one(c, &t, m), 1);
+            let (c, t) = read_t();
+            assert_eq!(one(c, &t, m), 1);
+            assert_eq!(race().valid_prefix(&[], m), 2);
+        }
+    }
+
+    #[test]
+    fn the_history_records_the_committed_versions_noted_after_the_run() {
+        let mut c = cap(1).reads(5, B).scans(10, 20, &[(10, B)], &[]);
+        c.committed.insert((TABLE, 5), (40, true));
+        c.committed.insert((TABLE, 10), (0, false));
+        let win = window(vec![Some(c)]);
+        let (reads, scans) = win.read_events(0).unwrap();
+        let got: Vec<(u64, u64, bool)> = reads
+            .iter()
+            .map(|r| (r.key, r.version, r.present))
+            .collect();
+        assert_eq!(got, [(5, 40, true), (10, 0, false)]);
+        assert_eq!((scans[0].lo, scans[0].hi), (10, 20));
+        // A read whose version was not noted is an error, never looked up again later.
+        let win = window(vec![Some(cap(1).reads(6, B))]);
+        assert!(win.read_events(0).is_err());
     }
 }
