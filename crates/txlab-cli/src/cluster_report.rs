@@ -148,7 +148,7 @@ const MEAN_WEIGHTS: [(&str, &str); 3] = [
 
 /// Merges the counters of every node of a launch into one set, as the in-process cluster
 /// merges its nodes' (`txlab_rococo::counters::Counters::merge`): counts are summed, `_max`
-/// takes the largest, a mean is weighted by its event count ([`MEAN_WEIGHTS`]; a mean without
+/// takes the largest, a mean is weighted by its event count (`MEAN_WEIGHTS`; a mean without
 /// one is the plain mean of the nodes that report it non-zero), and a `_p99` takes the largest
 /// node's (an upper bound of the cluster's: the nodes send statistics, not their histograms).
 pub fn merge_counters(nodes: &[&BTreeMap<String, u64>]) -> BTreeMap<String, u64> {
