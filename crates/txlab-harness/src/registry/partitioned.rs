@@ -375,7 +375,7 @@ fn node_config(engine: &EngineParams, run: &RunConfig, keep_log: bool) -> NodeCo
         retry: Duration::from_millis(20),
         concurrency: d.concurrency,
         keep_log,
-        overlap: Overlap::On,
+        overlap: Overlap::Off,
     }
 }
 
