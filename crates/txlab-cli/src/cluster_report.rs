@@ -149,8 +149,9 @@ const MEAN_WEIGHTS: [(&str, &str); 3] = [
 /// Merges the counters of every node of a launch into one set, as the in-process cluster
 /// merges its nodes' (`txlab_rococo::counters::Counters::merge`): counts are summed, `_max`
 /// takes the largest, a mean is weighted by its event count (`MEAN_WEIGHTS`; a mean without
-/// one is the plain mean of the nodes that report it non-zero), and a `_p99` takes the largest
-/// node's (an upper bound of the cluster's: the nodes send statistics, not their histograms).
+/// one is the plain mean of the nodes that report it non-zero), and a percentile (`_p99`,
+/// `_p50_ns`, `_p99_ns`, e.g. `net.rtt_p99_ns`) takes the largest node's (an upper bound of the
+/// cluster's: the nodes send statistics, not their histograms).
 pub fn merge_counters(nodes: &[&BTreeMap<String, u64>]) -> BTreeMap<String, u64> {
     let mut names: Vec<&String> = nodes.iter().flat_map(|c| c.keys()).collect();
     names.sort();
@@ -160,7 +161,10 @@ pub fn merge_counters(nodes: &[&BTreeMap<String, u64>]) -> BTreeMap<String, u64>
         .into_iter()
         .map(|k| {
             let values = nodes.iter().map(|c| value(c, k));
-            let merged = if k.ends_with("_max") || k.ends_with("_p99") {
+            let merged = if ["_max", "_p99", "_p50_ns", "_p99_ns"]
+                .iter()
+                .any(|s| k.ends_with(s))
+            {
                 values.max().unwrap_or(0)
             } else if k.ends_with("_mean") || k.ends_with("_mean_x100") {
                 match MEAN_WEIGHTS.iter().find(|(m, _)| m == k) {
@@ -351,11 +355,11 @@ mod tests {
                 {"node": 0, "role": "server", "counters": {
                     "graph_vertices": 5, "graph_vertices_max": 7, "scc_count": 10,
                     "scc_size_mean_x100": 100, "commit_msgs": 10, "commit_bytes_mean": 200,
-                    "commit_bytes_p99": 900, "net.messages": 50}},
+                    "commit_bytes_p99": 900, "net.messages": 50, "net.rtt_p99_ns": 4000}},
                 {"node": 1, "role": "server", "counters": {
                     "graph_vertices": 7, "graph_vertices_max": 9, "scc_count": 30,
                     "scc_size_mean_x100": 200, "commit_msgs": 30, "commit_bytes_mean": 100,
-                    "commit_bytes_p99": 300, "net.messages": 70}},
+                    "commit_bytes_p99": 300, "net.messages": 70, "net.rtt_p99_ns": 3000}},
                 {"node": 2, "role": "client", "record": record},
             ],
         })
@@ -387,6 +391,8 @@ mod tests {
             ("commit_bytes_mean", 125),
             ("commit_bytes_p99", 900),
             ("net.messages", 120),
+            // A percentile: the largest server's, not the sum.
+            ("net.rtt_p99_ns", 4000),
             ("ro_retries", 4),
         ]
         .map(|(k, v)| (k.to_string(), v))

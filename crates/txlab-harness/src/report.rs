@@ -350,7 +350,8 @@ enum CounterKind {
     PerCommit,
     /// `NAME_busy_ns`: busy time over the measured time, as `NAME_utilization`.
     Busy,
-    /// `_mean` or `_p99`: the median over the rounds.
+    /// `_mean`, `_p99` or a percentile in nanoseconds (`_p50_ns`, `_p99_ns`): the median over
+    /// the rounds.
     Statistic,
     /// `_mean_x100`: a mean kept with two decimals; the median over the rounds, divided by 100,
     /// as `NAME_mean`.
@@ -366,7 +367,11 @@ impl CounterKind {
             (Self::Busy, format!("{base}_utilization"))
         } else if let Some(base) = name.strip_suffix("_mean_x100") {
             (Self::MeanX100, format!("{base}_mean"))
-        } else if name.ends_with("_mean") || name.ends_with("_p99") {
+        } else if name.ends_with("_mean")
+            || name.ends_with("_p99")
+            || name.ends_with("_p50_ns")
+            || name.ends_with("_p99_ns")
+        {
             (Self::Statistic, name.to_string())
         } else if name.ends_with("_max") {
             (Self::Max, name.to_string())
@@ -854,6 +859,7 @@ mod tests {
                 ("docc_retries".to_string(), 300),
                 ("graph_mean_x100".to_string(), 150 + 10 * u64::from(round)),
                 ("bytes_p99".to_string(), 800 + u64::from(round)),
+                ("net.rtt_p99_ns".to_string(), 2000 + u64::from(round)),
                 ("graph_max".to_string(), 7 * u64::from(round + 1)),
             ]
             .into();
@@ -876,6 +882,10 @@ mod tests {
         assert!(!docc.counters.contains_key("graph_mean_x100"));
         assert!(
             (docc.counters["bytes_p99"] - 801.5).abs() < 1e-9,
+            "{docc:?}"
+        );
+        assert!(
+            (docc.counters["net.rtt_p99_ns"] - 2001.5).abs() < 1e-9,
             "{docc:?}"
         );
         assert!((docc.counters["graph_max"] - 28.0).abs() < 1e-9, "{docc:?}");

@@ -1,8 +1,8 @@
 //! Latency sampling of the interactive runner ([`crate::runner`]): which commits are timed, and
-//! how a timed commit stands for the untimed ones around it.
+//! how a timed commit stands for the untimed ones before it.
 //!
 //! Timing every transaction costs two clock reads (`Instant::now` is about 20 ns on a KVM guest)
-//! and a histogram record per commit, which is a tenth of a 4-operation YCSB transaction's own
+//! and a histogram record per commit, about a fifth of a 4-operation YCSB transaction's own
 //! time and is paid by the engine's throughput, not by the transaction's latency. The runner
 //! therefore times only some transactions:
 //!
@@ -13,11 +13,13 @@
 //!   draws the next countdown uniformly from `1..=2k - 1` (mean `k`) with the worker's own
 //!   xoshiro256++ stream, seeded apart from the workload's. The first counted transaction of a
 //!   worker always arms the sampler, so every worker with commits has a sample.
-//! - **Spacing.** `k` follows the worker's speed: at every armed issue the sampler divides the
-//!   time since the previous armed issue by the transactions issued since, and sets `k` to
-//!   [`SAMPLE_SPACING`] divided by that, clamped to `1..=MAX_SPACING_TXNS`. Transactions of
-//!   4 µs or more are therefore all timed, exactly as with no sampling; a 150 ns YCSB
-//!   transaction is timed about once in 26, about 250,000 samples per worker-second.
+//! - **Spacing.** `k` follows the worker's speed: when a timed transaction commits, the sampler
+//!   divides the time between the last two armed issues by the transactions issued in it and
+//!   sets `k` to [`SAMPLE_SPACING`] divided by that, clamped to `1..=MAX_SPACING_TXNS`. A worker
+//!   whose transactions take 4 µs or more on average therefore times all of them, exactly as
+//!   with no sampling (a long transaction among short ones is timed with probability about
+//!   `1/k`); a 150 ns YCSB transaction is timed about once in 26, about 250,000 samples per
+//!   worker-second.
 //! - **Weights.** A timed commit is recorded in the worker's histogram with a count equal to the
 //!   counted commits since the previous timed one, itself included (its *stratum*). The commits a
 //!   worker makes after its last timed one in the measured interval are added to that last
@@ -28,7 +30,7 @@
 //! before the transaction exists, from a random stream independent of the engine, the workload
 //! and every latency; `k` depends on past throughput only, never on the transaction it selects,
 //! and the weights are stratum lengths, counted in commits, not in time. A timed commit is thus a
-//! draw, independent of its own latency, from the commits a few microseconds around it, and the
+//! draw, independent of its own latency, from the commits a few microseconds before it, and the
 //! weighted histogram estimates the latency distribution of all counted commits without bias for
 //! any distribution that does not change within a stratum (at most `2k - 1` transactions, a few
 //! microseconds). Random rather than fixed spacing keeps a workload with a periodic pattern
@@ -65,6 +67,9 @@ pub(crate) struct Sampler {
     issued: u64,
     /// The clock read of the previous armed issue.
     previous: Option<Instant>,
+    /// The time between the last two armed issues and the transactions issued in it, for the
+    /// next update of `k`.
+    measured: Option<(Duration, u64)>,
 }
 
 impl Sampler {
@@ -77,6 +82,7 @@ impl Sampler {
             armed: true,
             issued: 0,
             previous: None,
+            measured: None,
         }
     }
 
@@ -100,26 +106,31 @@ impl Sampler {
         self.armed = true;
     }
 
-    /// The start of a timed transaction: reads the clock and updates the spacing `k`.
+    /// The start of a timed transaction: reads the clock first, then notes what the next
+    /// spacing `k` follows from (a subtraction; the divisions wait for [`Sampler::taken`], after
+    /// the timed transaction's end, so they are not part of its latency).
     #[inline]
     pub(crate) fn start(&mut self) -> Instant {
         let now = Instant::now();
         if let Some(previous) = self.previous {
-            let per_txn =
-                now.saturating_duration_since(previous).as_nanos() / u128::from(self.issued.max(1));
-            let k = SAMPLE_SPACING.as_nanos() / per_txn.max(1);
-            self.spacing = u64::try_from(k)
-                .unwrap_or(MAX_SPACING_TXNS)
-                .clamp(1, MAX_SPACING_TXNS);
+            self.measured = Some((now.saturating_duration_since(previous), self.issued.max(1)));
         }
         self.previous = Some(now);
         self.issued = 0;
         now
     }
 
-    /// The timed transaction committed: disarms and draws the next countdown.
+    /// The timed transaction committed (its end read already): updates `k` from the speed
+    /// since the previous armed issue, disarms, and draws the next countdown.
     #[inline]
     pub(crate) fn taken(&mut self) {
+        if let Some((elapsed, issued)) = self.measured.take() {
+            let per_txn = elapsed.as_nanos() / u128::from(issued);
+            let k = SAMPLE_SPACING.as_nanos() / per_txn.max(1);
+            self.spacing = u64::try_from(k)
+                .unwrap_or(MAX_SPACING_TXNS)
+                .clamp(1, MAX_SPACING_TXNS);
+        }
         self.armed = false;
         self.countdown = self.rng.random_range(1..=2 * self.spacing - 1);
     }
@@ -183,11 +194,18 @@ mod tests {
         s.previous = Some(t0 - Duration::from_micros(400));
         s.issued = 100;
         s.start();
+        // The spacing changes when the timed transaction commits, not at its start.
         assert_eq!(s.spacing(), 1);
-        // A million in 1 ms: 1 ns each, clamped to the largest spacing.
+        s.spacing = 5;
+        s.taken();
+        assert_eq!(s.spacing(), 1);
+        // A billion in 1 ms (well under 4 ns each even if this thread stalls for a second):
+        // clamped to the largest spacing.
         s.previous = Some(Instant::now() - Duration::from_millis(1));
-        s.issued = 1_000_000;
+        s.issued = 1_000_000_000;
         s.start();
+        assert_eq!(s.spacing(), 1);
+        s.taken();
         assert_eq!(s.spacing(), MAX_SPACING_TXNS);
     }
 }

@@ -276,7 +276,8 @@ pub fn cluster(
     let mut failures = Vec::new();
     for round in 0..rounds {
         for &p in &chosen {
-            let (line, failed) = launch(&f, &flags_of(p), p, timeout, round)?;
+            let (line, failed) = launch(&f, &flags_of(p), p, timeout, round)
+                .map_err(|e| format!("{} (round {round}): {e}", p.name()))?;
             if let Some(failed) = failed {
                 failures.push(format!("{} (round {round}): {failed}", p.name()));
             }
