@@ -17,6 +17,16 @@
 //! having waited for the conflicting writers it found, not two rounds of a fresh start, so a
 //! retry costs one round instead of two. At most `Params::ro_max_restarts` disagreements
 //! (`ro_retries`), after which it is abandoned (`ro_abandoned`) and the run goes on.
+//!
+//! **Holds** (a txlab extension beyond the paper, whose read-only transactions never delay
+//! writers; `Params::ro_hold_after`, `None` turns them off). From the round after
+//! `ro_hold_after` disagreements on, the reads ask their servers to hold their keys
+//! (`RoRead::hold`, `server::readonly`); the coordinator remembers which servers it sent held
+//! reads to. A server whose held read must wait for unfinished writers names them
+//! (`Msg::RoBlocked`), and the coordinator tells every server holding keys for the transaction
+//! to let them through (`Msg::RoExempt`). When the transaction ends (committed, abandoned or
+//! rolled back) those servers drop its holds (`Msg::RoRelease`, sent once: a lost one is
+//! covered by the servers' `Params::ro_hold_timeout`).
 
 use super::{Active, Client, Dispatch, Finish, Program, Work};
 use crate::config::{Mutant, Recording};
@@ -315,7 +325,6 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
             w.restarts += 1;
         }
-
         // The round just read is the first of the next pair.
         w.first = Some(observed);
         w.round += 1;
