@@ -64,6 +64,9 @@ pub enum Mutant {
     /// A held read-only read runs at once, without waiting for the unfinished writers it
     /// found (as if its hold made that wait unnecessary).
     HeldReadNoWait,
+    /// A held read-only round commits alone, without a second round agreeing with it (as if
+    /// the hold made the comparison unnecessary).
+    HeldRoundAlone,
     /// GC drops graph entries of the current epoch instead of two epochs back.
     GcWithoutDelay,
     /// 2PL releases its locks when its pieces have run, before 2PC.
@@ -74,12 +77,13 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 8] = [
+    pub const ALL: [Mutant; 9] = [
         Mutant::SortById,
         Mutant::NoCommittingWait,
         Mutant::LastReaderOnly,
         Mutant::SingleRoundReadOnly,
         Mutant::HeldReadNoWait,
+        Mutant::HeldRoundAlone,
         Mutant::GcWithoutDelay,
         Mutant::TwoPlEarlyRelease,
         Mutant::OccNoValidation,

@@ -285,6 +285,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
     fn round_done(&mut self, id: TxnId, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
         let shared = std::sync::Arc::clone(&self.shared);
         let single_round = shared.params.mutant(Mutant::SingleRoundReadOnly);
+        let held_alone = shared.params.mutant(Mutant::HeldRoundAlone);
         let max_restarts = shared.params.ro_max_restarts;
         let Some(t) = self.txns.get_mut(&id) else {
             return;
@@ -298,7 +299,8 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
         };
         let Some(w) = ro(t) else { return };
-        if w.holds(shared.params.ro_hold_after) {
+        let held = w.holds(shared.params.ro_hold_after);
+        if held {
             self.counters.ro_held_rounds += 1;
         }
         let mut reads = std::mem::take(&mut w.reads);
@@ -309,7 +311,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let agreed = match w.first.take() {
             None => single_round,
             Some(previous) => previous == observed,
-        };
+        } || (held && held_alone);
         let restarts = w.restarts;
         if agreed {
             (t.history.reads, t.history.scans) = observed;
