@@ -269,7 +269,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let round = w.round;
         let hold = w.holds(shared.params.ro_hold_after);
         if hold {
-            w.held.extend(batches.iter().map(|(s, _)| *s));
+            w.held.extend(batches.keys().copied());
         }
         let sends = batches
             .into_iter()
