@@ -64,6 +64,9 @@ pub enum Mutant {
     /// A held read-only read runs at once, without waiting for the unfinished writers it
     /// found (as if its hold made that wait unnecessary).
     HeldReadNoWait,
+    /// A held read-only round commits alone, without a second round agreeing with it (as if
+    /// the hold made the comparison unnecessary).
+    HeldRoundAlone,
     /// GC drops graph entries of the current epoch instead of two epochs back.
     GcWithoutDelay,
     /// 2PL releases its locks when its pieces have run, before 2PC.
@@ -74,12 +77,13 @@ pub enum Mutant {
 
 impl Mutant {
     /// Every mutant.
-    pub const ALL: [Mutant; 8] = [
+    pub const ALL: [Mutant; 9] = [
         Mutant::SortById,
         Mutant::NoCommittingWait,
         Mutant::LastReaderOnly,
         Mutant::SingleRoundReadOnly,
         Mutant::HeldReadNoWait,
+        Mutant::HeldRoundAlone,
         Mutant::GcWithoutDelay,
         Mutant::TwoPlEarlyRelease,
         Mutant::OccNoValidation,
@@ -107,13 +111,17 @@ pub struct Params {
     /// Rounds a read-only transaction may restart before it is abandoned (§4.1).
     pub ro_max_restarts: u32,
     /// After this many disagreeing rounds a read-only transaction's rounds hold their keys
-    /// (`RoRead::hold`, `server::readonly`); `None` never holds, `Some(0)` holds from the
-    /// first round. Default `None`: the paper's read-only path, whose reads never delay a
-    /// writer. Holds end abandonment under hot keys but lengthen writers' waits (p99 latency,
-    /// `docs/results/rococo.md`), so they are an option, not the default.
+    /// (`RoRead::hold`, `server::readonly`); `None` never holds (the paper's protocol, whose
+    /// read-only transactions never delay writers), `Some(0)` holds from the first round.
+    /// Holds are a txlab extension beyond the paper. Default `None`: holds end abandonment
+    /// under hot keys but lengthen writers' waits (p99 latency, `docs/results/rococo.md`,
+    /// "Read-only holds"), so they are an option, not the default.
     pub ro_hold_after: Option<u32>,
-    /// A hold that has kept a start request waiting this long is dropped (the start requests
-    /// it kept go on): what ends a wait between a held read and a writer it holds back.
+    /// Bounds a hold's effects (`server::readonly`): a start request parked by holds goes on
+    /// once it has waited this long, whatever still holds its keys, and a hold is dropped when
+    /// it is this old (its transaction's next held round holds again). What ends a wait
+    /// between a held read and a writer it keeps back, and what clears a hold whose release
+    /// never came. Accepted: 1 µs to [`MAX_RO_HOLD_TIMEOUT`].
     pub ro_hold_timeout: Duration,
     /// Coordinators log each transaction in their `Durable` store before starting it (§3.5).
     pub log_requests: bool,
@@ -157,7 +165,24 @@ impl Default for Params {
     }
 }
 
+/// The longest accepted `Params::ro_hold_timeout`.
+pub const MAX_RO_HOLD_TIMEOUT: Duration = Duration::from_secs(3600);
+
 impl Params {
+    /// Checks the fields that have a range; the error names the field, its value and the
+    /// accepted range.
+    pub fn validate(&self) -> Result<(), Error> {
+        let min = Duration::from_micros(1);
+        if !(min..=MAX_RO_HOLD_TIMEOUT).contains(&self.ro_hold_timeout) {
+            return Err(Error::invalid(
+                "ro_hold_timeout",
+                format!("{:?}", self.ro_hold_timeout),
+                format!("{min:?}..={MAX_RO_HOLD_TIMEOUT:?}"),
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether the offline checker's verdict is ignored (`unchecked`, tests only).
     fn skips_sc_check(&self) -> bool {
         #[cfg(feature = "mutation")]
@@ -214,7 +239,8 @@ impl<W: PiecedWorkload> fmt::Debug for Shared<W> {
 pub const MAX_SERVERS: u16 = 512;
 
 impl<W: PiecedWorkload> Shared<W> {
-    /// Validates the workload for `protocol` on `servers` servers: it must run as pieces, and
+    /// Validates the parameters ([`Params::validate`]) and the workload for `protocol` on
+    /// `servers` servers: it must run as pieces, and
     /// for ROCOCO its profiles must pass the offline checker (a workload with an unreorderable
     /// SC-cycle is refused with the checker's report and the proposed merge: merged pieces are
     /// not executed), and its pieces run with their effective kinds.
@@ -231,6 +257,7 @@ impl<W: PiecedWorkload> Shared<W> {
                 format!("1..={MAX_SERVERS}"),
             ));
         }
+        params.validate()?;
         workload.check_pieced()?;
         let mut profiles = workload.profiles();
         let layout_list = workload.table_layouts();

@@ -83,12 +83,20 @@ pub struct Counters {
     pub ro_abandoned: u64,
     /// Read-only reads that waited for unfinished writers.
     pub ro_waits: u64,
-    /// Read-only rounds sent holding their keys (`Params::ro_hold_after`).
+    /// Read-only rounds that held their keys (`Params::ro_hold_after`), counted when the round
+    /// completes at its coordinator.
     pub ro_held_rounds: u64,
-    /// Start requests that waited for a read-only transaction's hold.
+    /// Times a start request was parked by a read-only hold: a request parked again when the
+    /// parked requests are replayed (a hold released or a writer let through) counts again.
     pub ro_parked: u64,
-    /// Holds dropped after `Params::ro_hold_timeout` with start requests waiting on them.
+    /// Holds dropped at `Params::ro_hold_timeout` of age (their transaction's `RoRelease` had
+    /// not come: still reading, lost, or never sent by a crashed coordinator).
     pub ro_hold_expiries: u64,
+    /// Parked start requests let through after waiting `Params::ro_hold_timeout`, holds still
+    /// on their keys.
+    pub ro_park_timeouts: u64,
+    /// The longest a start request stayed parked, in microseconds (a maximum over servers).
+    pub ro_parked_wait_us_max: u64,
     /// 2PL attempts aborted by a wound.
     pub wound_aborts: u64,
     /// 2PL wounds inflicted on younger lock holders.
@@ -133,6 +141,8 @@ impl Counters {
         self.ro_held_rounds += o.ro_held_rounds;
         self.ro_parked += o.ro_parked;
         self.ro_hold_expiries += o.ro_hold_expiries;
+        self.ro_park_timeouts += o.ro_park_timeouts;
+        self.ro_parked_wait_us_max = self.ro_parked_wait_us_max.max(o.ro_parked_wait_us_max);
         self.wound_aborts += o.wound_aborts;
         self.wounds += o.wounds;
         self.validation_aborts += o.validation_aborts;
@@ -181,6 +191,8 @@ impl Counters {
             ("ro_held_rounds", self.ro_held_rounds),
             ("ro_parked", self.ro_parked),
             ("ro_hold_expiries", self.ro_hold_expiries),
+            ("ro_park_timeouts", self.ro_park_timeouts),
+            ("ro_parked_wait_us_max", self.ro_parked_wait_us_max),
             ("wound_aborts", self.wound_aborts),
             ("wounds", self.wounds),
             ("validation_aborts", self.validation_aborts),

@@ -17,6 +17,16 @@
 //! having waited for the conflicting writers it found, not two rounds of a fresh start, so a
 //! retry costs one round instead of two. At most `Params::ro_max_restarts` disagreements
 //! (`ro_retries`), after which it is abandoned (`ro_abandoned`) and the run goes on.
+//!
+//! **Holds** (a txlab extension beyond the paper, whose read-only transactions never delay
+//! writers; `Params::ro_hold_after`, `None` turns them off). From the round after
+//! `ro_hold_after` disagreements on, the reads ask their servers to hold their keys
+//! (`RoRead::hold`, `server::readonly`); the coordinator remembers which servers it sent held
+//! reads to. A server whose held read must wait for unfinished writers names them
+//! (`Msg::RoBlocked`), and the coordinator tells every server holding keys for the transaction
+//! to let them through (`Msg::RoExempt`). When the transaction ends (committed, abandoned or
+//! rolled back) those servers drop its holds (`Msg::RoRelease`, sent once: a lost one is
+//! covered by the servers' `Params::ro_hold_timeout`).
 
 use super::{Active, Client, Dispatch, Finish, Program, Work};
 use crate::config::{Mutant, Recording};
@@ -275,6 +285,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
     fn round_done(&mut self, id: TxnId, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
         let shared = std::sync::Arc::clone(&self.shared);
         let single_round = shared.params.mutant(Mutant::SingleRoundReadOnly);
+        let held_alone = shared.params.mutant(Mutant::HeldRoundAlone);
         let max_restarts = shared.params.ro_max_restarts;
         let Some(t) = self.txns.get_mut(&id) else {
             return;
@@ -288,7 +299,8 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
         };
         let Some(w) = ro(t) else { return };
-        if w.holds(shared.params.ro_hold_after) {
+        let held = w.holds(shared.params.ro_hold_after);
+        if held {
             self.counters.ro_held_rounds += 1;
         }
         let mut reads = std::mem::take(&mut w.reads);
@@ -299,7 +311,7 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         let agreed = match w.first.take() {
             None => single_round,
             Some(previous) => previous == observed,
-        };
+        } || (held && held_alone);
         let restarts = w.restarts;
         if agreed {
             (t.history.reads, t.history.scans) = observed;
@@ -315,7 +327,6 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             }
             w.restarts += 1;
         }
-
         // The round just read is the first of the next pair.
         w.first = Some(observed);
         w.round += 1;

@@ -268,9 +268,14 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         self.txns.len()
     }
 
+    /// Read-only transactions whose reads hold keys here now (ROCOCO, `Params::ro_hold_after`).
+    pub fn ro_holds(&self) -> usize {
+        self.ro.holds()
+    }
+
     /// Whether nothing is left waiting here: no commit, status request, read-only read or
-    /// held-back start request pending, and every transaction of this server finished (ROCOCO), no lock or prepared
-    /// attempt held (baselines).
+    /// parked start request pending, no read-only hold kept, and every transaction of this
+    /// server finished (ROCOCO), no lock or prepared attempt held (baselines).
     pub fn quiescent(&self) -> bool {
         self.rococo.idle()
             && self.ro.is_empty()
@@ -295,7 +300,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
         match msg {
-            Msg::Start(s) => self.start(from, *s, ctx),
+            Msg::Start(s) => self.start(from, *s, None, ctx),
             Msg::Commit(c) => self.commit(from, *c, ctx),
             Msg::Status(s) => self.status(from, s, ctx),
             Msg::StatusReply(d) => self.status_reply(&d, ctx),

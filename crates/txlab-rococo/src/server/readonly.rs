@@ -12,6 +12,9 @@
 //!
 //! # Holds
 //!
+//! Holds are a txlab extension beyond the paper: its read-only transactions never delay
+//! writers. `Params::ro_hold_after = None` turns them off (the paper's protocol).
+//!
 //! Under contention two consecutive rounds rarely agree: TPC-C's StockLevel reads its
 //! district's `D_NEXT_O_ID`, which every NewOrder of the district writes in its start phase,
 //! so a NewOrder starting between the two rounds changes what the second one sees. After
@@ -20,8 +23,9 @@
 //! ([`Msg::RoRelease`]), a start request that would write a held key waits here, unprocessed,
 //! in arrival order (it is *parked*). The read itself still waits for the writers it found, as
 //! above, and the coordinator still compares two consecutive rounds. Two held rounds then
-//! agree: at a server, the first held read waited for every writer present at its arrival,
-//! and no new writer of its keys started there until the second one read them.
+//! agree unless a writer was let through (below): at a server, the first held read waited for
+//! every writer present at its arrival, and no new writer of its keys started there until the
+//! second one read them.
 //!
 //! **Why holds are sound.** A parked start request is processed later, exactly as if the
 //! network had delivered it later; the server's handling of every message is unchanged. So
@@ -30,8 +34,11 @@
 //! conflicting transactions they found, and the coordinator commits only on two consecutive
 //! rounds that observed the same versions. Holds change which executions are likely (the
 //! second round sees no new writer), never which are possible; they need no argument of
-//! their own, and making a held read skip the wait (the tempting "its keys are frozen anyway",
-//! mutant `HeldReadNoWait`) is caught by the correctness kit.
+//! their own (letting a parked request through early, as the rules below do, is a shorter
+//! delay). Replacing either step of §4.1 by the hold is caught by the correctness kit: a held
+//! read that skips the wait (the tempting "its keys are frozen anyway", mutant
+//! `HeldReadNoWait`), and a held round that commits without a second one agreeing (mutant
+//! `HeldRoundAlone`).
 //!
 //! **Deadlock.** A held read can wait for a writer `W` that is unfinished here while a start
 //! request of `W` is parked at another server by the same transaction's hold there (`W` cannot
@@ -43,11 +50,21 @@
 //! - a held read that must wait tells its coordinator which writers it waits for
 //!   ([`Msg::RoBlocked`]), and the coordinator has every server holding keys for the
 //!   transaction let those writers through ([`Msg::RoExempt`]); a writer let through may then
-//!   change a held key, and the next round disagrees;
-//! - what that misses (an ancestor of such a writer parked elsewhere): while a start request
-//!   is parked, holds older than `Params::ro_hold_timeout` are dropped (counted in
-//!   `ro_hold_expiries`), letting what they kept go on; the transaction's next held round holds
-//!   again.
+//!   change a held key, and the next round disagrees. An `RoExempt` that reaches a server
+//!   before the transaction's held read there (messages reordered) finds no hold and is
+//!   ignored: a writer it names that the hold then parks waits for the timeout below;
+//! - what that misses (an ancestor of such a writer parked elsewhere) ends by the timeout.
+//!
+//! **Timeout.** `Params::ro_hold_timeout` bounds both sides, on the hold timer (armed while
+//! any hold or parked start request exists):
+//!
+//! - a start request that has been parked for the timeout goes on at the next timer, held keys
+//!   or not (counted in `ro_park_timeouts`): however many young holds overlap on its keys, no
+//!   writer waits much longer than the timeout (`ro_parked_wait_us_max`);
+//! - a hold is dropped when it is the timeout old (counted in `ro_hold_expiries`), whether or
+//!   not anything is parked: a hold whose [`Msg::RoRelease`] was lost, whose coordinator
+//!   crashed, or that a duplicate read re-installed after the release, does not outlive it;
+//!   the transaction's next held round, if any, holds again.
 
 use super::{Accepted, HOLD_TIMER, Program, Server};
 use crate::config::{Mutant, Recording};
@@ -79,6 +96,15 @@ struct Hold {
     since: Duration,
 }
 
+/// A start request a hold keeps waiting.
+#[derive(Debug)]
+struct ParkedStart<P> {
+    from: NodeId,
+    start: Start<P>,
+    /// When a hold first parked it (kept when it parks again on a replay).
+    since: Duration,
+}
+
 /// Reads waiting, by `(transaction, round)`, and the holds (module docs).
 #[derive(Debug)]
 pub(crate) struct Parked<P> {
@@ -90,11 +116,12 @@ pub(crate) struct Parked<P> {
     /// Writer → how many holds let it through.
     exempt: BTreeMap<TxnId, u32>,
     /// Start requests waiting for holds, in arrival order.
-    starts: VecDeque<(NodeId, Start<P>)>,
+    starts: VecDeque<ParkedStart<P>>,
     /// The transactions of `starts`.
     parked: BTreeSet<TxnId>,
-    /// When the hold timer fires, if armed.
-    timer: Option<Duration>,
+    /// Whether the hold timer is armed (it then fires no later than the first deadline of a
+    /// hold or parked start request).
+    timer: bool,
 }
 
 impl<P> Default for Parked<P> {
@@ -106,15 +133,20 @@ impl<P> Default for Parked<P> {
             exempt: BTreeMap::new(),
             starts: VecDeque::new(),
             parked: BTreeSet::new(),
-            timer: None,
+            timer: false,
         }
     }
 }
 
 impl<P> Parked<P> {
-    /// No read waiting and no start request parked.
+    /// No read waiting, no start request parked and no hold kept.
     pub(crate) fn is_empty(&self) -> bool {
-        self.reads.is_empty() && self.starts.is_empty()
+        self.reads.is_empty() && self.starts.is_empty() && self.holds.is_empty()
+    }
+
+    /// How many read-only transactions hold keys here.
+    pub(crate) fn holds(&self) -> usize {
+        self.holds.len()
     }
 
     /// Drops `txn`'s hold.
@@ -178,7 +210,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             }
         }
         if hold {
-            self.hold(read.txn, &accepted, ctx.now());
+            self.hold(read.txn, &accepted, ctx);
         }
         let mut writers = Vec::new();
         for a in &accepted {
@@ -267,7 +299,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
 
 impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     /// Installs (or extends) `txn`'s hold on the keys of `accepted`.
-    fn hold(&mut self, txn: TxnId, accepted: &[Accepted], now: Duration) {
+    fn hold(&mut self, txn: TxnId, accepted: &[Accepted], ctx: &mut Ctx<'_, Msg<Program<W>>>) {
+        let now = ctx.now();
         let h = self.ro.holds.entry(txn).or_insert_with(|| Hold {
             keys: BTreeSet::new(),
             exempt: BTreeSet::new(),
@@ -280,34 +313,60 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 }
             }
         }
+        if !self.ro.timer {
+            self.arm_hold_timer(ctx);
+        }
     }
 
     /// A start request, unless a hold parks it (module docs): parked when its transaction
     /// already has a parked request here, or when one of its pieces writes a held key and the
-    /// transaction is not already an unfinished writer of a held key here.
+    /// transaction is not already an unfinished writer of a held key here; never once it has
+    /// been parked for `Params::ro_hold_timeout`. `parked_since`: when a hold first parked it
+    /// (`None` for a request that arrived now).
     pub(super) fn unparked(
         &mut self,
         from: NodeId,
         s: Start<Program<W>>,
+        parked_since: Option<Duration>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) -> Option<Start<Program<W>>> {
         if self.ro.held.is_empty() && self.ro.parked.is_empty() {
+            self.waited(parked_since, ctx.now());
             return Some(s);
         }
         let park = !self.ro.exempt.contains_key(&s.txn)
             && (self.ro.parked.contains(&s.txn) || self.writes_held(&s));
         if !park {
+            self.waited(parked_since, ctx.now());
+            return Some(s);
+        }
+        let now = ctx.now();
+        let since = parked_since.unwrap_or(now);
+        if now.saturating_sub(since) >= self.shared.params.ro_hold_timeout {
+            self.counters.ro_park_timeouts += 1;
+            self.waited(parked_since, now);
             return Some(s);
         }
         self.counters.ro_parked += 1;
         self.ro.parked.insert(s.txn);
-        self.ro.starts.push_back((from, s));
-        if self.ro.timer.is_none() {
-            let at = ctx.now() + self.shared.params.ro_hold_timeout;
-            self.ro.timer = Some(at);
-            ctx.set_timer(self.shared.params.ro_hold_timeout, HOLD_TIMER);
+        self.ro.starts.push_back(ParkedStart {
+            from,
+            start: s,
+            since,
+        });
+        if !self.ro.timer {
+            self.arm_hold_timer(ctx);
         }
         None
+    }
+
+    /// A start request parked since `parked_since` (if it was) goes on at `now`.
+    fn waited(&mut self, parked_since: Option<Duration>, now: Duration) {
+        if let Some(since) = parked_since {
+            let us = u64::try_from(now.saturating_sub(since).as_micros()).unwrap_or(u64::MAX);
+            let max = &mut self.counters.ro_parked_wait_us_max;
+            *max = (*max).max(us);
+        }
     }
 
     /// Whether `s` writes a held key, its transaction not being an unfinished writer of one.
@@ -338,7 +397,8 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         }
     }
 
-    /// `txn`'s hold lets `writers` through: those parked go on.
+    /// `txn`'s hold lets `writers` through: those parked go on. Ignored when `txn` holds
+    /// nothing here (module docs).
     pub(super) fn ro_exempt(
         &mut self,
         txn: TxnId,
@@ -360,12 +420,10 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
         }
     }
 
-    /// The hold timer: holds that have kept start requests parked for the timeout go.
+    /// The hold timer (module docs): holds `Params::ro_hold_timeout` old go, and start requests
+    /// parked that long go on.
     pub(super) fn hold_tick(&mut self, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
-        self.ro.timer = None;
-        if self.ro.starts.is_empty() {
-            return;
-        }
+        self.ro.timer = false;
         let timeout = self.shared.params.ro_hold_timeout;
         let now = ctx.now();
         let expired: Vec<TxnId> = self
@@ -379,28 +437,38 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             self.ro.unhold(t);
             self.counters.ro_hold_expiries += 1;
         }
-        self.replay_parked(ctx);
         if !self.ro.starts.is_empty() {
-            let next = self
-                .ro
-                .holds
-                .values()
-                .map(|h| h.since + timeout)
-                .min()
-                .unwrap_or(now)
-                .max(now + Duration::from_micros(1));
-            self.ro.timer = Some(next);
-            ctx.set_timer(next - now, HOLD_TIMER);
+            self.replay_parked(ctx);
         }
+        self.arm_hold_timer(ctx);
+    }
+
+    /// Arms the hold timer for the first deadline (a hold's or a parked start request's
+    /// `since` plus `Params::ro_hold_timeout`), if anything has one.
+    fn arm_hold_timer(&mut self, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
+        let first = self
+            .ro
+            .holds
+            .values()
+            .map(|h| h.since)
+            .chain(self.ro.starts.iter().map(|p| p.since))
+            .min();
+        let Some(first) = first else {
+            return;
+        };
+        let now = ctx.now();
+        let at = (first + self.shared.params.ro_hold_timeout).max(now + Duration::from_micros(1));
+        self.ro.timer = true;
+        ctx.set_timer(at - now, HOLD_TIMER);
     }
 
     /// Processes the parked start requests again, in arrival order (those still held park
-    /// again, behind the others).
+    /// again, behind the others, keeping when they were first parked).
     fn replay_parked(&mut self, ctx: &mut Ctx<'_, Msg<Program<W>>>) {
         let starts = std::mem::take(&mut self.ro.starts);
         self.ro.parked.clear();
-        for (from, s) in starts {
-            self.start(from, s, ctx);
+        for p in starts {
+            self.start(p.from, p.start, Some(p.since), ctx);
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::msg::{
 use crate::store::TxnBuffer;
 use crate::workload::PiecedWorkload;
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 use txlab_core::pieces::{ConflictKey, PieceKind, PieceRef, PieceValues};
 use txlab_core::protocol::history::TxnId;
 use txlab_net::{Ctx, NodeId};
@@ -104,19 +105,21 @@ impl Waits {
 impl<W: PiecedWorkload, R: Recording> Server<W, R> {
     /// A start request (§3.2): runs the new pieces, replies with every requested piece's result
     /// and the transaction's undecided ancestors. Repeated pieces are answered from what they
-    /// produced the first time. Not inlined, so that a profile can name its cost
-    /// (`examples/start_cost.rs`).
+    /// produced the first time. `parked_since`: when a read-only hold first parked the request
+    /// (`readonly`), `None` when it just arrived. Not inlined, so that a profile can name its
+    /// cost (`examples/start_cost.rs`).
     #[inline(never)]
     pub(super) fn start(
         &mut self,
         from: NodeId,
         s: Start<Program<W>>,
+        parked_since: Option<Duration>,
         ctx: &mut Ctx<'_, Msg<Program<W>>>,
     ) {
         if self.stale(s.txn, Some(s.epoch)) {
             return;
         }
-        let Some(s) = self.unparked(from, s, ctx) else {
+        let Some(s) = self.unparked(from, s, parked_since, ctx) else {
             return;
         };
         let epoch = s.epoch.max(self.epochs.current);
