@@ -42,7 +42,7 @@
 //! TPC-C transaction, more than those 4 per pin: left alone, the queue grows for the whole run,
 //! every new version lands in memory that was never freed, and the run is slowed by cache and
 //! page-fault misses (`docs/results/docc.md`, "Snapshot"). So a deterministic worker counts what
-//! its commits hand over and, once it reaches [`FLUSH_EVERY`] (one bag), flushes after the
+//! its commits hand over and, once it reaches `FLUSH_EVERY` (one bag), flushes after the
 //! transaction (`Guard::flush`: its bag goes to the queue and one collection step runs). Each
 //! flush can free up to 8 bags for the 1 it adds, so the garbage stays bounded by what the
 //! epochs let go: versions a running transaction may still read are never trimmed in the first
