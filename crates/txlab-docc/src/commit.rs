@@ -33,21 +33,6 @@
 //! installed into a fresh record instead. When recording histories, the retired tombstone's
 //! version is remembered so that a read of the fresh record reports the state after that
 //! delete, not the initial version (`txlab_core::protocol::history::RetiredTags`).
-//!
-//! **Freeing.** Trimmed versions and retired records go to crossbeam-epoch's collector
-//! (`Guard::defer_destroy`), into the committing worker's bag of 64; full bags wait in a global
-//! queue until two epoch advances have passed. The collector only frees on its own when a
-//! participant pins for the 128th time since it last tried, and then at most 8 bags (512
-//! objects). A DOCC worker pins once per transaction and `Chain` trims about 6 versions per
-//! TPC-C transaction, more than those 4 per pin: left alone, the queue grows for the whole run,
-//! every new version lands in memory that was never freed, and the run is slowed by cache and
-//! page-fault misses (`docs/results/docc.md`, "Snapshot"). So a deterministic worker counts what
-//! its commits hand over and, once it reaches `FLUSH_EVERY` (one bag), flushes after the
-//! transaction (`Guard::flush`: its bag goes to the queue and one collection step runs). Each
-//! flush can free up to 8 bags for the 1 it adds, so the garbage stays bounded by what the
-//! epochs let go: versions a running transaction may still read are never trimmed in the first
-//! place (above), and a trimmed one is freed only after every guard that could reach it is
-//! dropped, so flushing changes when memory is reused, never what anyone reads.
 
 use crate::exec::{ExecState, WriteKind};
 use crate::layout::{Keep, Layout};
@@ -84,17 +69,7 @@ impl GcCounters {
     pub fn versions_live(&self) -> u64 {
         self.versions_allocated - self.versions_trimmed
     }
-
-    /// Objects handed to the epoch collector so far: trimmed versions and retired records
-    /// (module docs, "Freeing").
-    pub(crate) fn deferred(&self) -> u64 {
-        self.versions_trimmed + self.tombstones_retired
-    }
 }
-
-/// A worker that handed this many objects to the epoch collector since its last flush flushes
-/// (module docs, "Freeing"): one bag of crossbeam-epoch's.
-pub(crate) const FLUSH_EVERY: u64 = 64;
 
 /// State only the committer touches (module docs).
 #[derive(Debug, Default)]

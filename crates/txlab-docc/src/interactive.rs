@@ -32,8 +32,6 @@ pub struct DoccWorker<'e, L: Layout, Rec: Recorder> {
     handle: crossbeam_epoch::LocalHandle,
     st: ExecState<L::Record>,
     history: Recording,
-    /// Objects handed to the epoch collector since the last flush (`crate::commit`, "Freeing").
-    deferred: u64,
 }
 
 impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
@@ -48,7 +46,6 @@ impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
             handle: crossbeam_epoch::default_collector().register(),
             st: ExecState::default(),
             history: Recording::new(id),
-            deferred: 0,
         })
     }
 }
@@ -197,7 +194,6 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
             let seq = committer.next_interactive(|| engine.take_epochs(1))?;
             epoch = u64::from(seq.epoch());
             let w = &mut *self.w;
-            let before = committer.gc.deferred();
             committer.install::<L>(
                 &w.st,
                 &engine.tables,
@@ -209,14 +205,9 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
             )?;
             let tags = Rec::ENABLED.then_some(&engine.retired_tags);
             committer.retire::<L>(&engine.tables, u64::MAX, &self.guard, tags);
-            self.w.deferred += committer.gc.deferred() - before;
         }
         drop(committer);
         self.finish(Outcome::Committed, Some(rank));
-        if self.w.deferred >= crate::commit::FLUSH_EVERY {
-            self.w.deferred = 0;
-            self.guard.flush();
-        }
         Ok(CommitInfo {
             epoch,
             acknowledged: true,

@@ -62,9 +62,6 @@ pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     history: Recording,
     /// The running bounds, read at each commit.
     bounds: Vec<u64>,
-    /// Objects this worker handed to the epoch collector since it last flushed
-    /// (`crate::commit`, "Freeing").
-    deferred: u64,
     pub stats: DoccStats,
     /// What happened to the last job processed.
     pub report: JobReport,
@@ -83,7 +80,6 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
                     .fetch_add(1, txlab_core::protocol::sync::Ordering::Relaxed),
             ),
             bounds: Vec::with_capacity(16),
-            deferred: 0,
             stats: DoccStats::default(),
             report: JobReport::default(),
         }
@@ -217,10 +213,6 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             waiters.wake(rank + 1);
         }
         schedule.complete(batch, i);
-        if self.deferred >= crate::commit::FLUSH_EVERY {
-            self.deferred = 0;
-            self.handle.pin().flush();
-        }
         result
     }
 
@@ -265,7 +257,6 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             (Keep::All, 0)
         };
         let mut committer = engine.committer();
-        let before = committer.gc.deferred();
         committer.install::<L>(
             &self.st,
             &engine.tables,
@@ -277,7 +268,6 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         )?;
         let tags = Rec::ENABLED.then_some(&engine.retired_tags);
         committer.retire::<L>(&engine.tables, horizon, guard, tags);
-        self.deferred += committer.gc.deferred() - before;
         Ok(())
     }
 
