@@ -381,6 +381,13 @@ impl CounterKind {
     }
 }
 
+/// A summary row's point as the table's per-point lines name it: protocol, workload, threads
+/// and, where set, theta.
+fn point_label(r: &SummaryRow) -> String {
+    let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
+    format!("{} {} {}{theta}", r.protocol, r.workload, r.threads)
+}
+
 /// [`SummaryRow::counters`] of a point's runs.
 fn counter_rates(g: &[&RunRecord]) -> BTreeMap<String, f64> {
     let commits: u64 = g.iter().map(|r| r.result.commits).sum();
@@ -639,14 +646,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k} {}", significant(100.0 * v)))
                 .collect();
-            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
-            out.push_str(&format!(
-                "  {} {} {}{theta}: {}\n",
-                r.protocol,
-                r.workload,
-                r.threads,
-                list.join(", ")
-            ));
+            out.push_str(&format!("  {}: {}\n", point_label(r), list.join(", ")));
         }
     }
     let kinds: Vec<&SummaryRow> = rows.iter().filter(|r| r.by_kind.len() > 1).collect();
@@ -670,14 +670,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
                     s
                 })
                 .collect();
-            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
-            out.push_str(&format!(
-                "  {} {} {}{theta}: {}\n",
-                r.protocol,
-                r.workload,
-                r.threads,
-                list.join(", ")
-            ));
+            out.push_str(&format!("  {}: {}\n", point_label(r), list.join(", ")));
         }
     }
     let counted: Vec<&SummaryRow> = rows.iter().filter(|r| !r.counters.is_empty()).collect();
@@ -691,14 +684,7 @@ pub fn summary_table(rows: &[SummaryRow], baseline: Option<&str>) -> String {
                 .iter()
                 .map(|(k, v)| format!("{k} {}", significant(*v)))
                 .collect();
-            let theta = r.theta.map_or_else(String::new, |t| format!(" theta {t}"));
-            out.push_str(&format!(
-                "  {} {} {}{theta}: {}\n",
-                r.protocol,
-                r.workload,
-                r.threads,
-                list.join(", ")
-            ));
+            out.push_str(&format!("  {}: {}\n", point_label(r), list.join(", ")));
         }
     }
     out
