@@ -66,13 +66,12 @@
 //! - **PV** is set to 1 by (3) and never decremented (Algorithm 3 (4): "unnecessary to update both
 //!   the epoch and the pivot version fields"); omitted writes share the number "PV - 1".
 //!
-//! - **Marks of the sound rule are not consulted.** Since the eleventh session Silo and TicToc
-//!   keep the sound rule's read marks in a read-epoch word ([`crate::read_mark`]), not in mRS.
-//!   Under this mutant the reads are merged here (into mRS, as printed), but the marks the engines
-//!   set outside this module (the scan-miss mark, and TicToc's Step 2 merge, which runs without
-//!   the mutation) go to that word, which this module never reads. Before, they reached mRS (and
-//!   a scan-miss mark moved the object into the epoch). The mutant is only meant to be caught,
-//!   and losing those marks makes it accept more, never less.
+//! - **Marks of the sound rule are not consulted.** Silo and TicToc keep the sound rule's read
+//!   marks in a read-epoch word ([`crate::read_mark`]), not in mRS. Under this mutant the reads
+//!   are merged here (into mRS, as printed), but the marks the engines set outside this module
+//!   (the scan-miss mark, and TicToc's Step 2 merge, which runs without the mutation) go to that
+//!   word, which this module never reads. The mutant is only meant to be caught, and losing
+//!   those marks makes it accept more, never less.
 //!
 //! Invariants (of this module, not of soundness, which it lacks): every object update is one CAS
 //! from the loaded word; nothing here aborts (failures return an [`NwrFailure`] and the baseline

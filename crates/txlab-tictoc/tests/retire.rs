@@ -226,7 +226,7 @@ fn retiring_without_the_floor_is_caught() {
     }
 }
 
-/// The schedule that needs the read floor (found in review): `T` reads `j0`; `X`, which read
+/// The schedule that needs the read floor: `T` reads `j0`; `X`, which read
 /// `m0` (whose `rts` an earlier reader raised to 5), overwrites `j` at 1 without validating `m0`;
 /// `D` overwrote `m` and deleted `k` at 6; after `k`'s tombstone is retired, `T` reads `k`'s
 /// fresh record. `T` saw `D`'s delete but neither `X`'s write nor, through `X`, `D`'s write of
