@@ -62,7 +62,7 @@ fn run<L: Layout>(
     let rss_mib = std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * 4096 >> 20);
+        .map_or(0, |pages| (pages * 4096) >> 20);
     println!(
         "{n} transactions measured ({ok} ok), {ns:.0} ns each; versions allocated {} trimmed {}; \
          {rss_mib} MiB resident",

@@ -43,7 +43,7 @@
 //! left alone the queue grows for the whole run, every new version lands in memory that was
 //! never freed, and the run is slowed by cache and page-fault misses (`docs/results/docc.md`,
 //! "Snapshot cost per transaction"). So a worker counts the objects its commits hand over
-//! ([`Reclaim`]) and, after the transaction, between two transactions (not pinned), pins and
+//! (`Reclaim`) and, after the transaction, between two transactions (not pinned), pins and
 //! unpins once more per `OBJECTS_PER_PIN` (4) of them, which raises the collector's rate to
 //! what the worker hands over. An extra pin allocates nothing: it never pushes a partly filled
 //! bag, unlike `Guard::flush`, which seals the bag into a queue node whatever its fill (one
@@ -113,13 +113,13 @@ pub(crate) struct Reclaim {
 
 impl Reclaim {
     /// Counts the objects handed over by one commit: call with the committer's
-    /// [`GcCounters::deferred`] before and after it.
+    /// `GcCounters::deferred` before and after it.
     #[inline]
     pub fn handed(&mut self, before: u64, after: u64) {
         self.owed += after - before;
     }
 
-    /// Pins and unpins `handle` once per [`OBJECTS_PER_PIN`] objects owed. `handle` must not be
+    /// Pins and unpins `handle` once per `OBJECTS_PER_PIN` objects owed. `handle` must not be
     /// pinned (only an outermost pin counts towards a collection).
     #[inline]
     pub fn pay(&mut self, handle: &crossbeam_epoch::LocalHandle) {
