@@ -9,7 +9,7 @@
 //! `1 + w`: the commit (with the transaction's type) or the user abort, a retry before it
 //! (`Probe::retried`), and per-transaction counters (`Probe::count`): `docc_retries`,
 //! `docc_validation_failures`, `docc_retry_lookups_saved`, `docc_retry_lookups_seen_before`,
-//! `docc_waits`, `docc_wait_ns`, and `restarts:<kind>` per transaction type. Latency runs from
+//! `docc_waits`, `docc_wait_ns`, `docc_settled`, and `restarts:<kind>` per transaction type. Latency runs from
 //! the client's submission (its previous transaction's end) to the commit, so it includes the wait
 //! for the epoch to close. Every submitted transaction finishes before the run returns (a bounded
 //! drain: the batches in flight when the meter stops issuing).
@@ -325,6 +325,9 @@ fn report_job<P: Probe>(probe: &mut P, kind: &'static str, ticket: &Ticket, job:
     if let Some(ns) = job.waited_ns {
         probe.count("docc_waits", 1);
         probe.count("docc_wait_ns", ns);
+    }
+    if job.settled {
+        probe.count("docc_settled", 1);
     }
 }
 

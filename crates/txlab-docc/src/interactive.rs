@@ -32,6 +32,9 @@ pub struct DoccWorker<'e, L: Layout, Rec: Recorder> {
     handle: crossbeam_epoch::LocalHandle,
     st: ExecState<L::Record>,
     history: Recording,
+    /// Objects handed to the epoch collector, paid back in extra pins before the next
+    /// transaction (`crate::commit`, "Freeing").
+    reclaim: crate::commit::Reclaim,
 }
 
 impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
@@ -46,6 +49,7 @@ impl<'e, L: Layout, Rec: Recorder> DoccWorker<'e, L, Rec> {
             handle: crossbeam_epoch::default_collector().register(),
             st: ExecState::default(),
             history: Recording::new(id),
+            reclaim: crate::commit::Reclaim::default(),
         })
     }
 }
@@ -64,6 +68,7 @@ impl<'e, L: Layout, Rec: Recorder> Worker for DoccWorker<'e, L, Rec> {
 
     fn begin(&mut self) -> DoccTxn<'_, 'e, L, Rec> {
         self.st.clear();
+        self.reclaim.pay(&self.handle);
         let guard = self.handle.pin();
         let begin_ns = self.engine.now_ns();
         DoccTxn {
@@ -194,6 +199,7 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
             let seq = committer.next_interactive(|| engine.take_epochs(1))?;
             epoch = u64::from(seq.epoch());
             let w = &mut *self.w;
+            let before = committer.gc.deferred();
             committer.install::<L>(
                 &w.st,
                 &engine.tables,
@@ -205,6 +211,7 @@ impl<L: Layout, Rec: Recorder> Transaction for DoccTxn<'_, '_, L, Rec> {
             )?;
             let tags = Rec::ENABLED.then_some(&engine.retired_tags);
             committer.retire::<L>(&engine.tables, u64::MAX, &self.guard, tags);
+            self.w.reclaim.handed(before, committer.gc.deferred());
         }
         drop(committer);
         self.finish(Outcome::Committed, Some(rank));

@@ -4,6 +4,8 @@
 //!
 //! ```text
 //! T_N at rank r with dependency `need` (crate::schedule):
+//! settled     if the chain already reached `need` when T_N begins, T_N is at its serial
+//!             position: it runs once like a retry (below), without waiting or validation
 //! execution   run the program against Exec (crate::exec), reading at bound N (snapshots) or
 //!             the newest version (basic); keep the lookups when prefetching
 //! waiting     until the chain reached `need` (crate::wait): every transaction T_N may depend
@@ -24,6 +26,7 @@
 //! in the order. A program that reports a conflict in its retry (impossible in a serial
 //! execution) ends with `Error::Internal` naming its kind.
 
+use crate::commit::Reclaim;
 use crate::config::mutated;
 use crate::engine::Docc;
 use crate::exec::{Attempt, Exec, ExecState, misuse_message, no_conflict_at_serial_position};
@@ -50,6 +53,9 @@ pub(crate) struct JobReport {
     pub lookups_seen_before: u64,
     /// Nanoseconds it waited for its dependency, if it had to.
     pub waited_ns: Option<u64>,
+    /// Its dependency had committed before it began: it ran once, without waiting or
+    /// validation (`docc_settled`).
+    pub settled: bool,
 }
 
 /// One worker thread of a deterministic run.
@@ -62,6 +68,9 @@ pub(crate) struct RunWorker<'e, L: Layout, Rec: Recorder> {
     history: Recording,
     /// The running bounds, read at each commit.
     bounds: Vec<u64>,
+    /// Objects this worker handed to the epoch collector, paid back in extra pins
+    /// (`crate::commit`, "Freeing").
+    reclaim: Reclaim,
     pub stats: DoccStats,
     /// What happened to the last job processed.
     pub report: JobReport,
@@ -80,6 +89,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
                     .fetch_add(1, txlab_core::protocol::sync::Ordering::Relaxed),
             ),
             bounds: Vec::with_capacity(16),
+            reclaim: Reclaim::default(),
             stats: DoccStats::default(),
             report: JobReport::default(),
         }
@@ -109,23 +119,35 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         let guard = self.handle.pin();
         self.st.clear();
         let begin_ns = engine.now_ns();
+        self.report = JobReport::default();
+        // Settled: every transaction T_N depends on has committed already (an `Acquire` load of
+        // the chain, which the committer published after its installs), so this execution is
+        // already at its serial position, like a retry (Algorithm 3): nothing that T_N reads
+        // can change before T_N commits, and neither waiting nor validation is needed.
+        let settled = engine.chain.reached(dep.need) && !mutated!(config, SkipValidation);
+        let attempt = if settled {
+            self.stats.settled += 1;
+            self.report.settled = true;
+            Attempt::Retry { prefetch: false }
+        } else {
+            Attempt::First {
+                keep: config.prefetch,
+            }
+        };
 
         // Execution.
         let first = {
-            let mut ops = self.exec(
-                &guard,
-                bound,
-                read_only,
-                Attempt::First {
-                    keep: config.prefetch,
-                },
-            );
+            let mut ops = self.exec(&guard, bound, read_only, attempt);
             program.run(&mut ops)
+        };
+        let first = if settled {
+            no_conflict_at_serial_position(first, program.kind())
+        } else {
+            first
         };
 
         // Waiting.
-        self.report = JobReport::default();
-        if !mutated!(config, SkipWait) {
+        if !settled && !mutated!(config, SkipWait) {
             let start = Instant::now();
             if waiters.wait(self.slot, &engine.chain, dep.need) {
                 let ns = start.elapsed().as_nanos() as u64;
@@ -137,6 +159,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
 
         // Validation.
         let conflict = match &first {
+            _ if settled => None,
             Err(TxError::Conflict(c)) => Some(*c),
             _ if mutated!(config, SkipValidation) => None,
             _ => crate::exec::validation_conflict::<L>(&self.st, &engine.tables, bound, &guard),
@@ -213,6 +236,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             waiters.wake(rank + 1);
         }
         schedule.complete(batch, i);
+        self.reclaim.pay(&self.handle);
         result
     }
 
@@ -257,6 +281,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             (Keep::All, 0)
         };
         let mut committer = engine.committer();
+        let before = committer.gc.deferred();
         committer.install::<L>(
             &self.st,
             &engine.tables,
@@ -268,6 +293,7 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         )?;
         let tags = Rec::ENABLED.then_some(&engine.retired_tags);
         committer.retire::<L>(&engine.tables, horizon, guard, tags);
+        self.reclaim.handed(before, committer.gc.deferred());
         Ok(())
     }
 

@@ -24,6 +24,9 @@ pub struct DoccStats {
     pub waits: u64,
     /// Nanoseconds spent waiting for dependencies.
     pub wait_ns: u64,
+    /// Transactions whose dependency had committed before they began: run once, without
+    /// waiting or validation (`docc_settled`).
+    pub settled: u64,
 }
 
 impl DoccStats {
@@ -38,6 +41,7 @@ impl DoccStats {
         self.retry_lookups_seen_before += other.retry_lookups_seen_before;
         self.waits += other.waits;
         self.wait_ns += other.wait_ns;
+        self.settled += other.settled;
     }
 
     /// `self - before`, field by field (counters of one run from two snapshots).
@@ -53,11 +57,12 @@ impl DoccStats {
                 - before.retry_lookups_seen_before,
             waits: self.waits - before.waits,
             wait_ns: self.wait_ns - before.wait_ns,
+            settled: self.settled - before.settled,
         }
     }
 
     /// `(name, value)` pairs, the harness's counter columns.
-    pub fn counters(&self) -> [(&'static str, u64); 7] {
+    pub fn counters(&self) -> [(&'static str, u64); 8] {
         [
             ("docc_retries", self.retries),
             ("docc_validation_failures", self.validation_failures),
@@ -68,6 +73,7 @@ impl DoccStats {
             ),
             ("docc_waits", self.waits),
             ("docc_wait_ns", self.wait_ns),
+            ("docc_settled", self.settled),
             ("docc_errors", self.errors),
         ]
     }

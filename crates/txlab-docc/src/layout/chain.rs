@@ -142,10 +142,19 @@ fn new_version(seq: u64, value: Option<&[u8]>, prev: Shared<'_, Words>) -> Owned
     ));
     words[1].write(AtomicU64::new(prev.with_tag(0).into_usize() as u64));
     if let Some(v) = value {
-        for (i, chunk) in v.chunks(8).enumerate() {
+        // Whole words first (fixed-size copies, no per-chunk `memcpy` call), then the tail.
+        let mut chunks = v.chunks_exact(8);
+        let mut i = HEADER;
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+            words[i].write(AtomicU64::new(w));
+            i += 1;
+        }
+        let rem = chunks.remainder();
+        if !rem.is_empty() {
             let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            words[HEADER + i].write(AtomicU64::new(u64::from_le_bytes(w)));
+            w[..rem.len()].copy_from_slice(rem);
+            words[i].write(AtomicU64::new(u64::from_le_bytes(w)));
         }
     }
     owned
