@@ -628,6 +628,9 @@ struct Share<P> {
     programs: Vec<(P, Ticket)>,
 }
 
+/// A share's programs with their tickets.
+type Programs<P> = Vec<(P, Ticket)>;
+
 /// At most this many run shares' vectors wait in a former's bin for reuse; more are dropped.
 const SPARE_SHARES: usize = 64;
 
@@ -653,7 +656,7 @@ struct Board<P> {
     queues: Box<[ShareQueue<P>]>,
     /// Per former: the vectors of its shares that have been run, with their programs, to be
     /// refilled (`Former::deal`).
-    spare: Box<[Mutex<Vec<Vec<(P, Ticket)>>>]>,
+    spare: Box<[Mutex<Vec<Programs<P>>>]>,
     forming: AtomicUsize,
     stopped: AtomicBool,
     idle: Mutex<()>,
