@@ -3,8 +3,11 @@
 //!
 //! ```text
 //! CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-//!   cargo run --release -p txlab-batch --example assign_cost
+//!   cargo run --release -p txlab-batch --example assign_cost [-- THREADS...]
 //! ```
+//!
+//! Thread counts given as arguments replace the default list (1, 2, 4, 8, 16, 28), e.g. `2`
+//! alone under `valgrind --tool=callgrind` for the instructions of the 2-thread assignment.
 
 use std::time::Instant;
 use txlab_batch::thread_aware::{Assignment, ThreadAssigner};
@@ -23,7 +26,23 @@ fn main() -> Result<(), Error> {
     let mut generator = ycsb.generator(0, 42);
     println!("| threads | batch | policy | generate + declare µs/batch | assign µs/batch |");
     println!("|---|---|---|---|---|");
-    for threads in [1, 2, 4, 8, 16, 28] {
+    let mut list = Vec::new();
+    for arg in std::env::args().skip(1) {
+        match arg.parse::<usize>() {
+            Ok(t) if (1..=1024).contains(&t) => list.push(t),
+            _ => {
+                return Err(Error::invalid(
+                    "THREADS",
+                    arg,
+                    "thread counts in 1..=1024".to_string(),
+                ));
+            }
+        }
+    }
+    if list.is_empty() {
+        list = vec![1, 2, 4, 8, 16, 28];
+    }
+    for threads in list {
         let n = 4 * threads;
         let batches = 20_000 / threads;
         let t0 = Instant::now();

@@ -27,8 +27,12 @@
 //! through a reused open-addressing table); each pick is `O(n)` plus its conflicts and the keys
 //! it adds. The weight is one `u128` (levels in its high bits, the tie-break in the low ones),
 //! so a pick is one maximum over a slice. A batch of at most 64 transactions (up to 16 threads
-//! at the paper's 4 per thread) keeps, per key, its accessors and writers as one word each
-//! instead of member lists, so a row is an `OR` over the transaction's keys.
+//! at the paper's 4 per thread) keeps a key's accessors and writers as one word each in the
+//! key's slot of the numbering table (no key ids, member lists or per-key vectors), so numbering
+//! an access is one probe and two `OR`s, a row is an `OR` over the transaction's shared keys,
+//! and a thread's marks live in the same slots. Such a batch in which no key is accessed by two
+//! transactions is split in arrival order without computing weights: with every weight reduced
+//! to the tie-break, that is what the greedy picks.
 //!
 //! A transaction is never moved across batch boundaries: it runs on the thread its batch's
 //! assignment gave it, or on a thread that took that thread's whole share (below).
@@ -47,7 +51,11 @@
 //!   first the assignment filled). While one worker forms, the others run the shares already
 //!   queued, and workers that run dry at the same time form disjoint batches in parallel;
 //! - queues are short mutex-guarded deques touched once per share (a share is `per_thread`
-//!   transactions), with their lengths readable without the lock for stealing.
+//!   transactions), with their lengths readable without the lock for stealing;
+//! - a former copies each generated program into one it keeps (`Clone::clone_from`, which reuses
+//!   the kept one's buffers where the program implements it, as YCSB's does) and swaps it into
+//!   a share vector that has been run and handed back to its bin, so in a steady run forming and
+//!   running a batch allocates and frees nothing per transaction.
 //!
 //! Each transaction runs to its end on the worker that popped its share: conflicts are retried
 //! with the interactive runner's backoff and reported with their causes, and a transaction past
@@ -123,10 +131,15 @@ pub struct ThreadAssigner {
     members: Vec<(u32, bool, u32)>,
     /// Scratch: one key's members and writers as bit sets.
     scratch: Vec<u64>,
-    /// Batches of at most 64 transactions: per key id, the transactions accessing it and those
-    /// writing it, as one word each (the member lists are not built).
-    small_all: Vec<u64>,
-    small_writers: Vec<u64>,
+    /// Batches of at most 64 transactions: the numbering table, whose slots hold the key's
+    /// accessors and writers as one word each (no key ids, member lists or per-key vectors).
+    small: Vec<SmallSlot>,
+    /// The current batch's stamp in `small` (its own: the two tables are sized apart).
+    small_stamp: u32,
+    /// Batches of at most 64 transactions: transaction `i`'s shared keys (slots of `small`) are
+    /// `small_keys[small_ends[i - 1]..small_ends[i]]`.
+    small_keys: Vec<u32>,
+    small_ends: Vec<u32>,
     /// The ids of every transaction's keys that other transactions of the batch also access.
     keys: Vec<Vec<u32>>,
     /// Per key id: the number (from 1) of the last thread of this batch one of whose
@@ -136,6 +149,29 @@ pub struct ThreadAssigner {
     unassigned: Vec<u64>,
     weight: Vec<Weight>,
     result: Vec<Vec<usize>>,
+}
+
+/// A slot of the small batches' numbering table: one key with its accessors and writers.
+#[derive(Debug, Default, Clone, Copy)]
+struct SmallSlot {
+    /// The batch stamp; a slot whose stamp is not the current one is empty.
+    stamp: u32,
+    /// The number (from 1) of the last thread of this batch one of whose transactions accesses
+    /// the key.
+    mark: u32,
+    table: u16,
+    key: u64,
+    /// Bit `i`: transaction `i` accesses the key.
+    all: u64,
+    /// Bit `i`: transaction `i` writes it.
+    writers: u64,
+}
+
+/// The slot of the numbering table where `(table, key)` starts its probe.
+#[inline]
+fn home(table: u16, key: u64, mask: usize) -> usize {
+    let hash = (key ^ (u64::from(table) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (hash >> 32) as usize & mask
 }
 
 impl ThreadAssigner {
@@ -180,6 +216,16 @@ impl ThreadAssigner {
         }
         let words = n.div_ceil(64);
         self.build_conflicts(sets, words);
+        if words == 1 && self.small_keys.is_empty() {
+            // No key is accessed by two transactions: every weight is the tie-break alone, so
+            // the greedy gives each thread the next `quota(t)` transactions in arrival order.
+            let mut next = 0;
+            for (t, share) in self.result.iter_mut().enumerate() {
+                share.extend(next..next + quota(t));
+                next += quota(t);
+            }
+            return Ok(&self.result);
+        }
         self.unassigned.clear();
         self.unassigned.resize(words, !0);
         if !n.is_multiple_of(64) {
@@ -191,8 +237,10 @@ impl ThreadAssigner {
             let with_rest: u32 = row.iter().map(|w| w.count_ones()).sum();
             Weight::from(with_rest) * WITH_REST + Weight::from(u32::MAX - i as u32)
         }));
-        self.in_thread.clear();
-        self.in_thread.resize(self.heads.len(), 0);
+        if words > 1 {
+            self.in_thread.clear();
+            self.in_thread.resize(self.heads.len(), 0);
+        }
         for t in 0..threads {
             let mark = t as u32 + 1;
             self.weight.iter_mut().for_each(|w| *w &= KEPT);
@@ -235,16 +283,27 @@ impl ThreadAssigner {
                 self.weight[y] += WITH_THREAD - WITH_REST;
             }
         }
-        for &key in &self.keys[pick] {
-            if std::mem::replace(&mut self.in_thread[key as usize], mark) == mark {
-                continue;
-            }
-            if words == 1 {
-                let mut bits = self.small_all[key as usize] & self.unassigned[0];
+        if words == 1 {
+            let start = if pick == 0 {
+                0
+            } else {
+                self.small_ends[pick - 1] as usize
+            };
+            for &slot in &self.small_keys[start..self.small_ends[pick] as usize] {
+                let slot = &mut self.small[slot as usize];
+                if std::mem::replace(&mut slot.mark, mark) == mark {
+                    continue;
+                }
+                let mut bits = slot.all & self.unassigned[0];
                 while bits != 0 {
                     self.weight[bits.trailing_zeros() as usize] += SHARED;
                     bits &= bits - 1;
                 }
+            }
+            return;
+        }
+        for &key in &self.keys[pick] {
+            if std::mem::replace(&mut self.in_thread[key as usize], mark) == mark {
                 continue;
             }
             let mut m = self.heads[key as usize];
@@ -259,30 +318,94 @@ impl ThreadAssigner {
         }
     }
 
-    /// The conflict rows of a batch of at most 64 transactions from the per-key words: a
-    /// transaction conflicts with every other accessor of a key it writes and with every other
-    /// writer of a key it reads. Keeps only the keys another transaction also accesses.
-    fn small_rows(&mut self, n: usize) {
-        let (all, writers) = (&self.small_all, &self.small_writers);
-        for (i, keys) in self.keys[..n].iter_mut().enumerate() {
-            let bit = 1u64 << i;
-            keys.retain(|&id| all[id as usize] != bit);
-            let row = keys.iter().fold(0, |row, &id| {
-                let id = id as usize;
-                row | if writers[id] & bit != 0 {
-                    all[id]
-                } else {
-                    writers[id]
-                }
-            });
-            self.conflict[i] = row & !bit;
+    /// The conflict rows of a batch of at most 64 transactions (`conflict[i]` is one word):
+    /// every access is numbered through `small`, whose slot collects the key's accessors and
+    /// writers as bits; then a transaction conflicts with every other accessor of a key it
+    /// writes and with every other writer of a key it reads. Keeps, per transaction, only the
+    /// keys another transaction also accesses.
+    fn small_conflicts(&mut self, sets: &[AccessSet]) {
+        let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
+        let capacity = (total * 2).next_power_of_two().max(16);
+        if self.small.len() < capacity {
+            self.small = vec![SmallSlot::default(); capacity];
+            self.small_stamp = 0;
         }
+        self.small_stamp = self.small_stamp.wrapping_add(1);
+        if self.small_stamp == 0 {
+            // Wrapped around: old stamps could look current.
+            self.small.iter_mut().for_each(|slot| slot.stamp = 0);
+            self.small_stamp = 1;
+        }
+        let (mask, stamp) = (self.small.len() - 1, self.small_stamp);
+        // First every transaction's distinct keys (its first access of each), then the shared
+        // ones among them.
+        self.small_keys.clear();
+        self.small_ends.clear();
+        for (i, set) in sets.iter().enumerate() {
+            let bit = 1u64 << i;
+            for &(table, key, access) in &set.accesses {
+                let mut h = home(table.0, key, mask);
+                let slot = loop {
+                    let slot = &mut self.small[h];
+                    if slot.stamp != stamp {
+                        *slot = SmallSlot {
+                            stamp,
+                            mark: 0,
+                            table: table.0,
+                            key,
+                            all: 0,
+                            writers: 0,
+                        };
+                        break slot;
+                    }
+                    if slot.key == key && slot.table == table.0 {
+                        break slot;
+                    }
+                    h = (h + 1) & mask;
+                };
+                if slot.all & bit == 0 {
+                    slot.all |= bit;
+                    self.small_keys.push(h as u32);
+                }
+                if access.writes() {
+                    slot.writers |= bit;
+                }
+            }
+            self.small_ends.push(self.small_keys.len() as u32);
+        }
+        let (small, keys) = (&self.small, &mut self.small_keys);
+        let (mut start, mut kept) = (0, 0);
+        for (i, end) in self.small_ends.iter_mut().enumerate() {
+            let bit = 1u64 << i;
+            let mut row = 0;
+            for k in start..*end as usize {
+                let slot = &small[keys[k] as usize];
+                if slot.all == bit {
+                    continue;
+                }
+                row |= if slot.writers & bit != 0 {
+                    slot.all
+                } else {
+                    slot.writers
+                };
+                keys[kept] = keys[k];
+                kept += 1;
+            }
+            self.conflict[i] = row & !bit;
+            start = *end as usize;
+            *end = kept as u32;
+        }
+        keys.truncate(kept);
     }
 
     fn build_conflicts(&mut self, sets: &[AccessSet], words: usize) {
         let n = sets.len();
         self.conflict.clear();
         self.conflict.resize(n * words, 0);
+        if words == 1 {
+            self.small_conflicts(sets);
+            return;
+        }
         self.keys.iter_mut().for_each(Vec::clear);
         self.keys.resize_with(n, Vec::new);
         let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
@@ -300,24 +423,16 @@ impl ThreadAssigner {
         let mask = self.slots.len() - 1;
         self.heads.clear();
         self.members.clear();
-        self.small_all.clear();
-        self.small_writers.clear();
-        let small = words == 1;
         for (i, set) in sets.iter().enumerate() {
             let i = i as u32;
             for &(table, key, access) in &set.accesses {
                 let k = (table.0, key);
-                let hash = (key ^ (u64::from(table.0) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                let mut h = (hash >> 32) as usize & mask;
+                let mut h = home(table.0, key, mask);
                 let id = loop {
                     let slot = &mut self.slots[h];
                     if slot.0 != self.stamp {
                         *slot = (self.stamp, k, self.heads.len() as u32);
                         self.heads.push(NONE);
-                        if small {
-                            self.small_all.push(0);
-                            self.small_writers.push(0);
-                        }
                         break slot.2;
                     }
                     if slot.1 == k {
@@ -325,17 +440,6 @@ impl ThreadAssigner {
                     }
                     h = (h + 1) & mask;
                 };
-                if small {
-                    let bit = 1u64 << i;
-                    if self.small_all[id as usize] & bit == 0 {
-                        self.small_all[id as usize] |= bit;
-                        self.keys[i as usize].push(id);
-                    }
-                    if access.writes() {
-                        self.small_writers[id as usize] |= bit;
-                    }
-                    continue;
-                }
                 let head = self.heads[id as usize];
                 // A transaction's accesses are added together, so a repeat of the same key by
                 // the same transaction finds it at the head: merge (writes if any does).
@@ -347,10 +451,6 @@ impl ThreadAssigner {
                     self.keys[i as usize].push(id);
                 }
             }
-        }
-        if small {
-            self.small_rows(n);
-            return;
         }
         // Only keys of two or more transactions make conflicts or shared accesses: a key's
         // members conflict with its writers, and its writers with all its members (bit rows, so
@@ -522,9 +622,17 @@ const STEAL_AT: usize = 2;
 struct Share<P> {
     /// When the batch was formed (the start of its queueing time).
     formed: Instant,
+    /// The worker whose former made it (where its vector goes back once run).
+    origin: usize,
     /// The programs with the tickets they were issued with.
     programs: Vec<(P, Ticket)>,
 }
+
+/// A share's programs with their tickets.
+type Programs<P> = Vec<(P, Ticket)>;
+
+/// At most this many run shares' vectors wait in a former's bin for reuse; more are dropped.
+const SPARE_SHARES: usize = 64;
 
 /// One worker's queue of shares.
 struct ShareQueue<P> {
@@ -546,6 +654,9 @@ struct ShareQueue<P> {
 /// before notifying, so the sleeper either sees the new count or is woken.
 struct Board<P> {
     queues: Box<[ShareQueue<P>]>,
+    /// Per former: the vectors of its shares that have been run, with their programs, to be
+    /// refilled (`Former::deal`).
+    spare: Box<[Mutex<Vec<Programs<P>>>]>,
     forming: AtomicUsize,
     stopped: AtomicBool,
     idle: Mutex<()>,
@@ -561,6 +672,7 @@ impl<P> Board<P> {
                     len: AtomicUsize::new(0),
                 })
                 .collect(),
+            spare: (0..threads).map(|_| Mutex::new(Vec::new())).collect(),
             forming: AtomicUsize::new(0),
             stopped: AtomicBool::new(false),
             idle: Mutex::new(()),
@@ -581,6 +693,14 @@ impl<P> Board<P> {
         let share = shares.pop_front();
         q.len.store(shares.len(), Ordering::Relaxed);
         share
+    }
+
+    /// Hands a run share's vector (programs included) back to the former that made it.
+    fn recycle(&self, share: Share<P>) {
+        let mut spare = self.spare[share.origin].lock().ignore_poison();
+        if spare.len() < SPARE_SHARES {
+            spare.push(share.programs);
+        }
     }
 
     /// The longest other queue holding at least `at_least` shares, if any.
@@ -767,6 +887,7 @@ impl<E: Engine> ThreadAware<E> {
             for (program, ticket) in &share.programs {
                 self.execute(&mut worker, &mut backoff, program, ticket, probe)?;
             }
+            board.recycle(share);
         }
     }
 
@@ -854,12 +975,21 @@ impl<E: Engine> ThreadAware<E> {
     }
 }
 
-/// One worker's batch former: its generator and the assigner's buffers.
+/// One worker's batch former: its generator, the assigner's buffers and the programs it keeps
+/// for reuse.
+///
+/// Programs are copied into kept ones with `Clone::clone_from` (no allocation for programs that
+/// reuse their buffers, such as YCSB's), then swapped into the vectors of shares that have been
+/// run and came back (`Board::recycle`), so in a steady run forming a batch allocates nothing.
 struct Former<G: Generator> {
     generator: G,
     assigner: ThreadAssigner,
     sets: Vec<AccessSet>,
-    programs: Vec<Option<(G::Program, Ticket)>>,
+    /// The batch being formed in arrival order (`..size`); the entries past it are kept programs
+    /// whose buffers the next batches reuse.
+    programs: Vec<(G::Program, Ticket)>,
+    /// Share vectors to refill, taken from this former's bin in `Board::spare`.
+    free: Vec<Vec<(G::Program, Ticket)>>,
     threads: usize,
 }
 
@@ -874,6 +1004,7 @@ where
             assigner: ThreadAssigner::new(),
             sets: vec![AccessSet::default(); batch],
             programs: Vec::with_capacity(batch),
+            free: Vec::new(),
             threads: config.threads,
         }
     }
@@ -890,19 +1021,25 @@ where
         probe: &mut P,
     ) -> bool {
         let t0 = Instant::now();
-        self.programs.clear();
+        let mut size = 0;
         let mut issuing = true;
         for set in self.sets.iter_mut() {
             let Some(ticket) = probe.issue() else {
                 issuing = false;
                 break;
             };
-            let p = self.generator.next().clone();
+            let p = self.generator.next();
             set.clear();
             p.declare(set);
-            self.programs.push(Some((p, ticket)));
+            match self.programs.get_mut(size) {
+                Some(kept) => {
+                    kept.0.clone_from(p);
+                    kept.1 = ticket;
+                }
+                None => self.programs.push((p.clone(), ticket)),
+            }
+            size += 1;
         }
-        let size = self.programs.len();
         if size == 0 {
             return issuing;
         }
@@ -923,16 +1060,25 @@ where
             if share.is_empty() {
                 continue;
             }
+            if self.free.is_empty() {
+                std::mem::swap(&mut self.free, &mut *board.spare[me].lock().ignore_poison());
+            }
+            let mut programs = self.free.pop().unwrap_or_default();
+            programs.truncate(share.len());
             // Every index appears in exactly one share (checked by the assigner's tests), so
-            // each program is taken once.
-            let programs = share
-                .iter()
-                .filter_map(|&i| self.programs[i].take())
-                .collect();
+            // each program of the batch goes to one share; the kept program swapped in for it
+            // is overwritten by a later batch.
+            for (k, &i) in share.iter().enumerate() {
+                match programs.get_mut(k) {
+                    Some(slot) => std::mem::swap(slot, &mut self.programs[i]),
+                    None => programs.push(self.programs[i].clone()),
+                }
+            }
             board.push(
                 (me + t) % self.threads,
                 Share {
                     formed: t0,
+                    origin: me,
                     programs,
                 },
             );
@@ -1095,6 +1241,35 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_batch_sharing_no_key_splits_in_arrival_order() {
+        use Access::*;
+        // Seven transactions on distinct keys (one repeats its own key): nothing conflicts or
+        // is shared, so the greedy takes the transactions in arrival order, thread by thread.
+        let sets: Vec<AccessSet> = (0..7u64)
+            .map(|i| set(&[(10 * i, ReadWrite), (10 * i + 1, Read), (10 * i, Read)]))
+            .collect();
+        let mut a = ThreadAssigner::new();
+        for threads in [2, 3] {
+            let got = a
+                .assign(&sets, threads, Assignment::ThreadAware)
+                .unwrap()
+                .to_vec();
+            assert_eq!(got, reference(&sets, threads), "{threads} threads");
+        }
+        let got = a.assign(&sets, 3, Assignment::ThreadAware).unwrap();
+        assert_eq!(got, &[vec![0, 1, 2], vec![3, 4], vec![5, 6]]);
+        // One shared key makes the weights differ again: 6 reads key 0, which 0 writes.
+        let mut sets = sets;
+        sets[6].push(TableId(0), 0, Read);
+        let got = a
+            .assign(&sets, 2, Assignment::ThreadAware)
+            .unwrap()
+            .to_vec();
+        assert_eq!(got, reference(&sets, 2));
+        assert_eq!(got[0][..2], [0, 6]);
     }
 
     #[test]

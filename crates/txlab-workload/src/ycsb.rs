@@ -334,7 +334,7 @@ pub struct YcsbOp {
 }
 
 /// A YCSB transaction: its operations and the value it writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct YcsbTxn {
     table: TableId,
@@ -343,6 +343,28 @@ pub struct YcsbTxn {
     value: Vec<u8>,
     thread: u64,
     seq: u64,
+}
+
+/// `clone_from` reuses the target's buffers, so a driver that copies generated transactions
+/// into kept ones (thread-aware batching) allocates nothing per transaction.
+impl Clone for YcsbTxn {
+    fn clone(&self) -> Self {
+        Self {
+            table: self.table,
+            ops: self.ops.clone(),
+            value: self.value.clone(),
+            thread: self.thread,
+            seq: self.seq,
+        }
+    }
+
+    fn clone_from(&mut self, source: &Self) {
+        self.table = source.table;
+        self.ops.clone_from(&source.ops);
+        self.value.clone_from(&source.value);
+        self.thread = source.thread;
+        self.seq = source.seq;
+    }
 }
 
 impl YcsbTxn {

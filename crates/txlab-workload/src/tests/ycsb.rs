@@ -214,6 +214,26 @@ fn generators_reuse_their_buffers() {
 }
 
 #[test]
+fn clone_from_copies_the_transaction_into_the_kept_buffers() {
+    let ycsb = Ycsb::new(small(YcsbPreset::F)).unwrap();
+    let mut generator = ycsb.generator(0, 1);
+    let mut kept = generator.next().clone();
+    let buffer = kept.ops().as_ptr();
+    for _ in 0..1_000 {
+        let next = generator.next();
+        assert_ne!(&kept, next, "each transaction has its own sequence number");
+        kept.clone_from(next);
+        assert_eq!(&kept, next);
+        assert_eq!(kept.stamp(), next.stamp());
+        assert_eq!(
+            kept.ops().as_ptr(),
+            buffer,
+            "the kept op buffer was reallocated"
+        );
+    }
+}
+
+#[test]
 fn declare_lists_exactly_what_run_touches_and_writes_carry_the_writer_stamp() {
     for preset in YcsbPreset::ALL {
         // 24-byte payloads exercise the read-modify-write counter in bytes 16..24.
