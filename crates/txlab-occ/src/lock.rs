@@ -8,9 +8,11 @@
 //! released and the transaction aborts with `ConflictCause::RecordRetired` (a retry finds the
 //! key's fresh record).
 //!
-//! Orderings: the lock is an `Acquire` compare-and-swap (each record's own `try_lock`), so the
-//! loads of validation that follow cannot move before it; releasing without installing is a
-//! `Release` store of the replaced word.
+//! Orderings: the lock is a `SeqCst` compare-and-swap (each record's own `try_lock`): the loads of
+//! validation that follow cannot move before it, and with `SeqCst` validation loads two
+//! committers that each validate what the other locks cannot both miss the other's lock (the
+//! argument is in each protocol's commit docs); releasing without installing is a `Release` store
+//! of the replaced word.
 
 use crate::protocol::Protocol;
 use crate::sets::{Sets, WriteEntry};
@@ -18,7 +20,8 @@ use txlab_core::{Conflict, ConflictCause};
 
 /// A record whose version word has a lock bit (Silo's TID word, TicToc's timestamp word).
 pub trait LockWord {
-    /// Tries to set the lock bit; the unlocked word it replaced (`Acquire`).
+    /// Tries to set the lock bit; the unlocked word it replaced (`SeqCst`: commit protocols
+    /// order their validation loads after it without a fence, `txlab_silo`'s commit docs).
     fn try_lock(&self) -> Option<u64>;
     /// Releases the lock, restoring `word`, the word [`LockWord::try_lock`] replaced
     /// (`Release`).

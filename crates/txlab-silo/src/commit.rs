@@ -1,30 +1,45 @@
 //! Silo's commit protocol (Tu et al., SOSP 2013, §4.4, Figure 2).
 //!
 //! ```text
-//! Phase 1  lock: sort the write set by record address; lock every record (CAS on the TID lock
-//!          bit, spinning: the global order rules out deadlock); remember each replaced word. A
-//!          RETIRED record (unlinked, crate::retire): unlock, abort with RecordRetired
+//! Phase 1  lock: sort the write set by record address; lock every record (SeqCst CAS on the TID
+//!          lock bit, spinning: the global order rules out deadlock); remember each replaced
+//!          word. A RETIRED record (unlinked, crate::retire): unlock, abort with RecordRetired
 //!          (txlab_occ::lock_writes).
-//!          fence(SeqCst) (not in a read-only transaction); e = global epoch
-//!                                                               <- serialization point
-//! Phase 2  validate: every read-set entry's record must still hold the word read (without LOCK)
-//!          and must not be locked by another transaction (one not in our write set); every
-//!          scanned stripe must still have the version read (phantoms).
+//!          (Silo+NWR: fence(SeqCst)); e = global epoch          <- serialization point
+//! Phase 2  validate: every read-set entry's record (SeqCst load) must still hold the word read
+//!          (without LOCK) and must not be locked by another transaction (one not in our write
+//!          set); every scanned stripe must still have the version read (phantoms).
 //! Phase 3  install: tid = the smallest TID in epoch e greater than every word read or replaced
 //!          and than the worker's last TID; fence(Release); per write: store the value words,
 //!          then publish tid (| ABSENT for a delete) with a Release store, which also unlocks;
 //!          queue each delete on a hash or ordered table for unlinking (crate::retire).
 //! ```
 //!
-//! Why the orderings suffice: locking uses an `Acquire` CAS, so the validation loads of Phase 2
-//! cannot move before the locks are held; the `SeqCst` fence between Phase 1 and the epoch read
-//! orders both against other committers' fences (Silo's "memory fence" before reading `E`), so two
-//! transactions that each read what the other writes cannot both pass validation; the `Release`
-//! fence before the value stores and the `Release` publish pair with readers' `Acquire`
-//! load/fence (the seqlock argument in `txlab_core::protocol::value`).
+//! Why the orderings suffice. Silo's "memory fence" between locking and validation is there for a
+//! store→load pattern: `T1` locks `A` and validates `B`, `T2` locks `B` and validates `A`; they
+//! must not both miss the other's lock. Here the locks are `SeqCst` compare-and-swaps and the
+//! validation loads are `SeqCst` loads, which gives that without a fence. All four operations are
+//! in the single total order `S` of `SeqCst` operations, which agrees with program order and with
+//! coherence order (C++20 \[atomics.order\]: an operation that reads a value written before a
+//! modification in its object's modification order precedes that modification in `S`). Were
+//! `T1`'s load of `B` to read a word older than `T2`'s lock, it would precede that lock in `S`,
+//! and likewise `T2`'s load of `A` would precede `T1`'s lock; with each lock before its own
+//! load, `S` would hold the cycle lock `A` < load `B` < lock `B` < load `A` < lock `A`. So one of
+//! them reads the other's lock, or a word written after it (a newer TID, or the same word
+//! restored by an abort that then commits nothing), and fails validation. A read-set entry's word
+//! never returns to a value a committed writer replaced, since TIDs of a record only grow. On
+//! x86 a `SeqCst` compare-and-swap is the same `lock cmpxchg` as an `Acquire` one and a `SeqCst`
+//! load a plain `mov`, so the commit issues no `mfence` (about 20 ns on the project's EPYC VM,
+//! where the lock CAS costs about 2). The epoch needs no fence either: a transaction that read
+//! (or overwrote) another's write loaded `E` after that write's `Release` publish, which follows
+//! the writer's own load of `E`, so epochs never run against dependencies (`E` only grows). The
+//! `Release` fence before the value stores and the `Release` publish pair with readers'
+//! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`). Silo+NWR keeps
+//! a `SeqCst` fence before its epoch read: its read marks and pivot checks rely on the
+//! fence-to-fence rule (`crate::nwr`).
 //!
-//! A read-only transaction (no writes, NWR off) skips the fence: it stored nothing, so there is
-//! no store→load pair to order, and happens-before alone does the rest. If it read a version
+//! A read-only transaction (no writes, NWR off) locks nothing, so there is no store→load pair to
+//! order, and happens-before alone does the rest. If it read a version
 //! that writer `W` installed (a `Release` store it loaded with `Acquire`), everything `W` did
 //! before, including locking every record it wrote, happens before our later validation loads,
 //! which therefore see `W`'s lock or a later TID on any record of `W` we read an older version
@@ -59,7 +74,7 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     if let Err(c) = lock_writes(&mut tx.w.sets, checks.lock_writes) {
         return Err(tx.abort_with(c));
     }
-    if nwr_on || !tx.w.sets.writes.is_empty() {
+    if nwr_on {
         fence(Ordering::SeqCst);
     }
     let epoch = tx.w.epoch.global();
@@ -107,7 +122,8 @@ fn validate<Rec: Recorder, W: WriteOmission>(
 ) -> Result<(), Conflict> {
     if checks.validate_reads {
         for r in st.reads.iter() {
-            let cur = rec(r.rec).tid.load(Ordering::Acquire);
+            // SeqCst: ordered after our SeqCst locks without a fence (module docs).
+            let cur = rec(r.rec).tid.load(Ordering::SeqCst);
             if cur & !LOCK != r.seen {
                 return Err(Conflict::at(ConflictCause::ReadValidation, r.table, r.key));
             }

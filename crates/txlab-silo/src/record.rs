@@ -40,7 +40,7 @@ impl LockWord for SiloRecord {
             return None;
         }
         self.tid
-            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange_weak(cur, cur | LOCK, Ordering::SeqCst, Ordering::Relaxed)
             .ok()
     }
 

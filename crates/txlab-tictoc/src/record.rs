@@ -66,7 +66,7 @@ impl LockWord for TicTocRecord {
             return None;
         }
         self.word
-            .compare_exchange_weak(cur, cur | LOCK, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange_weak(cur, cur | LOCK, Ordering::SeqCst, Ordering::Relaxed)
             .ok()
     }
 
