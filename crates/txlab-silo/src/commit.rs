@@ -27,12 +27,21 @@
 //! load, `S` would hold the cycle lock `A` < load `B` < lock `B` < load `A` < lock `A`. So one of
 //! them reads the other's lock, or a word written after it (a newer TID, or the same word
 //! restored by an abort that then commits nothing), and fails validation. A read-set entry's word
-//! never returns to a value a committed writer replaced, since TIDs of a record only grow. On
+//! never returns to a value a committed writer replaced, since TIDs of a record only grow. The
+//! argument needs every modification of a TID word that can fail another transaction's
+//! validation to be in `S`: the commit's lock CAS and the retirer's CAS that locks a tombstone
+//! (`crate::retire`) are both `SeqCst`. (With an `Acquire` retirer CAS, a transaction that read
+//! the tombstone and one that wrote the key into its fresh record after the retirement could
+//! each miss the other: write skew.) On
 //! x86 a `SeqCst` compare-and-swap is the same `lock cmpxchg` as an `Acquire` one and a `SeqCst`
 //! load a plain `mov`, so the commit issues no `mfence` (about 20 ns on the project's EPYC VM,
-//! where the lock CAS costs about 2). The epoch needs no fence either: a transaction that read
-//! (or overwrote) another's write loaded `E` after that write's `Release` publish, which follows
-//! the writer's own load of `E`, so epochs never run against dependencies (`E` only grows). The
+//! where the lock CAS costs about 2). The epoch needs no fence for read-from and write-write
+//! edges: a transaction that read (or overwrote) another's write loaded `E` after that write's
+//! `Release` publish, which follows the writer's own load of `E`, so those edges never run
+//! against epochs (`E` only grows). For an anti-dependency (`T1` reads `x`, `T2` overwrites it)
+//! nothing orders `T2`'s epoch load after `T1`'s: plain Silo does not rely on epochs for
+//! serializability (the checker ignores them, and there is no recovery), so this is not needed
+//! here; Silo+NWR, which does, keeps its fence. The
 //! `Release` fence before the value stores and the `Release` publish pair with readers'
 //! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`). Silo+NWR keeps
 //! a `SeqCst` fence before its epoch read: its read marks and pivot checks rely on the

@@ -97,10 +97,13 @@ pub(crate) fn retire_one(
     };
     // `rec` stays valid while `guard` is pinned (storage invariant 1). The CAS succeeds only on
     // the unlocked tombstone this entry was queued for (the word is unique per key, module docs).
+    // SeqCst: a reader of the tombstone validates against this word with a SeqCst load and no
+    // fence, so every change of a TID word that can fail a validation is in the SeqCst order
+    // (crate::commit, "Why the orderings suffice").
     match rec.tid.compare_exchange(
         e.version,
         e.version | RETIRED | LOCK,
-        Ordering::Acquire,
+        Ordering::SeqCst,
         Ordering::Relaxed,
     ) {
         Ok(_) => {}
