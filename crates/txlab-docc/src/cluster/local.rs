@@ -7,6 +7,7 @@
 //! Both engines keep their rows in a DOCC store (Calvin's is `docc-basic`'s `InPlace` one), so
 //! everything but the run itself is written once, over that store.
 
+use super::node::Pipeline;
 use crate::calvin::Calvin;
 use crate::engine::Docc;
 use crate::layout::Layout;
@@ -75,6 +76,12 @@ pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
         crate::config::check_workers(workers)?;
         let _run = self.store().begin_run()?;
         self.positioned(jobs, workers, pool)
+    }
+
+    /// How a cluster of this engine runs its multi-partition transactions unless told
+    /// otherwise: DOCC pipelined, Calvin waiting at each (`docs/protocols/docc.md`, "Pipeline").
+    fn default_pipeline(&self) -> Pipeline {
+        Pipeline::Off
     }
 
     /// Records a multi-partition transaction led here, at global rank `rank`: the leader's
@@ -179,7 +186,11 @@ impl<L: Layout, Rec: Recorder> sealed::Sealed for Docc<L, Rec> {
     positioned_by_run_positioned!();
 }
 
-impl<L: Layout, Rec: Recorder + 'static> PartitionEngine for Docc<L, Rec> {}
+impl<L: Layout, Rec: Recorder + 'static> PartitionEngine for Docc<L, Rec> {
+    fn default_pipeline(&self) -> Pipeline {
+        Pipeline::On
+    }
+}
 
 impl<Rec: Recorder> sealed::Sealed for Calvin<Rec> {
     type L = crate::layout::InPlace;
