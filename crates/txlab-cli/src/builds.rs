@@ -70,6 +70,10 @@ fn param_args(p: &ParamArgs, given: &[&str]) -> Vec<String> {
             "--concurrency" => p.concurrency.map(|c| c.to_string()).unwrap_or_default(),
             "--batch-epoch-us" => p.batch_epoch_us.to_string(),
             "--lock-managers" => p.lock_managers.to_string(),
+            "--pipeline" => match p.pipeline {
+                Some(s) => format!("{s:?}").to_lowercase(),
+                None => continue,
+            },
             "--reorder-workers" => p.reorder_workers.to_string(),
             "--fvs" => format!("{:?}", p.fvs).to_lowercase(),
             "--policy" => format!("{:?}", p.policy).to_lowercase(),

@@ -312,9 +312,23 @@ pub struct ParamArgs {
     /// between nodes in microseconds, 0..=1000000 (0: none).
     #[arg(long, default_value_t = 100, value_parser = ranged(0u64, 1_000_000), allow_negative_numbers = true)]
     pub link_latency_us: u64,
+    /// docc*, calvin with --nodes: on (a multi-partition transaction's non-leading participants
+    /// send their read set and go on without waiting for its outcome, holding its keys), off
+    /// (they wait at it) [default: off].
+    #[arg(long, value_enum)]
+    pub pipeline: Option<SwitchArg>,
     /// rococo: the dependency graph's GC epoch in milliseconds, 0..=60000 (0: GC off).
     #[arg(long, default_value_t = 100, value_parser = ranged(0u64, 60_000), allow_negative_numbers = true)]
     pub gc_epoch_ms: u64,
+}
+
+/// An on/off flag (`--pipeline`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SwitchArg {
+    /// On.
+    On,
+    /// Off.
+    Off,
 }
 
 /// `--ack`.
@@ -552,6 +566,7 @@ impl ParamArgs {
                 lock_managers: self.lock_managers,
                 nodes: self.nodes,
                 transport: self.transport,
+                pipeline: self.pipeline.map(|p| p == SwitchArg::On),
             },
         }
     }

@@ -18,7 +18,7 @@ use std::time::Duration;
 use txlab_core::Error;
 use txlab_docc::calvin::Calvin;
 use txlab_docc::cluster::inproc::{self, InprocOptions};
-use txlab_docc::cluster::{Cluster, NodeConfig, Overlap, PartitionEngine, WorkloadFeed};
+use txlab_docc::cluster::{Cluster, NodeConfig, Overlap, PartitionEngine, Pipeline, WorkloadFeed};
 use txlab_docc::{Chain, Docc};
 use txlab_net::inproc::LinkModel;
 use txlab_workload::tpcc::partition::ByWarehouse;
@@ -55,6 +55,7 @@ fn run<E: PartitionEngine>(
         concurrency: 256,
         keep_log: false,
         overlap: Overlap::On,
+        pipeline: Pipeline::Off,
     };
     let nodes = (0..s.nodes)
         .map(|me| {

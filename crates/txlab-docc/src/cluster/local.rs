@@ -7,6 +7,7 @@
 //! Both engines keep their rows in a DOCC store (Calvin's is `docc-basic`'s `InPlace` one), so
 //! everything but the run itself is written once, over that store.
 
+use super::node::Pipeline;
 use crate::calvin::Calvin;
 use crate::engine::Docc;
 use crate::layout::Layout;
@@ -75,6 +76,13 @@ pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
         crate::config::check_workers(workers)?;
         let _run = self.store().begin_run()?;
         self.positioned(jobs, workers, pool)
+    }
+
+    /// How a cluster of this engine runs its multi-partition transactions unless told
+    /// otherwise: waiting at each, for DOCC and Calvin alike, since the pipeline is not measured
+    /// (`docs/protocols/docc.md`, "Pipeline").
+    fn default_pipeline(&self) -> Pipeline {
+        Pipeline::Off
     }
 
     /// Records a multi-partition transaction led here, at global rank `rank`: the leader's

@@ -39,7 +39,9 @@ pub use feed::WorkloadFeed;
 pub use local::PartitionEngine;
 pub use merge::merge_histories;
 pub use msg::{ClusterLog, Msg, Txn};
-pub use node::{ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode};
+pub use node::{
+    ClusterProgram, Feed, LAG, LogFeed, NodeConfig, NodeStats, PartitionNode, Pipeline,
+};
 pub use overlap::Overlap;
 pub use progress::{Progress, Ran};
 pub use route::{Plan, Routing};

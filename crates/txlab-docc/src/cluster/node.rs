@@ -53,7 +53,7 @@
 
 use super::local::{PartitionEngine, WindowChain};
 use super::msg::{ClusterLog, Msg, Outcome, Read, Row, ScanRows, Txn, WriteOp};
-use super::ops::{Apply, Confined, Split, View};
+use super::ops::{Apply, Confined, KeySet, Split, View};
 use super::overlap::{Overlap, Spec, Speculated, Window};
 use super::progress::{Progress, Ran};
 use super::route::{Plan, Routing};
@@ -156,6 +156,60 @@ impl<P: Send> Feed<P> for LogFeed<P> {
     }
 }
 
+/// Whether a participant that does not lead a multi-partition transaction waits at its position
+/// for the outcome (`Off`) or passes it (`On`; `docs/protocols/docc.md`, "Pipeline").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pipeline {
+    /// Every participant waits at the transaction's position until it is over there.
+    #[default]
+    Off,
+    /// A first attempt's non-leading participants send their read set at its position and go
+    /// on; its declared keys there stay held until the outcome is installed, and later
+    /// transactions of the epoch that touch them are re-sequenced (module docs).
+    On,
+    /// Mutant (tests only): a read set is sent although a passed transaction still holds one
+    /// of its keys (the leader reads a stale remote row).
+    #[cfg(feature = "mutation")]
+    #[doc(hidden)]
+    SkipHeld,
+    /// Mutant (tests only): single-partition transactions after a passed one are not fenced.
+    #[cfg(feature = "mutation")]
+    #[doc(hidden)]
+    SkipFence,
+}
+
+impl Pipeline {
+    fn on(self) -> bool {
+        self != Pipeline::Off
+    }
+
+    fn checks_held(self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self == Pipeline::SkipHeld {
+            return false;
+        }
+        true
+    }
+
+    fn fences(self) -> bool {
+        #[cfg(feature = "mutation")]
+        if self == Pipeline::SkipFence {
+            return false;
+        }
+        true
+    }
+}
+
+/// A multi-partition transaction this node passed without leading it: its declared keys here,
+/// held until its outcome is installed (`Pipeline::On`).
+#[derive(Debug)]
+struct Passed<P> {
+    entry: Entry<P>,
+    keys: Vec<(u16, u64)>,
+    /// The read set sent (for retransmission).
+    rows: Vec<Row>,
+}
+
 /// A node's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeConfig {
@@ -176,6 +230,9 @@ pub struct NodeConfig {
     /// (`super::overlap`). Default `Off`: the window runs inside the message handler, so on
     /// few cores it delays the exchange it waits for (`docs/results/docc.md`, "Multi-node").
     pub overlap: Overlap,
+    /// Whether non-leading participants pass multi-partition transactions without waiting for
+    /// their outcome ([`Pipeline`]). Exclusive with `overlap`.
+    pub pipeline: Pipeline,
 }
 
 impl Default for NodeConfig {
@@ -188,6 +245,7 @@ impl Default for NodeConfig {
             concurrency: 64,
             keep_log: true,
             overlap: Overlap::Off,
+            pipeline: Pipeline::Off,
         }
     }
 }
@@ -238,6 +296,15 @@ pub struct NodeStats {
     pub overlap_reruns: u64,
     /// Engine runs of such windows.
     pub windows: u64,
+    /// Multi-partition transactions this node passed without waiting for their outcome
+    /// ([`Pipeline::On`]).
+    pub passed: u64,
+    /// Pipelined multi-partition transactions this node led that needed an on-demand read or
+    /// wrote a remote key nobody declared: re-sequenced, to run with every participant waiting.
+    pub pipeline_restarts: u64,
+    /// Single-partition transactions re-sequenced because they touched a key a passed
+    /// transaction earlier in their epoch holds.
+    pub fenced: u64,
 }
 
 /// A sequencer's batch as received: its transactions, and whether it was marked last.
@@ -302,6 +369,14 @@ pub struct PartitionNode<E: PartitionEngine, P: ClusterProgram> {
     /// The next rank of a window's engine run (above every transaction's).
     window_rank: u64,
     early: HashMap<u64, Vec<(u16, Vec<Row>)>>,
+    /// Multi-partition transactions passed here whose outcome is not installed yet, by `Seq`.
+    passed: BTreeMap<u64, Passed<P>>,
+    /// Their keys (disjoint: a transaction whose keys a passed one holds waits).
+    held: KeySet,
+    /// The keys of every transaction passed in epoch `fence_epoch`: the single-partition ones
+    /// after it in that epoch may not touch them.
+    fence: KeySet,
+    fence_epoch: u32,
     outcomes: HashMap<u64, HashMap<u16, Outcome>>,
     last_done: u64,
     /// Peers that said their share of the run is over (`Msg::Done`).
@@ -347,6 +422,16 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             ));
         }
         crate::config::check_workers(config.workers)?;
+        if config.pipeline.on() && config.overlap != Overlap::Off {
+            return Err(Error::invalid(
+                "node config",
+                format!(
+                    "overlap {:?} with pipeline {:?}",
+                    config.overlap, config.pipeline
+                ),
+                "overlap or the pipeline, not both",
+            ));
+        }
         crate::config::BatchConfig {
             epoch: config.epoch,
             max_txns: 1,
@@ -382,6 +467,10 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             window: None,
             window_rank: WINDOW_RANKS + u64::from(me) * WINDOW_NODE_RANKS,
             early: HashMap::new(),
+            passed: BTreeMap::new(),
+            held: KeySet::new(),
+            fence: KeySet::new(),
+            fence_epoch: 0,
             outcomes: HashMap::new(),
             last_done: 0,
             peers_done: HashSet::new(),
@@ -446,7 +535,11 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
 
     /// Whether this node's share of the run is over (module docs).
     pub fn done(&self) -> bool {
-        self.fatal.is_some() || (self.all_last && self.empty_tail >= LAG && self.queue.is_empty())
+        self.fatal.is_some()
+            || (self.all_last
+                && self.empty_tail >= LAG
+                && self.queue.is_empty()
+                && self.passed.is_empty())
     }
 
     /// Whether the node may stop: its share is over and every peer's is too (or it failed).
@@ -471,9 +564,14 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
     }
 
     fn processed_through(&self) -> u32 {
-        self.queue
+        let head = self
+            .queue
             .front()
-            .map_or(self.merged_through, |h| h.seq.epoch() - 1)
+            .map_or(self.merged_through, |h| h.seq.epoch() - 1);
+        self.passed
+            .values()
+            .next()
+            .map_or(head, |p| head.min(p.entry.seq.epoch() - 1))
     }
 
     fn fail(&mut self, e: impl std::fmt::Display) {
@@ -627,6 +725,14 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             let Some(head) = self.queue.front() else {
                 break;
             };
+            if self.config.pipeline.on() && head.seq.epoch() != self.fence_epoch {
+                // A new epoch starts once every transaction passed in the last one is over.
+                if !self.passed.is_empty() {
+                    break;
+                }
+                self.fence.clear();
+                self.fence_epoch = head.seq.epoch();
+            }
             if !head.plan.involves(self.me) || head.plan.single() {
                 self.run_segment();
             } else if !self.step_mp(ctx) {
@@ -641,16 +747,22 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
     /// Runs the longest prefix of the queue that needs no other node.
     fn run_segment(&mut self) {
         let mut run = Vec::new();
+        let pipeline = self.config.pipeline.on();
         while let Some(h) = self.queue.front() {
             if h.plan.involves(self.me) && !h.plan.single() {
                 break;
             }
+            // The fence is the epoch's: a run stops at the epoch's end.
+            if pipeline && h.seq.epoch() != self.fence_epoch {
+                break;
+            }
             run.extend(self.queue.pop_front());
         }
+        let fence = self.config.pipeline.fences().then_some(&self.fence);
         let local: Vec<&Entry<P>> = run.iter().filter(|e| e.plan.involves(self.me)).collect();
         let confined: Vec<Confined<'_, P>> = local
             .iter()
-            .map(|e| Confined::new(&e.txn.program, &self.routing, self.me))
+            .map(|e| Confined::new(&e.txn.program, &self.routing, self.me, fence))
             .collect();
         let jobs: Vec<Positioned<'_, Confined<'_, P>>> = local
             .iter()
@@ -667,7 +779,8 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             self.stats.segments += 1;
             self.engine.run_at(&jobs, &self.pool, self.config.workers)
         };
-        let outside: Vec<Option<u16>> = confined.iter().map(Confined::outside).collect();
+        let outside: Vec<(Option<u16>, bool)> =
+            confined.iter().map(|c| (c.outside(), c.fenced())).collect();
         drop(jobs);
         drop(confined);
         match results {
@@ -676,8 +789,12 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                 for ((entry, r), out) in local.iter().zip(results).zip(outside) {
                     self.stats.single += 1;
                     match out {
-                        Some(p) => self.restart(entry, p),
-                        None => self.tally(entry, &r),
+                        (Some(p), _) => self.restart(entry, Some(p)),
+                        (None, true) => {
+                            self.stats.fenced += 1;
+                            self.restart(entry, None);
+                        }
+                        (None, false) => self.tally(entry, &r),
                     }
                 }
             }
@@ -713,15 +830,15 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         });
     }
 
-    /// Re-sequences `entry` with partition `p` hinted (the leader's job; module docs).
-    fn restart(&mut self, entry: &Entry<P>, p: u16) {
+    /// Re-sequences `entry`, with partition `p` hinted if any (the leader's job; module docs).
+    fn restart(&mut self, entry: &Entry<P>, p: Option<u16>) {
         self.stats.restarts += 1;
         self.report_ran(entry, Ran::Restarted);
         if self.feed.replays() {
             return;
         }
         let mut hints = entry.txn.hints.clone();
-        hints.push(p);
+        hints.extend(p);
         hints.sort_unstable();
         hints.dedup();
         self.restarts
@@ -783,7 +900,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         let specs: Vec<Spec<'_, P>> = fresh
             .iter()
             .map(|(i, txn)| {
-                let confined = Confined::new(&txn.program, &self.routing, me);
+                let confined = Confined::new(&txn.program, &self.routing, me, None);
                 Spec::new(confined, *i, &window.overlay, self.config.overlap)
             })
             .collect();
@@ -847,7 +964,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             if let Some(cap) = s.capture.as_ref().filter(|_| s.involved) {
                 self.stats.single += 1;
                 match (cap.outside, &cap.result) {
-                    (Some(p), _) => self.restart(entry, p),
+                    (Some(p), _) => self.restart(entry, Some(p)),
                     (None, Some(r)) => self.tally(entry, r),
                     (None, None) => {}
                 }
@@ -907,7 +1024,8 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
 
     /// `entry`'s processing here is over.
     fn finish(&mut self, entry: &Entry<P>) {
-        self.last_done = entry.seq.raw();
+        // A passed transaction finishes after later ones.
+        self.last_done = self.last_done.max(entry.seq.raw());
         if entry.seq.sequencer() == u32::from(self.me)
             && let Some(at) = self.submitted.remove(&entry.seq.raw())
         {
@@ -918,10 +1036,58 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         }
     }
 
+    /// Whether `entry` (multi-partition) is pipelined: its non-leading participants pass it
+    /// ([`Pipeline::On`]; first attempts only: a re-sequenced one may need on-demand reads).
+    fn pipelined(&self, entry: &Entry<P>) -> bool {
+        self.config.pipeline.on() && entry.txn.restart_of.is_none()
+    }
+
+    /// Passes the pipelined multi-partition transaction at the head, which this node does not
+    /// lead: sends the read set at its position and holds its declared keys here until the
+    /// outcome is installed; whether it passed (it waits while a passed one holds a key).
+    fn pass(&mut self, ctx: &mut Ctx<'_, Msg<P>>) -> bool {
+        let head = self.queue.front().expect("pass is called with a head");
+        let keys = self.declared_here(head);
+        if self.config.pipeline.checks_held() && keys.iter().any(|k| self.held.contains(k)) {
+            return false;
+        }
+        let rows = match self.rows(&keys) {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        };
+        let entry = self.queue.pop_front().expect("head");
+        let seq = entry.seq.raw();
+        self.stats.multi_joined += 1;
+        self.stats.passed += 1;
+        self.stats.read_set_rows += rows.len() as u64;
+        let msg = Msg::ReadSet {
+            seq,
+            rows: rows.clone(),
+        };
+        self.send(ctx, entry.plan.leader, msg);
+        self.held.extend(keys.iter().copied());
+        self.fence.extend(keys.iter().copied());
+        self.passed.insert(seq, Passed { entry, keys, rows });
+        true
+    }
+
     /// The multi-partition transaction at the head; whether it finished here.
     fn step_mp(&mut self, ctx: &mut Ctx<'_, Msg<P>>) -> bool {
         let head = self.queue.front().expect("step_mp is called with a head");
         let (seq, leader) = (head.seq.raw(), head.plan.leader);
+        if leader != self.me && self.config.pipeline.on() {
+            if self.pipelined(head) {
+                return self.pass(ctx);
+            }
+            // One that waits here reads and serves the state at its position: the passed ones
+            // are installed first.
+            if !self.passed.is_empty() {
+                return false;
+            }
+        }
         if self.mp.as_ref().map(|m| m.seq) != Some(seq) {
             let mut mp = Mp {
                 seq,
@@ -960,8 +1126,13 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
 
     /// The declared rows of the head transaction this node owns.
     fn read_set(&self, head: &Entry<P>) -> Result<Vec<Row>, Error> {
+        self.rows(&self.declared_here(head))
+    }
+
+    /// The declared keys of `entry` this node owns, sorted.
+    fn declared_here(&self, entry: &Entry<P>) -> Vec<(u16, u64)> {
         let mut set = AccessSet::default();
-        head.txn.program.declare(&mut set);
+        entry.txn.program.declare(&mut set);
         let mut keys: Vec<(u16, u64)> = set
             .accesses
             .iter()
@@ -973,8 +1144,13 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             .collect();
         keys.sort_unstable();
         keys.dedup();
-        keys.into_iter()
-            .map(|(table, key)| {
+        keys
+    }
+
+    /// The committed rows of `keys`.
+    fn rows(&self, keys: &[(u16, u64)]) -> Result<Vec<Row>, Error> {
+        keys.iter()
+            .map(|&(table, key)| {
                 let got = self.engine.committed(TableId(table), key)?;
                 Ok(Row {
                     table,
@@ -994,6 +1170,7 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
         if others.clone().any(|p| !mp.sets.contains(p)) {
             return false;
         }
+        let pipelined = self.pipelined(head);
         let mut split = Split::new(
             &*self.engine,
             &self.routing,
@@ -1001,11 +1178,40 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
             &head.plan.participants,
             &mp.view,
         );
+        if self.config.pipeline.on() {
+            split.held = Some(&self.held);
+        }
         let result = head.txn.program.run(&mut split);
+        if split.blocked.held {
+            // A passed transaction's outcome is due here first; the run repeats after it.
+            return false;
+        }
         if let Some(p) = split.blocked.outside {
             let entry = self.queue.pop_front().expect("head");
             self.decide(ctx, &entry, |_| Outcome::Restart);
-            self.restart(&entry, p);
+            self.restart(&entry, Some(p));
+            self.finish(&entry);
+            self.end_mp(&[]);
+            return true;
+        }
+        // A pipelined transaction's other participants have passed it: it may read and write
+        // there only what they sent (their declared keys), else it runs again, re-sequenced,
+        // with every participant waiting at its position.
+        let beyond = pipelined
+            && (split.is_blocked()
+                || (result.is_ok()
+                    && split.writes_by_node().is_ok_and(|w| {
+                        w.iter()
+                            .filter(|(n, _)| **n != self.me)
+                            .flat_map(|(_, ops)| ops)
+                            .any(|op| !mp.view.rows.contains_key(&op.key()))
+                    })));
+        if beyond {
+            drop(split);
+            let entry = self.queue.pop_front().expect("head");
+            self.stats.pipeline_restarts += 1;
+            self.decide(ctx, &entry, |_| Outcome::Restart);
+            self.restart(&entry, None);
             self.finish(&entry);
             self.end_mp(&[]);
             return true;
@@ -1098,6 +1304,36 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
     }
 
     fn on_outcome(&mut self, ctx: &mut Ctx<'_, Msg<P>>, from: u16, seq: u64, outcome: Outcome) {
+        let passed = self
+            .passed
+            .get(&seq)
+            .is_some_and(|p| p.entry.plan.leader == from);
+        if let Some(passed) = passed.then(|| self.passed.remove(&seq)).flatten() {
+            let written: &[WriteOp] = match &outcome {
+                Outcome::Commit(w) => w,
+                Outcome::Restart => &[],
+            };
+            // The leader writes here only keys this node sent (`lead`).
+            if let Some(w) = written
+                .iter()
+                .find(|w| passed.keys.binary_search(&w.key()).is_err())
+            {
+                return self.fail(format!(
+                    "{}: the leader of {} wrote {:?}, not in its read set here",
+                    passed.entry.txn.program.kind(),
+                    passed.entry.seq,
+                    w.key()
+                ));
+            }
+            self.apply(&passed.entry, written);
+            for k in &passed.keys {
+                self.held.remove(k);
+            }
+            self.finish(&passed.entry);
+            self.send(ctx, from, Msg::Applied { seq });
+            self.advance(ctx);
+            return;
+        }
         let at_head = self
             .queue
             .front()
@@ -1197,6 +1433,19 @@ impl<E: PartitionEngine, P: ClusterProgram> PartitionNode<E, P> {
                 self.stats.pulls += 1;
                 self.send(ctx, s, Msg::Pull { epoch: next });
             }
+        }
+        // Passed transactions whose outcome did not come (their read set may be lost).
+        let resend: Vec<(u16, Msg<P>)> = self
+            .passed
+            .iter()
+            .map(|(&seq, p)| {
+                let rows = p.rows.clone();
+                (p.entry.plan.leader, Msg::ReadSet { seq, rows })
+            })
+            .collect();
+        for (to, m) in resend {
+            self.stats.retransmits += 1;
+            self.send(ctx, to, m);
         }
         // The exchange at the head.
         let Some(mp) = &self.mp else { return };

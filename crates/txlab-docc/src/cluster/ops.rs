@@ -15,13 +15,27 @@
 use super::local::{PartitionEngine, RangeRow};
 use super::msg::{Read, Row, ScanRows, WriteOp};
 use super::route::Routing;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 use txlab_core::partition::Placement;
 use txlab_core::protocol::history::{ReadEvent, ScanEvent};
 use txlab_core::{Access, AccessSet, Error, Program, TableId, TxError, TxOps, TxResult};
 
 const NONE: u32 = u32::MAX;
+/// `Confined::outside`'s value for an access to a fenced key (`super::node`, "pipeline").
+const FENCED: u32 = u32::MAX - 1;
+
+/// Keys of this partition, as `(table, key)`.
+pub(crate) type KeySet = HashSet<(u16, u64)>;
+
+/// Whether `keys` holds `key` of `table`, or (for a range) a key of `table` in `lo..=hi`.
+fn touches(keys: &KeySet, table: TableId, lo: u64, hi: u64) -> bool {
+    if lo == hi {
+        return keys.contains(&(table.0, lo));
+    }
+    keys.iter()
+        .any(|&(t, k)| t == table.0 && (lo..=hi).contains(&k))
+}
 
 /// Where an access goes.
 enum Loc {
@@ -80,20 +94,32 @@ fn outside() -> TxError {
     TxError::user_abort("access to a partition that is not a participant: re-sequenced")
 }
 
+fn fenced() -> TxError {
+    TxError::user_abort(
+        "access to a key a pipelined multi-partition transaction earlier in the epoch holds: \
+         re-sequenced",
+    )
+}
+
 /// A single-partition program confined to partition `me` (module docs).
 pub(crate) struct Confined<'a, P> {
     pub program: &'a P,
     routing: &'a Routing,
     me: u16,
+    /// Keys this transaction may not touch at its position (a pipelined multi-partition
+    /// transaction earlier in its epoch holds them; `super::node`): touching one makes the
+    /// attempt a no-op, re-sequenced.
+    fence: Option<&'a KeySet>,
     outside: AtomicU32,
 }
 
 impl<'a, P> Confined<'a, P> {
-    pub fn new(program: &'a P, routing: &'a Routing, me: u16) -> Self {
+    pub fn new(program: &'a P, routing: &'a Routing, me: u16, fence: Option<&'a KeySet>) -> Self {
         Self {
             program,
             routing,
             me,
+            fence: fence.filter(|f| !f.is_empty()),
             outside: AtomicU32::new(NONE),
         }
     }
@@ -101,9 +127,14 @@ impl<'a, P> Confined<'a, P> {
     /// The partition the final attempt touched outside this one, if any.
     pub fn outside(&self) -> Option<u16> {
         match self.outside.load(Ordering::Relaxed) {
-            NONE => None,
+            NONE | FENCED => None,
             p => Some(p as u16),
         }
+    }
+
+    /// Whether the final attempt touched a fenced key.
+    pub fn fenced(&self) -> bool {
+        self.outside.load(Ordering::Relaxed) == FENCED
     }
 }
 
@@ -111,13 +142,22 @@ struct ConfinedOps<'a, 't, T: ?Sized> {
     tx: &'t mut T,
     routing: &'a Routing,
     me: u16,
+    fence: Option<&'a KeySet>,
     outside: &'a AtomicU32,
 }
 
 impl<T: TxOps + ?Sized> ConfinedOps<'_, '_, T> {
+    fn check_fence(&self, table: TableId, lo: u64, hi: u64) -> TxResult<()> {
+        if self.fence.is_some_and(|f| touches(f, table, lo, hi)) {
+            self.outside.store(FENCED, Ordering::Relaxed);
+            return Err(fenced());
+        }
+        Ok(())
+    }
+
     fn check(&self, table: TableId, key: u64) -> TxResult<()> {
         match locate(self.routing, self.me, &[self.me], table, key)? {
-            Loc::Local => Ok(()),
+            Loc::Local => self.check_fence(table, key, key),
             Loc::Remote(p) | Loc::Outside(p) => {
                 self.outside.store(u32::from(p), Ordering::Relaxed);
                 Err(outside())
@@ -165,7 +205,10 @@ impl<T: TxOps + ?Sized> TxOps for ConfinedOps<'_, '_, T> {
         visit: &mut dyn FnMut(u64, &[u8]) -> bool,
     ) -> TxResult<()> {
         match locate_range(self.routing, self.me, &[self.me], table, lo, hi)? {
-            Loc::Local => self.tx.scan(table, lo, hi, visit),
+            Loc::Local => {
+                self.check_fence(table, lo, hi)?;
+                self.tx.scan(table, lo, hi, visit)
+            }
             Loc::Remote(p) | Loc::Outside(p) => {
                 self.outside.store(u32::from(p), Ordering::Relaxed);
                 Err(outside())
@@ -183,6 +226,7 @@ impl<P: Program> Program for Confined<'_, P> {
             tx,
             routing: self.routing,
             me: self.me,
+            fence: self.fence,
             outside: &self.outside,
         });
         // A program that swallowed the error must still install nothing.
@@ -237,6 +281,9 @@ pub(crate) struct Blocked {
     pub reads: BTreeMap<u16, Vec<Read>>,
     /// A partition that is not a participant.
     pub outside: Option<u16>,
+    /// A local key a pipelined multi-partition transaction this node passed still holds (the
+    /// run waits for its outcome: `super::node`).
+    pub held: bool,
 }
 
 /// A buffered write: whether the key was present before the transaction (if it looked), and
@@ -260,6 +307,9 @@ pub(crate) struct Split<'a, E> {
     pub me: u16,
     pub participants: &'a [u16],
     pub view: &'a View,
+    /// Local keys held by pipelined multi-partition transactions whose writes are not
+    /// installed here yet.
+    pub held: Option<&'a KeySet>,
     pub blocked: Blocked,
     /// What the run read, at the transaction's position (for the history): every base value
     /// (local or remote) with its version, and the scans' ranges.
@@ -283,6 +333,7 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
             me,
             participants,
             view,
+            held: None,
             blocked: Blocked::default(),
             reads: Vec::new(),
             scans: Vec::new(),
@@ -293,7 +344,16 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
 
     /// Whether the run needs more (reads or a restart).
     pub fn is_blocked(&self) -> bool {
-        self.blocked.outside.is_some() || !self.blocked.reads.is_empty()
+        self.blocked.outside.is_some() || !self.blocked.reads.is_empty() || self.blocked.held
+    }
+
+    /// Stops the run at a held local key (`Blocked::held`).
+    fn check_held(&mut self, table: TableId, lo: u64, hi: u64) -> TxResult<()> {
+        if self.held.is_some_and(|h| touches(h, table, lo, hi)) {
+            self.blocked.held = true;
+            return Err(Self::pending());
+        }
+        Ok(())
     }
 
     fn pending() -> TxError {
@@ -315,6 +375,7 @@ impl<'a, E: PartitionEngine> Split<'a, E> {
     fn base(&mut self, table: TableId, key: u64) -> TxResult<Option<Vec<u8>>> {
         match locate(self.routing, self.me, self.participants, table, key)? {
             Loc::Local => {
+                self.check_held(table, key, key)?;
                 let row = self.engine.committed(table, key)?;
                 Ok(self.note(table, key, row))
             }
@@ -406,9 +467,13 @@ impl<E: PartitionEngine> TxOps for Split<'_, E> {
 
     fn write(&mut self, table: TableId, key: u64, value: &[u8]) -> TxResult<()> {
         self.check_value(table, value)?;
-        if let Loc::Outside(p) = locate(self.routing, self.me, self.participants, table, key)? {
-            self.blocked.outside = Some(p);
-            return Err(outside());
+        match locate(self.routing, self.me, self.participants, table, key)? {
+            Loc::Outside(p) => {
+                self.blocked.outside = Some(p);
+                return Err(outside());
+            }
+            Loc::Local => self.check_held(table, key, key)?,
+            Loc::Remote(_) => {}
         }
         self.stage(table, key, None, Some(value.to_vec()));
         Ok(())
@@ -452,6 +517,7 @@ impl<E: PartitionEngine> TxOps for Split<'_, E> {
         let mut rows: Vec<(u64, Option<Vec<u8>>, Option<u64>)> =
             match locate_range(self.routing, self.me, self.participants, table, lo, hi)? {
                 Loc::Local => {
+                    self.check_held(table, lo, hi)?;
                     let mut out = Vec::new();
                     self.engine.committed_range(table, lo, hi, &mut out)?;
                     out.into_iter()

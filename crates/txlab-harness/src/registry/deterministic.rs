@@ -73,6 +73,10 @@ pub struct DeterministicParams {
     pub nodes: Option<u16>,
     /// `--transport` of a cluster.
     pub transport: Transport,
+    /// `--pipeline` of a cluster: whether a multi-partition transaction's non-leading
+    /// participants pass it without waiting for its outcome (`txlab_docc::cluster::Pipeline`);
+    /// `None`: the engine's default (off for DOCC and Calvin).
+    pub pipeline: Option<bool>,
 }
 
 impl Default for DeterministicParams {
@@ -83,6 +87,7 @@ impl Default for DeterministicParams {
             lock_managers: 1,
             nodes: None,
             transport: Transport::Inproc,
+            pipeline: None,
         }
     }
 }
@@ -112,6 +117,7 @@ const DOCC_FLAGS: &[&str] = &[
     "--nodes",
     "--transport",
     "--link-latency-us",
+    "--pipeline",
 ];
 /// ... and Calvin.
 const CALVIN_FLAGS: &[&str] = &[
@@ -121,6 +127,7 @@ const CALVIN_FLAGS: &[&str] = &[
     "--nodes",
     "--transport",
     "--link-latency-us",
+    "--pipeline",
 ];
 
 /// What every line of [`PROTOCOLS`] shares.

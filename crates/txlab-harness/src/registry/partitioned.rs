@@ -29,7 +29,12 @@
 //!   handler in which a node reached a multi-partition transaction to the one that finished it:
 //!   `NodeStats::mp_blocked_us`), `overlapped` and `overlap_reruns` (single-partition
 //!   transactions run while a multi-partition one was in flight, committed after it or run
-//!   again at their position) and `windows` (engine runs of such transactions).
+//!   again at their position) and `windows` (engine runs of such transactions); with the
+//!   pipeline (`--pipeline on`: `txlab_docc::cluster::Pipeline`), `passed` (multi-partition
+//!   transactions a non-leading participant passed without waiting for the outcome),
+//!   `pipeline_restarts` (pipelined ones re-sequenced to run waiting: an on-demand read or an
+//!   undeclared remote write) and `fenced` (single-partition transactions re-sequenced for
+//!   touching a key a passed one held in their epoch).
 //!
 //! With `--check` every partition records on the sequence clock and the nodes keep the merged
 //! input log; after the run the partitions' histories, merged by rank, must pass
@@ -65,7 +70,7 @@ use txlab_docc::calvin::Calvin;
 use txlab_docc::cluster::inproc::{self, InprocOptions};
 use txlab_docc::cluster::{
     Cluster, ClusterLog, ClusterProgram, Feed, NodeConfig, NodeStats, Overlap, PartitionEngine,
-    Progress, Ran, Txn, WorkloadFeed, merge_histories,
+    Pipeline, Progress, Ran, Txn, WorkloadFeed, merge_histories,
 };
 use txlab_docc::{Docc, Layout};
 use txlab_net::inproc::LinkModel;
@@ -345,7 +350,12 @@ where
         cluster: &cluster,
         workload,
         clients,
-        config: node_config(ctx.engine, ctx.run, ctx.check),
+        config: node_config(
+            ctx.engine,
+            ctx.run,
+            ctx.check,
+            cluster.engines()[0].default_pipeline(),
+        ),
         link: ctx.engine.cluster.link_latency_us,
         latest: Mutex::new(Vec::new()),
         kept: Mutex::new(None),
@@ -362,9 +372,21 @@ where
     Ok(out)
 }
 
-/// Every node's settings: the planned run in whole epochs, plus one.
-fn node_config(engine: &EngineParams, run: &RunConfig, keep_log: bool) -> NodeConfig {
+/// Every node's settings: the planned run in whole epochs, plus one; multi-partition
+/// transactions pipelined as `--pipeline` says, else as the engine's `default` (DOCC
+/// pipelined, Calvin waiting).
+fn node_config(
+    engine: &EngineParams,
+    run: &RunConfig,
+    keep_log: bool,
+    default: Pipeline,
+) -> NodeConfig {
     let d = &engine.deterministic;
+    let pipeline = match d.pipeline {
+        Some(true) => Pipeline::On,
+        Some(false) => Pipeline::Off,
+        None => default,
+    };
     let epoch = Duration::from_micros(d.batch_epoch_us);
     let planned = run.warmup + run.duration + run.cooldown;
     let epochs = planned.as_nanos().div_ceil(epoch.as_nanos()) + 1;
@@ -376,6 +398,7 @@ fn node_config(engine: &EngineParams, run: &RunConfig, keep_log: bool) -> NodeCo
         concurrency: d.concurrency,
         keep_log,
         overlap: Overlap::Off,
+        pipeline,
     }
 }
 
@@ -562,6 +585,9 @@ fn counters(stats: &[NodeStats]) -> Vec<(&'static str, u64)> {
         ("overlapped", sum(|s| s.overlapped)),
         ("overlap_reruns", sum(|s| s.overlap_reruns)),
         ("windows", sum(|s| s.windows)),
+        ("passed", sum(|s| s.passed)),
+        ("pipeline_restarts", sum(|s| s.pipeline_restarts)),
+        ("fenced", sum(|s| s.fenced)),
     ]
 }
 

@@ -196,7 +196,13 @@ impl<H: Host> Site for Process<'_, H> {
         let clients = WorkloadFeed::with_threads(workload, threads, p.run.seed, None);
         let start = Instant::now();
         let feed = Until::new(clients, start, &p.run, Arc::default());
-        let mut node = shard.node(node_config(&p.engine, &p.run, p.check), Box::new(feed))?;
+        let config = node_config(
+            &p.engine,
+            &p.run,
+            p.check,
+            shard.engine().default_pipeline(),
+        );
+        let mut node = shard.node(config, Box::new(feed))?;
         let (tx, rx) = mpsc::channel();
         node.report_to(tx);
         let window = (start + p.run.warmup, start + p.run.warmup + p.run.duration);
