@@ -28,19 +28,28 @@
 //!
 //! With [`AckMode::EpochStable`] a commit whose `CommitInfo::acknowledged` is false is only
 //! acknowledged once `Engine::stable_epoch() >= info.epoch` (Silo's group commit): the worker
-//! counts such commits by epoch and queues the timed ones, and polls `stable_epoch()` (it may
-//! take a lock) after a timed transaction, where the clock was read anyway, at most every
-//! [`ACK_POLL_INTERVAL`], never blocking; a timed commit's latency ends when a poll finds its
-//! epoch stable. After `STOP` each worker waits up to [`RunConfig::ack_timeout`] for its pending
-//! commits; any left are reported as `unacknowledged` and the timed ones among them have no
-//! latency sample.
+//! counts such commits by epoch and queues the timed ones. It polls `stable_epoch()` (it may take
+//! a lock) between transactions, never blocking, about every [`ACK_POLL_INTERVAL`] of real time
+//! whatever the transactions' length: a countdown of transactions whose length follows the
+//! worker's speed measured between two polls (as the sampler's spacing does), or earlier when a
+//! timed transaction's end, whose clock was read anyway, shows the interval elapsed. A poll reads
+//! the clock after `stable_epoch()`, and the timed commits it finds stable are acknowledged at
+//! that instant; it then records at most [`ACK_RECORDS_PER_POLL`] acknowledged timed commits in
+//! the histogram, so the work between two transactions stays bounded when an epoch's samples
+//! become stable at once (recording a whole epoch in one poll would pause the worker at every
+//! epoch's start, when its commits wait longest for their acknowledgement, and its commits
+//! would miss from that part of the distribution). An untimed transaction reads no clock: a
+//! poll's clock read is between transactions, outside every timed interval. After `STOP` each
+//! worker records what is acknowledged and waits up to [`RunConfig::ack_timeout`] for its
+//! pending commits; any left are reported as `unacknowledged` and the timed ones among them have
+//! no latency sample.
 //!
 //! Throughput is commits divided by the coordinator's measured interval; the abort rate is
 //! `conflicts / (commits + conflicts)`.
 
 use crate::driver::{Driven, Driver, measure};
 use crate::sampling::Sampler;
-use crate::session::{Session, SessionProbe};
+use crate::session::Session;
 use crate::topology::Placement;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -65,8 +74,17 @@ pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 pub const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 /// The default cool-down ([`RunConfig::cooldown`]).
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_millis(100);
-/// How often a worker with pending epoch acknowledgements polls `Engine::stable_epoch`.
+/// How often a worker with pending epoch acknowledgements polls `Engine::stable_epoch`, in real
+/// time (module docs).
 pub const ACK_POLL_INTERVAL: Duration = Duration::from_micros(20);
+/// The most acknowledged timed commits one poll records in the histogram (module docs). A worker
+/// times about one transaction per [`crate::sampling::SAMPLE_SPACING`] of its work and polls
+/// about every [`ACK_POLL_INTERVAL`], so about 5 timed commits are acknowledged per poll on
+/// average; 32 per poll drain an epoch's samples, acknowledged together, in a sixth of the
+/// epoch or less.
+pub const ACK_RECORDS_PER_POLL: usize = 32;
+/// The longest countdown between two acknowledgement polls, in transactions.
+const MAX_POLL_SPACING_TXNS: u64 = 1 << 16;
 
 /// What to run and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -526,7 +544,7 @@ fn worker_loop<E: Engine, W: Workload>(
     let mut strata = Strata::default();
     let track_epochs = engine.ack_mode() == AckMode::EpochStable;
     let mut pending = Pending::default();
-    let mut last_ack_poll = Instant::now();
+    let mut poller = AckPoller::new(Instant::now());
     let mut armed_for_measure = false;
     loop {
         let (issued, transition) = probe.phase_check();
@@ -539,7 +557,7 @@ fn worker_loop<E: Engine, W: Workload>(
             // after the last timed one join its stratum.
             let counters = &mut probe.tally.counters;
             worker.drain_counters(&mut |name, n| counters.add(name, n));
-            strata.close(&mut pending, &mut probe);
+            strata.close(&mut pending, &mut probe.tally.latency);
         }
         let Some(measuring) = issued else { break };
         if measuring && !armed_for_measure {
@@ -573,22 +591,8 @@ fn worker_loop<E: Engine, W: Workload>(
                     if measuring {
                         t.commits += 1;
                         t.kinds.add(program.kind(), 1);
-                        strata.commits += 1;
-                        let queued = track_epochs && !info.acknowledged;
-                        if queued {
-                            pending.commit(info.epoch);
-                        }
-                        if let Some((start, now)) = now {
-                            let weight = strata.take();
-                            if queued {
-                                pending.sample(start, info.epoch, weight);
-                                strata.last = Last::Queued;
-                            } else {
-                                let ns = nanos(now.saturating_duration_since(start));
-                                probe.latency(ns, weight);
-                                strata.last = Last::Recorded(ns);
-                            }
-                        }
+                        let queued = (track_epochs && !info.acknowledged).then_some(info.epoch);
+                        strata.counted(&mut pending, queued, now, &mut t.latency);
                     }
                     break;
                 }
@@ -621,30 +625,35 @@ fn worker_loop<E: Engine, W: Workload>(
                 Err(other) => return Err(Error::Internal(format!("unexpected outcome: {other}"))),
             }
         }
-        // A timed transaction that did not commit reads the clock at its end here.
-        let end = end.or_else(|| start.map(|_| Instant::now()));
-        // Acknowledgements are polled only where a timed transaction read the clock anyway:
-        // at least every `SAMPLE_SPACING` of work (or every transaction, if longer), at most
-        // every `ACK_POLL_INTERVAL`.
-        if let Some(end) = end
-            && !pending.is_empty()
-            && end.saturating_duration_since(last_ack_poll) >= ACK_POLL_INTERVAL
-        {
-            // Read the stable epoch first and the clock after it: the thread may be descheduled
-            // between the two, and an acknowledgement must never be dated before the moment
-            // stability was observed (dating it at the last commit under-reported latency).
-            let stable = engine.stable_epoch();
-            let now = Instant::now();
-            last_ack_poll = now;
-            pending.acknowledge(stable, now, &mut probe);
+        if track_epochs {
+            // Acknowledgements are polled by real time (module docs): when the countdown runs
+            // out, or when a committed timed transaction's end shows the interval elapsed.
+            let counted_out = poller.tick();
+            let due = counted_out || end.is_some_and(|end| poller.elapsed(end));
+            if due {
+                if pending.is_idle() {
+                    poller.skip();
+                } else {
+                    // Read the stable epoch first and the clock after it: the thread may be
+                    // descheduled between the two, and an acknowledgement must never be dated
+                    // before the moment stability was observed.
+                    let stable = engine.stable_epoch();
+                    let now = Instant::now();
+                    poller.polled(now);
+                    pending.observe(stable, now);
+                    pending.record(ACK_RECORDS_PER_POLL, &mut probe.tally.latency);
+                }
+            }
         }
     }
-    // Wait (bounded) for the commits of the measured interval to be acknowledged.
+    // Record what is acknowledged, and wait (bounded) for the other commits of the measured
+    // interval to be acknowledged.
     let deadline = Instant::now() + cfg.ack_timeout;
-    while !pending.is_empty() {
+    while !pending.is_idle() {
         let stable = engine.stable_epoch();
         let now = Instant::now();
-        pending.acknowledge(stable, now, &mut probe);
+        pending.observe(stable, now);
+        pending.record(usize::MAX, &mut probe.tally.latency);
         if now >= deadline {
             break;
         }
@@ -652,6 +661,67 @@ fn worker_loop<E: Engine, W: Workload>(
     }
     probe.tally.unacknowledged = pending.unacknowledged();
     Ok(())
+}
+
+/// When a worker polls for acknowledgements: about every [`ACK_POLL_INTERVAL`] of real time,
+/// by a countdown of transactions whose length is the interval divided by the time per
+/// transaction measured between the two latest polls. The countdown may grow by at most a
+/// factor of 2 per poll, so one unusually fast stretch cannot postpone the next polls by much.
+#[derive(Debug)]
+struct AckPoller {
+    /// Transactions until the next poll is due (at least 1).
+    countdown: u64,
+    /// The current countdown length.
+    spacing: u64,
+    /// Transactions since `last`.
+    since: u64,
+    /// The clock read of the latest poll.
+    last: Instant,
+}
+
+impl AckPoller {
+    fn new(now: Instant) -> Self {
+        Self {
+            countdown: 1,
+            spacing: 1,
+            since: 0,
+            last: now,
+        }
+    }
+
+    /// Counts one transaction; whether the countdown ran out.
+    #[inline]
+    fn tick(&mut self) -> bool {
+        self.since += 1;
+        self.countdown -= 1;
+        self.countdown == 0
+    }
+
+    /// Whether `now` (a clock read made anyway) is at least [`ACK_POLL_INTERVAL`] after the latest
+    /// poll.
+    #[inline]
+    fn elapsed(&self, now: Instant) -> bool {
+        now.saturating_duration_since(self.last) >= ACK_POLL_INTERVAL
+    }
+
+    /// A due poll was skipped (nothing to poll for): restarts the countdown and keeps measuring
+    /// from the latest poll.
+    #[inline]
+    fn skip(&mut self) {
+        self.countdown = self.spacing;
+    }
+
+    /// A poll read the clock at `now`: sets the countdown from the speed since the latest poll.
+    fn polled(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.last);
+        let per_txn = elapsed.as_nanos() / u128::from(self.since.max(1));
+        let k = ACK_POLL_INTERVAL.as_nanos() / per_txn.max(1);
+        let cap = self.spacing.saturating_mul(2).min(MAX_POLL_SPACING_TXNS);
+        self.spacing = u64::try_from(k).unwrap_or(u64::MAX).clamp(1, cap);
+        self.countdown = self.spacing;
+        self.since = 0;
+        self.last = now;
+    }
 }
 
 /// Mixed into the seed of a worker's [`Sampler`], so that its stream differs from the
@@ -686,6 +756,36 @@ struct Strata {
 }
 
 impl Strata {
+    /// A counted commit: `queued` with its epoch if its acknowledgement waits for the epoch to
+    /// become stable, `timed` with its issue and commit instants if it was timed.
+    #[inline]
+    fn counted(
+        &mut self,
+        pending: &mut Pending,
+        queued: Option<u64>,
+        timed: Option<(Instant, Instant)>,
+        latency: &mut Histogram<u64>,
+    ) {
+        self.commits += 1;
+        if let Some(epoch) = queued {
+            pending.commit(epoch);
+        }
+        if let Some((start, end)) = timed {
+            let weight = self.take();
+            match queued {
+                Some(epoch) => {
+                    pending.sample(start, epoch, weight);
+                    self.last = Last::Queued;
+                }
+                None => {
+                    let ns = nanos(end.saturating_duration_since(start));
+                    record(latency, ns, weight);
+                    self.last = Last::Recorded(ns);
+                }
+            }
+        }
+    }
+
     /// The weight of the commit being timed: its stratum's commits.
     #[inline]
     fn take(&mut self) -> u64 {
@@ -693,7 +793,7 @@ impl Strata {
     }
 
     /// The measured interval is over: the commits after the latest timed one join its stratum.
-    fn close(&mut self, pending: &mut Pending, probe: &mut SessionProbe<'_>) {
+    fn close(&mut self, pending: &mut Pending, latency: &mut Histogram<u64>) {
         let rest = self.take();
         if rest == 0 {
             return;
@@ -701,16 +801,22 @@ impl Strata {
         match self.last {
             // Every worker's first counted commit is timed: no commits without a sample.
             Last::None => {}
-            Last::Recorded(ns) => probe.latency(ns, rest),
+            Last::Recorded(ns) => record(latency, ns, rest),
             Last::Queued => match pending.samples.back_mut() {
                 Some(s) => s.weight += rest,
-                None => probe.latency(pending.last_acknowledged, rest),
+                None => record(latency, pending.last_recorded, rest),
             },
         }
     }
 }
 
-/// A timed commit waiting for its epoch to become stable.
+/// Records a latency of `ns` nanoseconds standing for `commits` commits (`crate::sampling`).
+#[inline]
+fn record(latency: &mut Histogram<u64>, ns: u64, commits: u64) {
+    latency.saturating_record_n(ns, commits);
+}
+
+/// A timed commit waiting for its epoch to become stable, or acknowledged and not yet recorded.
 #[derive(Debug, Clone, Copy)]
 struct PendingSample {
     start: Instant,
@@ -720,20 +826,29 @@ struct PendingSample {
 }
 
 /// Commits of the measured interval not acknowledged at commit (`--ack epoch`): all of them by
-/// epoch, as counts, for `unacknowledged`; the timed ones with their start for latency.
+/// epoch, as counts, for `unacknowledged`; the timed ones with their start for latency, until
+/// recorded.
 #[derive(Debug, Default)]
 struct Pending {
-    /// `(epoch, commits)`, epochs non-decreasing.
+    /// `(epoch, commits)` not acknowledged yet, epochs non-decreasing.
     commits: VecDeque<(u64, u64)>,
+    /// Timed commits in commit order, epochs non-decreasing: the first `acked` were acknowledged
+    /// (at the instants of `acks`) and wait to be recorded, the others wait for their epoch.
     samples: VecDeque<PendingSample>,
-    /// The latency (ns) of the latest sample acknowledged.
-    last_acknowledged: u64,
+    /// `(instant, n)`, oldest first: the next `n` acknowledged samples were found stable at
+    /// `instant`.
+    acks: VecDeque<(Instant, usize)>,
+    /// The acknowledged samples at the front of `samples` (the sum of `acks`' counts).
+    acked: usize,
+    /// The latency (ns) of the latest sample recorded.
+    last_recorded: u64,
 }
 
 impl Pending {
+    /// Nothing to poll for and nothing to record.
     #[inline]
-    fn is_empty(&self) -> bool {
-        self.commits.is_empty()
+    fn is_idle(&self) -> bool {
+        self.commits.is_empty() && self.samples.is_empty()
     }
 
     #[inline]
@@ -752,24 +867,279 @@ impl Pending {
         });
     }
 
-    /// Acknowledges everything of epochs up to `stable`, dating the timed commits `now`.
-    fn acknowledge(&mut self, stable: u64, now: Instant, probe: &mut SessionProbe<'_>) {
+    /// `stable` was observed at `now`: acknowledges every commit of an epoch up to it, and the
+    /// timed ones at `now` (recorded later, by [`Pending::record`]). Takes time logarithmic in
+    /// the timed commits waiting, whatever the number acknowledged.
+    fn observe(&mut self, stable: u64, now: Instant) {
         while self.commits.front().is_some_and(|&(e, _)| e <= stable) {
             self.commits.pop_front();
         }
-        while let Some(s) = self.samples.front().copied() {
-            if s.epoch > stable {
-                break;
+        let upto = self
+            .samples
+            .partition_point(|s| s.epoch <= stable)
+            .max(self.acked);
+        if upto > self.acked {
+            self.acks.push_back((now, upto - self.acked));
+            self.acked = upto;
+        }
+    }
+
+    /// Records at most `budget` acknowledged timed commits, oldest first, each with its latency
+    /// up to the instant its acknowledgement was observed.
+    fn record(&mut self, budget: usize, latency: &mut Histogram<u64>) {
+        for _ in 0..budget {
+            let Some((at, n)) = self.acks.front_mut() else {
+                return;
+            };
+            let at = *at;
+            *n -= 1;
+            if *n == 0 {
+                self.acks.pop_front();
             }
-            let ns = nanos(now.saturating_duration_since(s.start));
-            probe.latency(ns, s.weight);
-            self.last_acknowledged = ns;
-            self.samples.pop_front();
+            self.acked -= 1;
+            let Some(s) = self.samples.pop_front() else {
+                return;
+            };
+            let ns = nanos(at.saturating_duration_since(s.start));
+            record(latency, ns, s.weight);
+            self.last_recorded = ns;
         }
     }
 
     /// Commits whose epoch never became stable.
     fn unacknowledged(&self) -> u64 {
         self.commits.iter().map(|&(_, n)| n).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::new_histogram;
+    use proptest::prelude::*;
+
+    /// One counted commit of a simulated worker.
+    #[derive(Debug, Clone, Copy)]
+    struct Step {
+        /// Whether the sampler timed it (the first commit always is).
+        timed: bool,
+        /// Its latency in ns if timed and acknowledged at commit.
+        latency: u64,
+        /// Whether the epoch advances before it.
+        next_epoch: bool,
+        /// Whether the worker polls after it.
+        poll: bool,
+    }
+
+    /// Runs `steps` through the runner's weighting (`Strata`, and `Pending` with `epochs`),
+    /// polling with `budget`; returns the histogram and the same latencies with every commit
+    /// recorded once with the latency of the timed commit that stands for it (the first timed
+    /// one at or after it; the last timed one for the commits after it).
+    fn simulate(steps: &[Step], epochs: bool, budget: usize) -> (Histogram<u64>, Histogram<u64>) {
+        let base = Instant::now();
+        let at = |ns: u64| base + Duration::from_nanos(ns);
+        let mut weighted = new_histogram().unwrap();
+        let mut strata = Strata::default();
+        let mut pending = Pending::default();
+        let mut epoch = 1;
+        // Polls as (after commit index, stable, time), for the reference.
+        let mut polls = Vec::new();
+        let mut timed = Vec::new();
+        let mut clock = 0u64;
+        for (i, step) in steps.iter().enumerate() {
+            epoch += u64::from(step.next_epoch);
+            clock += 1_000;
+            let is_timed = i == 0 || step.timed;
+            let queued = epochs.then_some(epoch);
+            let times = is_timed.then(|| (at(clock), at(clock + step.latency)));
+            strata.counted(&mut pending, queued, times, &mut weighted);
+            if is_timed {
+                timed.push((i, clock, epoch, step.latency));
+            }
+            if epochs && step.poll {
+                let stable = epoch - 1;
+                let now = clock + 500;
+                polls.push((i, stable, now));
+                pending.observe(stable, at(now));
+                let waiting = pending.samples.len();
+                pending.record(budget, &mut weighted);
+                assert!(waiting - pending.samples.len() <= budget);
+            }
+        }
+        strata.close(&mut pending, &mut weighted);
+        let end = clock + 1_000_000;
+        polls.push((steps.len(), u64::MAX, end));
+        pending.observe(u64::MAX, at(end));
+        pending.record(usize::MAX, &mut weighted);
+        assert!(pending.is_idle() && pending.acks.is_empty() && pending.acked == 0);
+
+        // The reference: each timed commit's latency, then every commit expanded.
+        let latency_of = |&(i, start, e, lat): &(usize, u64, u64, u64)| {
+            if !epochs {
+                return lat;
+            }
+            let &(_, _, acked) = polls
+                .iter()
+                .find(|&&(after, stable, _)| after >= i && stable >= e)
+                .unwrap();
+            acked - start
+        };
+        let mut expanded = new_histogram().unwrap();
+        let mut next = 0;
+        for i in 0..steps.len() {
+            while next + 1 < timed.len() && timed[next].0 < i {
+                next += 1;
+            }
+            expanded.record(latency_of(&timed[next])).unwrap();
+        }
+        (weighted, expanded)
+    }
+
+    fn step(timed: bool, latency: u64) -> Step {
+        Step {
+            timed,
+            latency,
+            next_epoch: false,
+            poll: false,
+        }
+    }
+
+    #[test]
+    fn weighted_percentiles_by_hand() {
+        // Commits: timed 100 ns, 2 untimed, timed 500 ns, 1 untimed, timed 2000 ns, 2 untimed.
+        // Weights 1, 3 and 2 + 2: the expanded latencies are 100, 500 x 3, 2000 x 4.
+        let steps = [
+            step(true, 100),
+            step(false, 0),
+            step(false, 0),
+            step(true, 500),
+            step(false, 0),
+            step(true, 2000),
+            step(false, 0),
+            step(false, 0),
+        ];
+        let (h, _) = simulate(&steps, false, ACK_RECORDS_PER_POLL);
+        assert_eq!(h.len(), 8);
+        assert_eq!(h.count_at(100), 1);
+        assert_eq!(h.count_at(500), 3);
+        assert_eq!(h.count_at(2000), 4);
+        // p50: the 4th of 8 is 500 ns; p90, p99, p99.9: the 8th is 2000 ns.
+        let s = LatencySummary::of(&h);
+        assert_eq!(
+            (s.p50_us, s.p90_us, s.p99_us, s.p999_us, s.max_us),
+            (0.5, 2.0, 2.0, 2.0, 2.0)
+        );
+        // 12 % of 8 is 0.96 (the 1st commit), 13 % 1.04 (the 2nd), 50 % the 4th, 51 % the 5th.
+        let cdf = latency_cdf(&h);
+        let at = |p: f64| cdf.iter().find(|c| c.percentile == p).unwrap().latency_us;
+        assert_eq!((at(0.0), at(12.0), at(13.0)), (0.1, 0.1, 0.5));
+        assert_eq!((at(50.0), at(51.0), at(100.0)), (0.5, 2.0, 2.0));
+    }
+
+    #[test]
+    fn epoch_acknowledgements_are_dated_when_observed_and_recorded_a_few_per_poll() {
+        // 100 timed commits of epoch 1, then one of epoch 2 whose poll sees epoch 1 stable.
+        let mut steps = vec![step(true, 0); 100];
+        steps.push(Step {
+            next_epoch: true,
+            poll: true,
+            ..step(true, 0)
+        });
+        // Each later commit polls: 4 of them record the 100 at 32 per poll.
+        steps.extend((0..5).map(|_| Step {
+            poll: true,
+            ..step(false, 0)
+        }));
+        let base = Instant::now();
+        let mut h = new_histogram().unwrap();
+        let mut strata = Strata::default();
+        let mut pending = Pending::default();
+        let mut recorded = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            let epoch = 1 + u64::from(i >= 100);
+            let t = base + Duration::from_micros(i as u64);
+            strata.counted(&mut pending, Some(epoch), s.timed.then_some((t, t)), &mut h);
+            if s.poll {
+                pending.observe(epoch - 1, base + Duration::from_millis(1));
+                pending.record(ACK_RECORDS_PER_POLL, &mut h);
+                recorded.push(h.len());
+            }
+        }
+        assert_eq!(recorded, [32, 64, 96, 100, 100, 100]);
+        // Every one is dated at the poll that saw epoch 1 stable (1 ms), not at its recording:
+        // the i-th waited 1000 - i µs.
+        assert!(h.equivalent(h.min(), 901_000), "{}", h.min());
+        assert!(h.equivalent(h.max(), 1_000_000), "{}", h.max());
+        // The epoch-2 commit and the 5 after it wait for epoch 2.
+        assert_eq!(pending.unacknowledged(), 6);
+    }
+
+    #[test]
+    fn the_poll_countdown_follows_real_time() {
+        let t0 = Instant::now();
+        let mut p = AckPoller::new(t0);
+        assert!(p.tick(), "the first transaction polls");
+        // Fast transactions (20 ns): the countdown doubles per poll up to 1000 (20 µs of them).
+        let mut t = t0;
+        let mut spacings = Vec::new();
+        for _ in 0..12 {
+            let n = p.spacing;
+            t += Duration::from_nanos(20 * n);
+            p.polled(t);
+            spacings.push(p.spacing);
+            for _ in 0..p.spacing - 1 {
+                assert!(!p.tick());
+            }
+            assert!(p.tick());
+        }
+        assert_eq!(spacings[..4], [2, 4, 8, 16]);
+        assert_eq!(*spacings.last().unwrap(), 1000);
+        // Slow transactions (1 ms): every transaction polls from the next poll on.
+        t += Duration::from_millis(p.spacing);
+        p.polled(t);
+        assert_eq!(p.spacing, 1);
+        // A skipped poll keeps the window: after 10 more transactions of 2 µs the speed is the
+        // window's (10 per 20 µs).
+        assert!(p.tick());
+        p.skip();
+        for _ in 0..9 {
+            assert!(p.tick());
+            p.skip();
+        }
+        t += Duration::from_micros(20);
+        assert!(p.elapsed(t) && !p.elapsed(t - Duration::from_nanos(1)));
+        p.polled(t);
+        assert_eq!(p.spacing, 2, "capped at twice the previous spacing");
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Step>> {
+        proptest::collection::vec(
+            (any::<bool>(), 1u64..5_000_000, 0u8..8, any::<bool>()).prop_map(
+                |(timed, latency, e, poll)| Step {
+                    timed,
+                    latency,
+                    next_epoch: e == 0,
+                    poll,
+                },
+            ),
+            1..400,
+        )
+    }
+
+    proptest! {
+        /// The weighted histogram is the histogram of every commit with the latency of the timed
+        /// commit that stands for it, so every percentile is the same.
+        #[test]
+        fn weights_are_the_expanded_commits(
+            steps in steps(),
+            epochs in any::<bool>(),
+            budget in 1usize..40,
+        ) {
+            let (weighted, expanded) = simulate(&steps, epochs, budget);
+            prop_assert_eq!(weighted.len(), steps.len() as u64);
+            prop_assert!(weighted == expanded);
+            prop_assert_eq!(LatencySummary::of(&weighted), LatencySummary::of(&expanded));
+            prop_assert_eq!(latency_cdf(&weighted), latency_cdf(&expanded));
+        }
     }
 }
