@@ -19,9 +19,11 @@
 //! - **Config.** `config` in `results.json` has `txlab run --out`'s shape (the run flags'
 //!   sweep at the top level, so `txlab plot` reads cluster and `txlab run` directories alike),
 //!   with what the launch really ran: `engine.cluster.link_latency_us` 0 (no latency is
-//!   emulated: the links are loopback tcp), `engine.deterministic.transport` `tcp`,
-//!   `engine.cluster.servers` N - 1 (as every node sets it); and `cluster.local` (N) and
-//!   `cluster.distinct_hosts`.
+//!   emulated: the links are loopback tcp) and `engine.cluster.servers` N - 1 (as every node
+//!   sets it). The launch itself is `cluster`: `cluster.local` (N), `cluster.distinct_hosts`
+//!   and `cluster.transport` `tcp`. `engine.deterministic` (the partitioned protocols'
+//!   `--transport` among them) is the run flags' as `txlab run` writes it: the distributed
+//!   protocols do not read it.
 
 use crate::{Failure, RunArgs, cluster_protocols, output, plot_written, write_report};
 use serde_json::Value;
@@ -231,17 +233,17 @@ fn record_of(line: &Value) -> Result<RunRecord, String> {
     Ok(record)
 }
 
-/// `config` for `results.json`: the sweep as `txlab run --out` writes it, with the transport
-/// the launches used, and the launch (module docs).
+/// `config` for `results.json`: the sweep as `txlab run --out` writes it, with the link the
+/// launches used, and the launch with its transport (module docs).
 fn config_of(spec: &SweepSpec, c: &Checked) -> Result<Value, Failure> {
     let mut spec = spec.clone();
     spec.engine.cluster.link_latency_us = 0;
-    spec.engine.deterministic.transport = Transport::Tcp;
     let mut config =
         serde_json::to_value(&spec).map_err(|e| Failure::Run(format!("config: {e}")))?;
     config["cluster"] = serde_json::json!({
         "local": c.nodes,
         "distinct_hosts": c.distinct_hosts,
+        "transport": Transport::Tcp,
     });
     Ok(config)
 }
@@ -422,8 +424,14 @@ mod tests {
         assert_eq!(config["repeat"], 3);
         assert_eq!(config["engine"]["cluster"]["servers"], 3);
         assert_eq!(config["engine"]["cluster"]["link_latency_us"], 0);
-        assert_eq!(config["engine"]["deterministic"]["transport"], "tcp");
+        // The transport is the launch's; the partitioned protocols' block is the run flags'.
+        assert_eq!(config["cluster"]["transport"], "tcp");
         assert_eq!(config["cluster"]["local"], 4);
+        assert_eq!(
+            config["engine"]["deterministic"], run_shape["engine"]["deterministic"],
+            "{config}"
+        );
+        assert_eq!(config["engine"]["deterministic"]["transport"], "inproc");
     }
 
     #[test]
@@ -492,7 +500,7 @@ mod tests {
 
     #[test]
     fn flag_errors_are_refused_before_the_directory_is_created() {
-        let cases: [(&[&str], &[&str], &str); 5] = [
+        let cases: [(&[&str], &[&str], &str); 6] = [
             (
                 &["--local", "3"],
                 &["--theta", "0,0.5"],
@@ -506,6 +514,11 @@ mod tests {
                 "--link-latency-us",
             ),
             (&["--local", "3", "stray"], &[], "stray"),
+            (
+                &["--local", "3"],
+                &["--client-threads", "2"],
+                "--client-threads 2",
+            ),
         ];
         for (own, extra, want) in cases {
             let dir = temp("flags");

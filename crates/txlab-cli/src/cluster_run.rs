@@ -4,7 +4,8 @@
 //! The run flags are `txlab run`'s, parsed by the same parser on every node (the cluster file
 //! carries them as `[workload] args`), and must describe one point (one protocol, workload,
 //! theta, repeat). Nodes `0..N-1` serve, node `N-1` is the client process; `--servers` defaults
-//! to `N-1` (given, it must equal it). Each server prints `{"node", "role": "server",
+//! to `N-1` (given, it must equal it); `--client-threads` is 1 (the client process runs one
+//! client node). Each server prints `{"node", "role": "server",
 //! "counters"}`; the client prints `{"node", "role": "client", "record"}` with the run's
 //! `RunRecord` (the fields of `txlab run`'s results.json), and with `--check` fails (exit 1,
 //! the failure on stderr) when a check fails, as `txlab run --check` does.
@@ -54,6 +55,13 @@ fn parse(protocol: &str, args: &[String], servers: u16) -> Result<RunArgs, Strin
              is a server)",
             run.params.servers,
             servers + 1
+        ));
+    }
+    if run.params.client_threads != 1 {
+        return Err(format!(
+            "--client-threads {}: accepted: 1 in a multi-process cluster (its client process \
+             runs one client node)",
+            run.params.client_threads
         ));
     }
     if args.iter().any(|a| a == "--link-latency-us") {

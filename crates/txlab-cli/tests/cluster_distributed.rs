@@ -233,3 +233,28 @@ fn cluster_out_refuses_partitioned_protocols_before_launching() {
         "nothing is written before the flags are accepted"
     );
 }
+
+#[test]
+fn cluster_out_refuses_client_threads_before_creating_the_directory() {
+    let dir = std::env::temp_dir().join(format!(
+        "txlab-cluster-out-client-threads-{}",
+        std::process::id()
+    ));
+    let out = Command::new(TXLAB)
+        .args(["cluster", "--local", "3", "--out"])
+        .arg(&dir)
+        .args(["--", "run", "--protocol", "rococo", "--workload", "ycsb-f"])
+        .args(["--client-threads", "2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--client-threads 2") && err.contains("accepted: 1"),
+        "{err}"
+    );
+    assert!(
+        !dir.exists(),
+        "the directory is not created before the flags are accepted"
+    );
+}
