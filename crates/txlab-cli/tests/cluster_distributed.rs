@@ -164,13 +164,10 @@ fn cluster_out_writes_a_results_directory_that_plot_reads() {
         assert_eq!(runs, expected, "rounds interleaved, each its own repeat");
         let summary = json["summary"].as_array().unwrap();
         assert_eq!(summary.len(), 2);
-        // `txlab run --out`'s config shape, with the transport the launches used.
+        // `txlab run --out`'s config shape; the transport the launches used is the launch's.
         assert_eq!(json["config"]["engine"]["cluster"]["servers"], 2);
         assert_eq!(json["config"]["engine"]["cluster"]["link_latency_us"], 0);
-        assert_eq!(
-            json["config"]["engine"]["deterministic"]["transport"],
-            "tcp"
-        );
+        assert_eq!(json["config"]["cluster"]["transport"], "tcp");
         // The servers' counters are in the records: rococo's components are decided there.
         for r in json["runs"].as_array().unwrap() {
             let c = &r["result"]["counters"];
