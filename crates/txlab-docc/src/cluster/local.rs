@@ -79,8 +79,9 @@ pub trait PartitionEngine: sealed::Sealed + Engine + 'static {
     }
 
     /// How a cluster of this engine runs its multi-partition transactions unless told
-    /// otherwise: waiting at each, for DOCC and Calvin alike, since the pipeline is not measured
-    /// (`docs/protocols/docc.md`, "Pipeline").
+    /// otherwise: waiting at each, for DOCC and Calvin alike; the pipeline speeds both up and
+    /// leaves their ratio where it is (`docs/results/docc.md` and `docs/protocols/docc.md`,
+    /// "Pipeline").
     fn default_pipeline(&self) -> Pipeline {
         Pipeline::Off
     }

@@ -14,7 +14,7 @@
 //! - **aborts**: `retries` are DOCC's retries (a failed validation, Algorithm 3) or Calvin's
 //!   reconnaissance restarts; neither is visible to the program. `abandoned` is 0.
 //! - **counters**: `docc_retries`, `docc_validation_failures`, `docc_retry_lookups_saved`,
-//!   `docc_retry_lookups_seen_before`, `docc_waits`, `docc_wait_ns`, `batches`, `restarts:<kind>`
+//!   `docc_retry_lookups_seen_before`, `docc_waits`, `docc_wait_ns`, `docc_settled`, `batches`, `restarts:<kind>`
 //!   per transaction type, `ollp_restarts`; sampled engine counters `versions_allocated`,
 //!   `versions_trimmed`, `tombstones_retired` (DOCC) and `lock_manager_busy_ns`,
 //!   `reconnaissance`, `barriers` (Calvin).
