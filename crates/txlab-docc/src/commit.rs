@@ -14,14 +14,14 @@
 //!     if the key's record still holds that tombstone: seal it, then unlink it
 //! ```
 //!
-//! **What stays** (section 3.4.1, sharpened). Every worker publishes the `Seq` of the job it
-//! holds (`crate::wait::Waiters::bounds`), so the committer knows the bound of every running
-//! transaction; a transaction not running yet comes later in the order than the committer. An
-//! install keeps, of the older versions, only the newest one below each running bound
-//! (`layout::Keep::Below`): at most one version per worker beyond the newest. A worker between
-//! two jobs publishes "claiming"; a committer that sees it cannot know the bound about to appear
-//! and keeps every version this once (`Keep::All`). The paper keeps every version above the
-//! oldest running transaction's (`TID_earliest`), which grows without bound while one reader is
+//! **What stays** (section 3.4.1, sharpened). Every worker publishes the `Seq` of the job it holds
+//! (`crate::wait::Waiters::bounds`), so the committer knows the bound of every running transaction;
+//! a transaction not running yet comes later in the order than the committer. An install keeps, of
+//! the older versions, only the newest one below each running bound (`layout::Keep::Below`): at
+//! most one version per worker beyond the newest. A worker publishes the job it is about to claim
+//! before claiming it (`crate::schedule`), so a job the committer cannot see is later in the order
+//! than the committer and needs nothing older. The paper keeps every version above the oldest
+//! running transaction's (`TID_earliest`), which grows without bound while one reader is
 //! descheduled. The interactive path reads only the newest versions: it keeps nothing older.
 //!
 //! **Retiring a tombstone** (section 3.4.2): once every running transaction is above the delete

@@ -267,18 +267,16 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         guard: &crossbeam_epoch::Guard,
     ) -> Result<(), Error> {
         let engine = self.engine;
-        let known = waiters.bounds(&mut self.bounds);
+        waiters.bounds(&mut self.bounds);
         let (keep, horizon) = if mutated!(engine.config, GcIgnoresRunning) {
             // Trim as if nothing else ran: keep the new version only, retire below ourselves.
             (Keep::Below(&[]), seq)
-        } else if known {
+        } else {
             // Our own bound is among them, so the list is not empty.
             (
                 Keep::Below(&self.bounds),
                 self.bounds.last().copied().unwrap_or(seq),
             )
-        } else {
-            (Keep::All, 0)
         };
         let mut committer = engine.committer();
         let before = committer.gc.deferred();

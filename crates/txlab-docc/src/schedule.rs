@@ -5,18 +5,23 @@
 //!   `crate::wait`), computed when the batch is pushed: with snapshots a job depends on the last
 //!   read-write job before it (`Program::read_only`), otherwise on the job just before it.
 //! - **Claiming** (the "one atomic cursor"): a worker takes the next job of its current
-//!   batch with one `fetch_add`; past the end it moves to the next batch by number. Claims are
-//!   therefore in order: when job `N` is claimed, every earlier job has been claimed, and since
-//!   a worker holds one job at a time until it completes, the oldest unfinished job is always
-//!   being worked on, so every wait ends.
-//! - **Running bounds**: a worker publishes [`CLAIMING`] before each claim and the job's `Seq`
-//!   after it (`crate::wait::Waiters::set_running`); while it waits for a batch to arrive it
-//!   holds nothing and publishes [`IDLE`]. The committer reads them to know which versions
-//!   running transactions need (`crate::commit`).
+//!   batch with a compare-and-swap on the batch's cursor; past the end it moves to the next batch
+//!   by number. Claims are therefore in order: when job `N` is claimed, every earlier job has been
+//!   claimed, and since a worker holds one job at a time until it completes, the oldest unfinished
+//!   job is always being worked on, so every wait ends.
+//! - **Running bounds**: before the compare-and-swap that claims job `i`, the worker publishes
+//!   `i`'s `Seq` (`crate::wait::Waiters::set_running`); a failed swap republishes the job the
+//!   cursor moved to. While it waits for a batch to arrive it publishes [`IDLE`]. Between jobs
+//!   the slot still holds the finished job's `Seq`, which only makes garbage collection keep more.
+//!   The committer of job `S` reads every slot after its own claim of `S` (all `SeqCst`), so it
+//!   sees the bound of every job below `S` that is claimed and not finished: such a job `J` was
+//!   published before its claim, and its claim precedes the claim of `S` (the same cursor, or an
+//!   earlier batch's cursor that `S`'s worker saw exhausted). A job it does not see comes after
+//!   `S` and needs no version older than `S`'s (`crate::commit`).
 //! - Fully finished batches are dropped from the front.
 
 use crate::seq::Seq;
-use crate::wait::{CLAIMING, IDLE, Waiters};
+use crate::wait::{IDLE, Waiters};
 use std::collections::VecDeque;
 use txlab_core::Program;
 use txlab_core::protocol::sync::{
@@ -240,12 +245,9 @@ impl<J: Job> Schedule<J> {
         slots: &Waiters,
         me: usize,
     ) -> Option<Claim<J>> {
-        slots.set_running(me, CLAIMING);
         loop {
             if let Some(b) = current {
-                let i = b.cursor.fetch_add(1, Ordering::AcqRel);
-                if i < b.len() {
-                    slots.set_running(me, b.seq(i));
+                if let Some(i) = Self::claim_in(b, slots, me) {
                     return Some((Arc::clone(b), i));
                 }
             }
@@ -256,15 +258,30 @@ impl<J: Job> Schedule<J> {
                     *current = Some(Arc::clone(b));
                     break;
                 }
+                slots.set_running(me, IDLE);
                 if inner.closed {
-                    slots.set_running(me, IDLE);
                     return None;
                 }
-                slots.set_running(me, IDLE);
                 inner = self.arrived.wait(inner).ignore_poison();
-                slots.set_running(me, CLAIMING);
             }
         }
+    }
+
+    /// Claims the next job of `batch` for worker `me`, publishing its `Seq` before the swap that
+    /// takes it (module docs: "Running bounds"); `None` once the batch is exhausted.
+    fn claim_in(batch: &Batch<J>, slots: &Waiters, me: usize) -> Option<usize> {
+        let mut i = batch.cursor.load(Ordering::SeqCst);
+        while i < batch.len() {
+            slots.set_running(me, batch.seq(i));
+            match batch
+                .cursor
+                .compare_exchange_weak(i, i + 1, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return Some(i),
+                Err(now) => i = now,
+            }
+        }
+        None
     }
 
     /// Marks job `i` of `batch` finished (after its commit and chain publish).

@@ -61,7 +61,7 @@ struct Slot {
     need: AtomicU64,
     token: Mutex<bool>,
     wake: Condvar,
-    /// The raw `Seq` of the job this worker holds, [`CLAIMING`] or [`IDLE`].
+    /// The raw `Seq` of the job this worker holds or is claiming, or [`IDLE`].
     running: AtomicU64,
 }
 
@@ -76,8 +76,6 @@ impl Default for Slot {
     }
 }
 
-/// A worker about to claim a job (no job has `Seq` 0: epoch 0 is the loaded state).
-pub(crate) const CLAIMING: u64 = 0;
 /// A worker holding no job and not claiming one.
 pub(crate) const IDLE: u64 = u64::MAX;
 
@@ -142,27 +140,25 @@ impl Waiters {
         true
     }
 
-    /// Publishes what worker `me` holds: a job's raw `Seq`, [`CLAIMING`] (set before a claim, so
-    /// a committer that reads it after the claim took a job below its own sees it) or [`IDLE`].
+    /// Publishes what worker `me` holds: the raw `Seq` of a job it holds or is about to claim
+    /// (set before the claim, so a committer that reads it after its own later claim sees it:
+    /// `crate::schedule`), or [`IDLE`].
     #[inline]
     pub fn set_running(&self, me: usize, running: u64) {
         self.slots[me].running.store(running, Ordering::SeqCst);
     }
 
-    /// The bounds of the running jobs, descending and deduplicated, into `out`; `false` if a
-    /// worker is claiming (its bound cannot be known yet: `crate::commit`).
-    pub fn bounds(&self, out: &mut Vec<u64>) -> bool {
+    /// The bounds of the running jobs, descending and deduplicated, into `out`.
+    pub fn bounds(&self, out: &mut Vec<u64>) {
         out.clear();
         for slot in self.slots.iter() {
             match slot.running.load(Ordering::SeqCst) {
-                CLAIMING => return false,
                 IDLE => {}
                 seq => out.push(seq),
             }
         }
         out.sort_unstable_by(|a, b| b.cmp(a));
         out.dedup();
-        true
     }
 
     /// Wakes every parked worker waiting for at most `done` (call after `Chain::publish`).

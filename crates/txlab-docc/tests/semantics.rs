@@ -214,8 +214,8 @@ fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
         let (most, records) = db.version_census(w.table()).unwrap();
         assert_eq!(records, 10);
         // An install keeps the newest version and the one each running transaction reads (at
-        // most 2 here); an install that met a worker between two jobs trims nothing, once.
-        assert!(most <= 4, "round {round}: {most} versions on one key");
+        // most 2 here: one bound per worker).
+        assert!(most <= 1 + 2, "round {round}: {most} versions on one key");
     }
     let gc = db.gc();
     assert!(gc.versions_allocated > 5_000);
@@ -254,7 +254,8 @@ fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
     assert!(db.gc().tombstones_retired >= 48, "{:?}", db.gc());
 }
 
-/// A long TPC-C run: versions per key stay bounded once the run is warm.
+/// A long TPC-C run: versions per key stay bounded once the run is warm: an install keeps the
+/// newest version and one below each running bound, and 2 workers publish at most 2 bounds.
 #[test]
 fn tpcc_versions_per_key_stay_bounded() {
     let w = tpcc_small();
@@ -274,7 +275,7 @@ fn tpcc_versions_per_key_stay_bounded() {
             .unwrap();
         most_seen.push(most);
     }
-    assert!(most_seen.iter().all(|&m| m <= 4), "{most_seen:?}");
+    assert!(most_seen.iter().all(|&m| m <= 1 + 2), "{most_seen:?}");
     w.check(&db).unwrap();
 }
 

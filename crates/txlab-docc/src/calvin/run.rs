@@ -384,9 +384,9 @@ impl<'e, Rec: Recorder> CWorker<'e, Rec> {
             let index = db.tables.get(w.table)?;
             // SAFETY: obtained under `guard`, pinned for the whole transaction.
             let mut rec: &InPlaceRecord = unsafe { &*w.rec };
-            if InPlace::install(rec, seq, value, Keep::All, guard).sealed {
+            if InPlace::install(rec, seq, value, Keep::Below(&[]), guard).sealed {
                 rec = index.get_or_insert(w.key, guard)?.record;
-                InPlace::install(rec, seq, value, Keep::All, guard);
+                InPlace::install(rec, seq, value, Keep::Below(&[]), guard);
             }
             if value.is_none()
                 && index.unlinks_deleted_records()

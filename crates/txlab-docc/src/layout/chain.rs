@@ -286,6 +286,7 @@ impl Layout for Chain {
         let new = new_version(seq, value, head).into_shared(guard);
         rec.head.store(new, Ordering::Release);
         let trimmed = match keep {
+            #[cfg(test)]
             Keep::All => 0,
             Keep::Below(bounds) => trim(new, bounds, guard),
         };

@@ -44,7 +44,8 @@ pub struct Observed {
 /// Which older versions an install keeps (section 3.4.1, sharpened: `crate::commit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keep<'a> {
-    /// Every version (the running transactions are not known exactly at this moment).
+    /// Every version (tests build chains with it).
+    #[cfg(test)]
     All,
     /// The new version, and for each bound (raw `Seq`s of the running transactions, in
     /// descending order) the newest version below it; an empty list keeps the new version only.
