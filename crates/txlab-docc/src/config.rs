@@ -59,6 +59,13 @@ pub enum Mutation {
     SkipWait,
     /// Commit without validating the read set and the scanned stripes.
     SkipValidation,
+    /// A transaction counts as settled (run once, without validation) when the chain reached
+    /// one rank less than its dependency needs: where the chain transaction before its
+    /// dependency is the one just before it (always in the basic layout), that one's commit
+    /// suffices while the dependency itself may still be running. It still waits for its
+    /// dependency before it commits, so commits stay in order and only the settled decision
+    /// is wrong.
+    SettleEarly,
     /// Snapshot reads return the newest version, ignoring the transaction's position `N`.
     SnapshotIgnoresBound,
     /// A program claiming `read_only` may write, and its writes are installed (while later

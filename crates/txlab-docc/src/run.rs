@@ -124,7 +124,11 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
         // the chain, which the committer published after its installs), so this execution is
         // already at its serial position, like a retry (Algorithm 3): nothing that T_N reads
         // can change before T_N commits, and neither waiting nor validation is needed.
-        let settled = engine.chain.reached(dep.need) && !mutated!(config, SkipValidation);
+        let settled = if mutated!(config, SettleEarly) {
+            engine.chain.reached(dep.need.saturating_sub(1))
+        } else {
+            engine.chain.reached(dep.need) && !mutated!(config, SkipValidation)
+        };
         let attempt = if settled {
             self.stats.settled += 1;
             self.report.settled = true;
@@ -146,8 +150,9 @@ impl<'e, L: Layout, Rec: Recorder> RunWorker<'e, L, Rec> {
             first
         };
 
-        // Waiting.
-        if !settled && !mutated!(config, SkipWait) {
+        // Waiting (the `SettleEarly` mutant waits even when it wrongly settled, so that only
+        // its settled decision is wrong).
+        if (!settled || mutated!(config, SettleEarly)) && !mutated!(config, SkipWait) {
             let start = Instant::now();
             if waiters.wait(self.slot, &engine.chain, dep.need) {
                 let ns = start.elapsed().as_nanos() as u64;

@@ -139,6 +139,18 @@ mutant!(
     SkipValidation
 );
 mutant!(
+    kit_catches_basic_settling_one_rank_early,
+    InPlace,
+    false,
+    SettleEarly
+);
+mutant!(
+    kit_catches_snapshot_settling_one_rank_early,
+    Chain,
+    true,
+    SettleEarly
+);
+mutant!(
     kit_catches_snapshot_reads_ignoring_their_bound,
     Chain,
     true,

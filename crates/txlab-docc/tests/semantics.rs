@@ -203,6 +203,118 @@ fn retries_reuse_the_first_attempts_references() {
     }
 }
 
+/// Transaction `i` of a relay: reads key 0, says so (`read[i]`), then, unless it is the last,
+/// holds its first attempt until transaction `i + 1` has read key 0 too, and writes key 0 + 1.
+/// So every transaction but the first begins while the one before it (its dependency) has not
+/// committed: a handshake, not a timing assumption (it needs two workers).
+#[derive(Debug)]
+struct Relay {
+    i: usize,
+    read: Arc<Vec<AtomicBool>>,
+}
+
+impl Program for Relay {
+    type Output = u64;
+    fn run<X: TxOps + ?Sized>(&self, tx: &mut X) -> TxResult<u64> {
+        let v = u64::from_le_bytes(tx.read(T, 0)?.expect("loaded").try_into().unwrap());
+        self.read[self.i].store(true, Ordering::SeqCst);
+        if let Some(next) = self.read.get(self.i + 1) {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !next.load(Ordering::SeqCst) {
+                assert!(
+                    Instant::now() < deadline,
+                    "transaction {} never read",
+                    self.i + 1
+                );
+                std::thread::yield_now();
+            }
+        }
+        tx.write(T, 0, &(v + 1).to_le_bytes())?;
+        Ok(v)
+    }
+    fn declare(&self, _out: &mut AccessSet) {}
+    fn kind(&self) -> &'static str {
+        "relay"
+    }
+}
+
+/// A relay of `n` transactions on 2 workers (`Relay`); the results and the engine's counters.
+fn relay<L: Layout>(cfg: DoccConfig, n: usize) -> (Vec<TxResult<u64>>, txlab_docc::DoccStats) {
+    let db = Docc::<L>::builder()
+        .config(cfg)
+        .build(&kv_schema())
+        .unwrap();
+    db.load(T, 0, &0u64.to_le_bytes()).unwrap();
+    let read: Arc<Vec<AtomicBool>> = Arc::new((0..n).map(|_| AtomicBool::new(false)).collect());
+    let log: Vec<Relay> = (0..n)
+        .map(|i| Relay {
+            i,
+            read: Arc::clone(&read),
+        })
+        .collect();
+    let r = db.execute_log(&log, 2).unwrap();
+    (r, db.stats())
+}
+
+/// `docc_settled` counts exactly the transactions whose dependency had committed when they
+/// began. With one worker, that is every transaction (each begins after the one before it
+/// finished): none waits or validates. In a relay (`Relay`), where every transaction but the
+/// first begins before its dependency commits, only the first (no dependency) is settled; the
+/// others wait, fail validation (their dependency wrote what they read) and retry. The
+/// `SettleEarly` mutant settles them anyway and loses every other update.
+#[test]
+fn settled_transactions_are_those_whose_dependency_committed_before_they_began() {
+    fn check<L: Layout>(prefetch: bool) {
+        let cfg = DoccConfig {
+            prefetch,
+            ..DoccConfig::default()
+        };
+        let w = ycsb_hot();
+        let db = Docc::<L>::builder().config(cfg).build(&w.schema()).unwrap();
+        w.load(&db).unwrap();
+        db.execute_log(&workload_log(&w, 5, 300), 1).unwrap();
+        let s = db.stats();
+        assert_eq!(s.settled, 300, "{} one worker: {s:?}", L::NAME);
+        assert_eq!(
+            (s.waits, s.retries),
+            (0, 0),
+            "{} one worker: {s:?}",
+            L::NAME
+        );
+
+        let n = 6;
+        let (r, s) = relay::<L>(cfg, n);
+        let expected: Vec<TxResult<u64>> = (0..n as u64).map(Ok).collect();
+        assert_eq!(r, expected, "{} relay", L::NAME);
+        assert_eq!(s.settled, 1, "{} relay: {s:?}", L::NAME);
+        assert_eq!(
+            (s.retries, s.validation_failures),
+            (n as u64 - 1, n as u64 - 1),
+            "{} relay: {s:?}",
+            L::NAME
+        );
+
+        let mutant = DoccConfig {
+            mutation: Some(txlab_docc::Mutation::SettleEarly),
+            ..cfg
+        };
+        let (r, s) = relay::<L>(mutant, n);
+        // Transaction i > 0 began once i - 2 had committed (the worker that ran it claimed i)
+        // and read before i - 1 committed: it reads i - 2's value and overwrites i - 1's.
+        let lost: Vec<TxResult<u64>> = (0..n as u64).map(|i| Ok(i / 2)).collect();
+        assert_eq!(r, lost, "{} SettleEarly relay", L::NAME);
+        assert_eq!(
+            (s.settled, s.retries),
+            (n as u64, 0),
+            "{} SettleEarly: {s:?}",
+            L::NAME
+        );
+    }
+    check::<InPlace>(false);
+    check::<Chain>(false);
+    check::<Chain>(true);
+}
+
 /// Versions per key stay bounded on a hot update workload, and deleted keys leave their index.
 #[test]
 fn garbage_collection_keeps_chains_short_and_retires_tombstones() {
