@@ -18,12 +18,18 @@
 //! 4. **Phantom stripes.** Ordered indexes expose [`PhantomStripes`]: an array of version
 //!    counters, one per stripe of the key space, laid out by the table's [`StripeLayout`]. Every
 //!    structural change (a new key linked, a key unlinked) bumps the stripe of its key *after* the
-//!    change is visible (a `SeqCst` read-modify-write that follows the index's link or mark). A
-//!    scanner loads the stripes covering its range (`SeqCst`) *before* traversing and re-checks
-//!    them at commit; an unchanged stripe proves no key appeared in or vanished from that part of
-//!    the range (Silo's node-set validation, with stripes in place of tree nodes): a change whose
-//!    bump the first load saw was visible to the traversal, and one whose bump it did not see
-//!    comes after it in the `SeqCst` order, so the re-check sees the version move. A layout only
+//!    change is visible (a `SeqCst` read-modify-write that follows the index's link or mark), and
+//!    [`Index::get_or_insert`] returns a new key's record only after that bump: a call that finds
+//!    the record while its creator has linked it and not yet bumped makes the bump itself, before
+//!    returning, so that the bump precedes in the `SeqCst` order whatever the caller does with the
+//!    record next. A scanner loads the stripes covering its range (`SeqCst`) *before* traversing
+//!    and re-checks them at commit; an unchanged stripe proves no key appeared in or vanished from
+//!    that part of the range (Silo's node-set validation, with stripes in place of tree nodes): a
+//!    change whose bump the first load saw was visible to the traversal, and one whose bump it did
+//!    not see comes after it in the `SeqCst` order, so a re-check after the bump sees the version
+//!    move. A re-check can come before a new key's bump only while the key's record is still
+//!    unwritten (its absent state, what the scan saw by not seeing it): protocols write only
+//!    records that `get_or_insert` returned, so any write of it follows the bump. A layout only
 //!    decides which keys share a stripe (false conflicts); the covering invariant of
 //!    [`PhantomStripes`] is what every layout keeps.
 
@@ -49,8 +55,10 @@ pub struct Entry<'g, R> {
     pub record: &'g R,
     /// Whether this call published it.
     pub created: bool,
-    /// If the call published a record in an index with phantom stripes: the stripe bumped and its
-    /// value before the bump (so a transaction can tell its own insert from someone else's).
+    /// If the call bumped a phantom stripe for the record's link: the stripe and its value before
+    /// the bump (so a transaction can tell its own insert from someone else's). The creator bumps,
+    /// and so does a call that found the record with its creator's bump still pending (module
+    /// docs, invariant 4); a call that finds the bump done gets `None`.
     pub bumped: Option<StripeBump>,
 }
 

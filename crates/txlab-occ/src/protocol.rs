@@ -84,8 +84,9 @@ pub trait Protocol: Sized + Send + Sync {
     /// version itself otherwise. Valid while the transaction's guard is pinned.
     fn value<'a>(rbuf: &'a [u8], seen: &Self::Seen, vs: usize) -> &'a [u8];
 
-    /// This transaction linked a new absent record in `table` and the index bumped a phantom
-    /// stripe (`bump`). Returns whether `TxOps::write` must then read the record it created.
+    /// This transaction's lookup in `table` bumped a phantom stripe (`bump`): it linked a new
+    /// absent record, or found one whose creator had not bumped yet (storage invariant 4). Returns
+    /// whether `TxOps::write` must then read the record.
     ///
     /// The default (Silo, MVTO) moves a scan of ours past our own bump ([`crate::Sets::own_bump`]):
     /// otherwise our own link would fail our own scan's validation. A scan of ours then saw the

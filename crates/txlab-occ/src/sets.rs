@@ -226,10 +226,11 @@ impl<P: Protocol> Sets<P> {
         w.kind == WriteKind::BlindPut && !self.reads.iter().any(|r| r.rec == w.rec)
     }
 
-    /// A stripe change of our own (`bump`, made when this transaction linked a new record in
-    /// `table`): a scan of ours that read the stripe at exactly the version before the bump moves
-    /// its recorded version along, so our own link does not fail our own validation. Returns
-    /// whether such a scan existed (it then saw the new record's key missing).
+    /// A stripe change of our own (`bump`, made when this transaction's lookup in `table` linked a
+    /// new record or found one whose creator had not bumped yet): a scan of ours that read the
+    /// stripe at exactly the version before the bump moves its recorded version along, so our own
+    /// bump does not fail our own validation. Returns whether such a scan existed (it then saw the
+    /// record's key missing, or saw the record and read it).
     pub fn own_bump(&mut self, table: TableId, bump: StripeBump) -> bool {
         let mut scanned = false;
         for s in self.stripes.iter_mut() {

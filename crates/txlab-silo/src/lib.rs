@@ -22,8 +22,9 @@
 //!   a missing key does the same, so a later insert changes a TID the reader validates. A delete
 //!   installs a new TID with the absent bit.
 //! - **Phantoms**: scans on ordered tables record the versions of the phantom stripes covering the
-//!   range before traversing and validate them at commit; the transaction's own inserts are
-//!   recognised by the stripe's pre-bump version and do not abort it.
+//!   range before traversing and validate them at commit; a bump the transaction made itself
+//!   (linking a new record, or finding one whose creator had not bumped yet: storage invariant 4)
+//!   is recognised by the stripe's pre-bump version and does not abort it.
 //!
 //! - **Silo+NWR** ([`SiloNwr`] = `Silo<Rec, Nwr>`, engine name `silo-nwr`): the non-visible write
 //!   rule of `txlab_nwr` at the commit hook (Phase 0 in `src/commit.rs`); records carry a 128-bit

@@ -363,7 +363,11 @@ mod tests {
     fn racing_get_or_insert_publishes_one_record_per_key() {
         type Rec = Counted<{ ids::HASH_RACE }>;
         let index = HashIndex::<u64, Rec>::with_shards(TableId(1), 8, 4).unwrap();
-        racing_inserts_agree(&index, 2_000, 4, true);
+        assert_eq!(
+            racing_inserts_agree(&index, 2_000, 4, true),
+            0,
+            "no stripes, no bumps"
+        );
         assert_eq!(Index::len(&index), 2_000);
         // The loser of a race never allocates: exactly one record per key exists.
         assert_eq!(Rec::created(), 2_000);

@@ -51,6 +51,8 @@ mod companion;
 mod dense;
 mod guard_check;
 mod hash;
+#[cfg(any(test, feature = "hooks"))]
+pub mod hooks;
 mod key_dictionary;
 mod ordered;
 mod stripe_key;

@@ -2,8 +2,8 @@
 //!
 //! Built on `crossbeam_skiplist::base::SkipList`, a lock-free skip list (Herlihy & Shavit, "The
 //! Art of Multiprocessor Programming", ch. 14, in crossbeam's implementation) whose nodes are
-//! reclaimed through crossbeam-epoch. Each node holds a [`Slot`]: the record plus the token of the
-//! call that created it.
+//! reclaimed through crossbeam-epoch. Each node holds a [`Slot`]: the record, the token of the
+//! call that created it, and whether the key's stripe was bumped for its link.
 //!
 //! Invariants:
 //!
@@ -17,11 +17,26 @@
 //!   new node only if the key is still absent at its level-0 CAS. The skip list does not say who
 //!   won, so the closure that builds the new slot stamps it with a fresh creator token: the caller
 //!   whose token is in the returned slot created it; everyone else got an existing record.
-//! - **Stripes are bumped after the change is visible, once per change.** Only the creator bumps
-//!   the stripe of a new key, after `get_or_insert_with` returned (the node is linked at level 0,
-//!   so scans see it). [`OrderedIndex::unlink`] removes only the node whose record is the given one
-//!   (address equality), and only the call whose tower mark succeeded bumps, after the mark (from
-//!   which point scans skip the node).
+//! - **Stripes are bumped after the change is visible.** The creator bumps the stripe of a new
+//!   key after `get_or_insert_with` returned (the node is linked at level 0, so scans see it).
+//!   [`OrderedIndex::unlink`] removes only the node whose record is the given one (address
+//!   equality), and only the call whose tower mark succeeded bumps, after the mark (from which
+//!   point scans skip the node).
+//! - **No record leaves `get_or_insert` before its link's bump.** A slot's state carries
+//!   [`BUMPED`] once its key's stripe was bumped after the link (a `SeqCst` bump, then a
+//!   `Release` store of the bit). [`OrderedIndex::get_or_insert`], the call through which protocols
+//!   obtain every record they write, loads the state (`Acquire`) and, while the bit is clear (the
+//!   creator was preempted between its link and its bump), bumps the stripe itself before
+//!   returning. So the bump precedes, in the `SeqCst` order, every `SeqCst` access the caller makes
+//!   afterwards (the bump is sequenced before the `Release` store its `Acquire` load reads).
+//!   Without it a scan that traversed before the link and validated before the creator's bump
+//!   would miss a write into the new record by another transaction, which bumps nothing of its
+//!   own: the scan took the key as missing while that write, serialized before it, made the key
+//!   present (write skew through the range). Linking an absent record is no logical change, so a
+//!   scan that sees the record before its bump loses nothing: it reads the record like any other.
+//!   Calls that find the bump pending at once may each bump (false conflicts in that window
+//!   only); every bump is reported to the call that made it ([`Entry::bumped`]), the creator's
+//!   too, so a transaction can still recognise its own.
 //! - **Scans** visit `lo..=hi` in ascending key order and stop when the visitor returns `false`.
 //!   A scanner reads the stripes covering its range *before* scanning and re-checks them at
 //!   commit. Keys map onto stripes through [`StripeKey::stripe_point`] (monotone) and the
@@ -48,11 +63,17 @@ pub const DEFAULT_STRIPE_SHIFT: u32 = 6;
 /// Largest stripe shift accepted (buckets of `2^63` keys: every key on two stripes).
 pub const MAX_STRIPE_SHIFT: u32 = 63;
 
-/// What a skip-list node stores: a record and the token of the call that created it.
+/// What a skip-list node stores (module docs).
 struct Slot<R> {
-    creator: u64,
+    /// The token of the call that created the slot, with [`BUMPED`] set once the key's stripe was
+    /// bumped after the node's link.
+    state: AtomicU64,
     record: R,
 }
+
+/// The bit of [`Slot::state`] that says the key's stripe was bumped after the node's link (tokens
+/// count up from 1 and never reach it).
+const BUMPED: u64 = 1 << 63;
 
 /// A concurrent ordered index from keys `K` to records `R` (see the module docs).
 pub struct OrderedIndex<K, R> {
@@ -127,17 +148,19 @@ where
     }
 
     /// The record mapped to `key`, publishing a new `R::absent(value_size)` if there is none.
-    /// Only the call that published it sees `created == true` and bumps (and reports) the key's
-    /// stripe.
+    /// Only the call that published it sees `created == true`. The key's stripe has been bumped
+    /// after the record's link when this returns: by its creator, or by this call if the
+    /// creator's bump was still pending (then reported in [`Entry::bumped`], as the creator's is).
     ///
     /// Errors: [`Error::Misuse`] if `guard` is not from crossbeam-epoch's default collector.
     pub fn get_or_insert<'g>(&'g self, key: K, guard: &'g Guard) -> Result<Entry<'g, R>, Error> {
         check_default_collector(guard)?;
         if let Some(e) = self.list.get(&key, guard) {
+            let slot = e.value();
             return Ok(Entry {
-                record: &e.value().record,
+                record: &slot.record,
                 created: false,
-                bumped: None,
+                bumped: self.bump_if_pending(e.key(), slot),
             });
         }
         let mut my_token = 0;
@@ -146,15 +169,21 @@ where
             || {
                 my_token = self.next_token.fetch_add(1, Ordering::Relaxed);
                 Slot {
-                    creator: my_token,
+                    state: AtomicU64::new(my_token),
                     record: R::absent(self.value_size),
                 }
             },
             guard,
         );
-        let created = my_token != 0 && entry.value().creator == my_token;
-        let bumped = created.then(|| self.stripes.bump(entry.key().stripe_point()));
-        let record_ptr: *const R = &entry.value().record;
+        let slot = entry.value();
+        // The token bits never change after the slot is built.
+        let created = my_token != 0 && slot.state.load(Ordering::Relaxed) & !BUMPED == my_token;
+        #[cfg(any(test, feature = "hooks"))]
+        if created {
+            crate::hooks::linked(entry.key().stripe_point());
+        }
+        let bumped = self.bump_if_pending(entry.key(), slot);
+        let record_ptr: *const R = &slot.record;
         entry.release(guard);
         // SAFETY: the node holding `record` was reachable (and reference-counted by `entry`) while
         // `guard` was pinned. Releasing `entry` or unlinking the node can only hand it to
@@ -167,6 +196,19 @@ where
             created,
             bumped,
         })
+    }
+
+    /// Bumps `key`'s stripe for the link of `slot`'s node unless that was done already (module
+    /// docs); returns the bump if this call made it.
+    #[inline]
+    fn bump_if_pending(&self, key: &K, slot: &Slot<R>) -> Option<StripeBump> {
+        let state = slot.state.load(Ordering::Acquire);
+        if state & BUMPED != 0 {
+            return None;
+        }
+        let bump = self.stripes.bump(key.stripe_point());
+        slot.state.store(state | BUMPED, Ordering::Release);
+        Some(bump)
     }
 
     /// Removes the mapping `key -> record` if `key` still maps to exactly this record (address
@@ -357,17 +399,72 @@ mod tests {
             .collect()
     }
 
+    /// Every key's bump is done: a later `get_or_insert` finds nothing pending.
+    fn no_bump_pending<R: Record>(index: &OrderedIndex<u64, R>, keys: u64) {
+        let guard = crossbeam_epoch::pin();
+        for k in 0..keys {
+            let e = index.get_or_insert(k, &guard).unwrap();
+            assert!(!e.created && e.bumped.is_none(), "key {k}: bump pending");
+        }
+    }
+
     #[test]
-    fn racing_get_or_insert_publishes_one_record_and_one_bump_per_key() {
+    fn racing_get_or_insert_publishes_one_record_and_a_bump_per_key() {
         type Rec = Counted<{ ids::ORDERED_RACE }>;
         let index = OrderedIndex::<u64, Rec>::new(TableId(1), 8);
-        racing_inserts_agree(&index, 2_000, 4, true);
+        let reported = racing_inserts_agree(&index, 2_000, 4, true);
         assert_eq!(Index::len(&index), 2_000);
-        // Every stripe bump is one increment: 2000 keys created means exactly 2000 bumps.
+        // Every stripe bump is one increment, reported to the call that made it; a key is bumped
+        // at least once (by its creator, or first by a racer that found the bump pending).
         let total: u64 = stripe_versions(index.stripes()).iter().sum();
-        assert_eq!(total, 2_000);
+        assert_eq!(total, reported);
+        assert!(reported >= 2_000, "{reported} bumps for 2000 new keys");
+        no_bump_pending(&index, 2_000);
         // Losers' slots were dropped right away; exactly one record per key survives.
         assert_eq!(Rec::live(), 2_000);
+    }
+
+    #[test]
+    fn a_record_found_before_its_creators_bump_is_bumped_by_the_finder() {
+        use std::sync::mpsc;
+        type Rec = Counted<{ ids::MISC }>;
+        let index = OrderedIndex::<u64, Rec>::new(TableId(0), 8);
+        let stripe = index.stripes().stripe_of(5);
+        let (parked, is_parked) = mpsc::channel();
+        let (resume, resumed) = mpsc::channel::<()>();
+        std::thread::scope(|s| {
+            let creator = s.spawn(|| {
+                crate::hooks::with_link_pause(
+                    move |point| {
+                        assert_eq!(point, 5);
+                        parked.send(()).unwrap();
+                        resumed.recv().unwrap();
+                    },
+                    || {
+                        let guard = crossbeam_epoch::pin();
+                        let e = index.get_or_insert(5, &guard).unwrap();
+                        (e.created, e.bumped, std::ptr::from_ref(e.record) as usize)
+                    },
+                )
+            });
+            is_parked.recv().unwrap();
+            // The creator has linked key 5 and not bumped: the key is visible, the stripe unmoved.
+            let guard = crossbeam_epoch::pin();
+            assert!(index.get(&5, &guard).unwrap().is_some());
+            assert_eq!(index.stripes().version(stripe), 0);
+            let found = index.get_or_insert(5, &guard).unwrap();
+            assert!(!found.created);
+            assert_eq!(found.bumped, Some(StripeBump { stripe, before: 0 }));
+            assert_eq!(index.stripes().version(stripe), 1);
+            let again = index.get_or_insert(5, &guard).unwrap();
+            assert!(!again.created && again.bumped.is_none());
+            resume.send(()).unwrap();
+            let (created, bumped, record) = creator.join().unwrap();
+            // The creator finds its bump done and does not bump again.
+            assert!(created && bumped.is_none());
+            assert_eq!(record, std::ptr::from_ref(found.record) as usize);
+            assert_eq!(index.stripes().version(stripe), 1);
+        });
     }
 
     /// A record whose construction waits until a second thread is constructing one too, so two
@@ -398,6 +495,7 @@ mod tests {
         const KEYS: u64 = 200;
         let index = OrderedIndex::<u64, Rendezvous>::new(TableId(1), 8);
         let creations = AtomicU64::new(0);
+        let bumps = AtomicU64::new(0);
         let results: Vec<Vec<usize>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..2)
                 .map(|_| {
@@ -406,9 +504,11 @@ mod tests {
                             .map(|k| {
                                 let guard = crossbeam_epoch::pin();
                                 let e = index.get_or_insert(k, &guard).unwrap();
-                                assert_eq!(e.created, e.bumped.is_some());
                                 if e.created {
                                     creations.fetch_add(1, Ordering::SeqCst);
+                                }
+                                if e.bumped.is_some() {
+                                    bumps.fetch_add(1, Ordering::SeqCst);
                                 }
                                 std::ptr::from_ref(e.record) as usize
                             })
@@ -420,11 +520,14 @@ mod tests {
         });
         // Both racers built a slot for every key...
         assert_eq!(RENDEZVOUS_ARRIVED.load(Ordering::SeqCst), 2 * KEYS);
-        // ...yet they agree on one record per key, and one creation and one bump per key.
+        // ...yet they agree on one record per key and one creation per key, and every bump was
+        // reported to the racer that made it (the loser bumps too if it found the bump pending).
         assert_eq!(results[0], results[1], "racers got different records");
         assert_eq!(creations.load(Ordering::SeqCst), KEYS);
         let total: u64 = stripe_versions(index.stripes()).iter().sum();
-        assert_eq!(total, KEYS);
+        assert_eq!(total, bumps.load(Ordering::SeqCst));
+        assert!(total >= KEYS);
+        no_bump_pending(&index, KEYS);
     }
 
     #[test]

@@ -104,15 +104,17 @@ use txlab_core::protocol::storage::Index;
 
 /// `threads` threads start together and call `get_or_insert` on keys `0..keys` in the same order.
 /// Asserts every thread got the same record (address) for each key, the address `get` returns,
-/// and exactly one `created` per key if `expect_creation`, none otherwise.
+/// and exactly one `created` per key if `expect_creation`, none otherwise. Returns how many calls
+/// reported a stripe bump (`Entry::bumped`).
 pub fn racing_inserts_agree<const ID: usize, I: Index<Counted<ID>>>(
     index: &I,
     keys: u64,
     threads: usize,
     expect_creation: bool,
-) {
+) -> u64 {
     let barrier = Barrier::new(threads);
     let created: Vec<AtomicUsize> = (0..keys).map(|_| AtomicUsize::new(0)).collect();
+    let bumps = AtomicUsize::new(0);
     let addresses: Vec<Vec<usize>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
@@ -125,6 +127,9 @@ pub fn racing_inserts_agree<const ID: usize, I: Index<Counted<ID>>>(
                             e.record.check();
                             if e.created {
                                 created[k as usize].fetch_add(1, Ordering::SeqCst);
+                            }
+                            if e.bumped.is_some() {
+                                bumps.fetch_add(1, Ordering::SeqCst);
                             }
                             std::ptr::from_ref(e.record) as usize
                         })
@@ -159,6 +164,7 @@ pub fn racing_inserts_agree<const ID: usize, I: Index<Counted<ID>>>(
             "key {k} was created {c} times"
         );
     }
+    bumps.load(Ordering::SeqCst) as u64
 }
 
 /// Half the threads repeatedly insert and unlink keys `0..keys`; the others look keys up (and

@@ -185,6 +185,10 @@ macro_rules! protocol_kit {
                 $crate::phantom::blind_write_after_scan_miss::<$proto>();
             }
             #[test]
+            fn phantom_write_before_the_creators_bump() {
+                $crate::phantom::write_before_the_creators_bump::<$proto>();
+            }
+            #[test]
             fn phantom_insert_into_scanned_partition() {
                 $crate::phantom::insert_into_scanned_partition::<$proto>();
             }

@@ -9,6 +9,12 @@
 //! installed last, which no serial order explains (the scanner saw the key absent, so it precedes
 //! the other writer; its write is the key's final value, so it follows it).
 //!
+//! [`write_before_the_creators_bump`]: the record of a new key is linked by one transaction (its
+//! creator) and written by another while the creator has not yet bumped the key's phantom stripe
+//! (the creator is parked there through `txlab_storage::hooks`). A scan that ran before the link
+//! and validates before the bump must still notice the write: the writer did not create the
+//! record, so it cannot count on its own bump.
+//!
 //! [`insert_into_scanned_partition`] and [`inserts_into_other_partitions`]: phantom protection
 //! over a table whose stripes are partitioned ([`StripeLayout::partitioned`], as TPC-C's are by
 //! district). The first is a real phantom (a predicate write skew that only the scan's phantom
@@ -17,7 +23,7 @@
 //! than the partition (stripes shared across partitions) fails it.
 
 use crate::Protocol;
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use txlab_check::{MemoryRecorder, check};
 use txlab_core::protocol::storage::StripeLayout;
 use txlab_core::{Engine, Schema, TableId, TableSpec, Transaction, TxError, TxOps, Worker};
@@ -100,6 +106,110 @@ pub fn blind_write_after_scan_miss<P: Protocol>() {
         }
         let report = check(&recorder.take(), crate::check_options::<P>());
         assert!(report.is_serializable(), "{}: {report}", P::NAME);
+    }
+}
+
+/// What the creator thread of [`write_before_the_creators_bump`] reports.
+#[derive(Debug, PartialEq, Eq)]
+enum Creator {
+    /// Parked between linking key 1 and bumping its stripe.
+    Parked,
+    /// Done (its transaction ended).
+    Done,
+}
+
+/// A phantom through another transaction's link: over an ordered table holding keys 0 and 2 and
+/// a one-row flag table, the scanner `S` scans `0..=2` (key 1 has no record); a creator `C` reads
+/// key 1, which links its absent record, and is parked before the stripe bump; `W` reads the flag,
+/// inserts key 1 into the record `C` linked and commits; `S` writes the flag and commits; then `C`
+/// resumes. Both `S` and `W` committing is a cycle (`S -rw(key 1)-> W -rw(flag)-> S`), so at most
+/// one may; the recorded history must pass the checker. Run with `W` begun before `S` and after
+/// `S`'s scan.
+pub fn write_before_the_creators_bump<P: Protocol>() {
+    for w_first in [true, false] {
+        let mut schema = Schema::new();
+        schema.add(TableSpec::ordered("t", 8)).expect("valid table");
+        schema
+            .add(TableSpec::dense("flag", 8, 1))
+            .expect("valid table");
+        let recorder = Arc::new(MemoryRecorder::new());
+        let db = P::build(&schema, recorder.clone()).expect("engine builds");
+        db.load(T, 0, &v(0)).expect("load k0");
+        db.load(T, 2, &v(2)).expect("load k2");
+        db.load(FLAG, 0, &v(0)).expect("load the flag");
+        let mut workers: Vec<_> = (0..3).map(|_| db.worker().expect("worker")).collect();
+        let [ws, ww_first, ww_late] = &mut workers[..] else {
+            unreachable!("three workers")
+        };
+        let name = P::NAME;
+        let order = if w_first { "first" } else { "after S's scan" };
+
+        let w_early = w_first.then(|| ww_first.begin());
+        let mut s = ws.begin();
+        let mut seen = Vec::new();
+        let scanned = s.scan(T, 0, 2, &mut |k, _| {
+            seen.push(k);
+            true
+        });
+        let s_ok = committed(scanned, "S scans", name);
+        if s_ok {
+            assert_eq!(seen, [0, 2], "{name}: key 1 has no record when S scans");
+        }
+
+        let (w_ok, s_ok) = std::thread::scope(|scope| {
+            let (report, reports) = mpsc::channel();
+            let (resume, resumed) = mpsc::channel::<()>();
+            let db = &db;
+            scope.spawn(move || {
+                let mut wc = db.worker().expect("worker");
+                let mut c = wc.begin();
+                let parked = report.clone();
+                let read = txlab_storage::hooks::with_link_pause(
+                    move |point| {
+                        if point == MISSING {
+                            parked.send(Creator::Parked).expect("the test waits");
+                            resumed.recv().expect("the test resumes the creator");
+                        }
+                    },
+                    || c.read(T, MISSING).map(|_| ()),
+                );
+                if committed(read, "C reads key 1", name) {
+                    committed(c.commit(), "C commits", name);
+                }
+                report.send(Creator::Done).expect("the test waits");
+            });
+            assert_eq!(
+                reports.recv().expect("the creator reports"),
+                Creator::Parked,
+                "{name}: C's read of the missing key 1 linked no record"
+            );
+
+            let mut w = w_early.unwrap_or_else(|| ww_late.begin());
+            let mut w_ok = committed(w.read(FLAG, 0).map(|_| ()), "W reads the flag", name);
+            if w_ok {
+                let inserted = w.insert(T, MISSING, &v(OTHER)).map(|fresh| {
+                    assert!(fresh, "{name}: W found key 1 present");
+                });
+                w_ok = committed(inserted, "W inserts key 1", name);
+            }
+            w_ok = w_ok && committed(w.commit(), "W commits", name);
+            let mut s_ok = s_ok && committed(s.write(FLAG, 0, &v(SCANNER)), "S writes", name);
+            s_ok = s_ok && committed(s.commit(), "S commits", name);
+
+            resume.send(()).expect("the creator waits");
+            assert_eq!(reports.recv().expect("the creator ends"), Creator::Done);
+            (w_ok, s_ok)
+        });
+        let report = check(&recorder.take(), crate::check_options::<P>());
+        assert!(
+            !(w_ok && s_ok),
+            "{name} (W begun {order}): both committed, yet S missed W's key 1 in the range it \
+             scanned and W missed S's flag; checker: {report}"
+        );
+        assert!(
+            report.is_serializable(),
+            "{name} (W begun {order}): {report}"
+        );
     }
 }
 
