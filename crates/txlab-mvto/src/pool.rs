@@ -205,7 +205,7 @@ impl VersionPool {
     }
 }
 
-/// Asks the CPU to bring `v`'s cache line in ahead of its reuse (a hint: no effect on memory,
+/// Asks the CPU to bring the cache line at `v` in ahead of its use (a hint: no effect on memory,
 /// valid for any address).
 #[inline]
 pub(crate) fn prefetch<T>(v: *const T) {
