@@ -49,6 +49,7 @@
 use crate::engine::{Installed, Mvto, MvtoTxn, UNADDRESSABLE};
 use crate::gc;
 use crate::nwr;
+use crate::pool::prefetch;
 use crate::record::{LinkRefused, MvtoRecord, Visible, deref};
 use crate::timestamp::epoch_of;
 use crate::version::{ABORTED, COMMITTED, PENDING, Version};
@@ -133,6 +134,7 @@ fn install_pending<Rec: Recorder, W: WriteOmission>(
     let guard = &tx.guard;
     let w = &mut *tx.w;
     let ts = w.state.ts;
+    prefetch_writes(&w.sets, guard);
     for i in 0..w.sets.writes.len() {
         let e = w.sets.writes[i];
         let tombstone = e.kind.is_delete();
@@ -174,6 +176,25 @@ fn install_pending<Rec: Recorder, W: WriteOmission>(
         }
     }
     Ok(())
+}
+
+/// Before Phase 1: loads every written record's head word and prefetches the version it points
+/// to, so the cache misses of all writes overlap. Each link's `SeqCst` compare-and-swap is a
+/// locked instruction that later loads cannot pass, so without this the writes' misses (the
+/// head word, then the version below it that [`MvtoRecord::link`] compares with and
+/// [`write_check`] reads) are taken one after another. The `Relaxed` loads only pick addresses
+/// for the prefetch hint, which changes no memory: no decision depends on what they return, and
+/// the protocol's own loads follow in [`install_pending`]. A pointer that is stale by then only
+/// wastes a prefetch (the version stays allocated under the transaction's guard, `crate::gc`).
+#[inline]
+fn prefetch_writes<Rec: Recorder, W: WriteOmission>(st: &MvtoSets<Rec, W>, guard: &Guard) {
+    if st.writes.len() < 2 {
+        return;
+    }
+    for e in st.writes.iter() {
+        let head = record(e.rec).head.load(Ordering::Relaxed);
+        prefetch(head.version(guard).as_raw());
+    }
 }
 
 /// Why [`MvtoRecord::link`] refused a version, as a commit failure.

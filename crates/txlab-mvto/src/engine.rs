@@ -376,6 +376,13 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
         unsafe { (**seen).value.as_slice() }
     }
 
+    /// Brings the record's head word toward the cache ahead of the commit, whose Phase 1 loads it
+    /// (`crate::commit`): a prefetch hint, no access to memory.
+    #[inline]
+    fn buffered_blind_write(rec: *const MvtoRecord) {
+        crate::pool::prefetch(rec);
+    }
+
     /// Phantom protection, before the traversal: raise the stripes' scan timestamps (so an older
     /// insert into the range aborts), then record their versions (so a newer record appearing in
     /// the range aborts us), as in `crate::commit`.

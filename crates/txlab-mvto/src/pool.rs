@@ -205,10 +205,10 @@ impl VersionPool {
     }
 }
 
-/// Asks the CPU to bring `v`'s cache line in ahead of its reuse (a hint: no effect on memory,
+/// Asks the CPU to bring the cache line at `v` in ahead of its use (a hint: no effect on memory,
 /// valid for any address).
 #[inline]
-fn prefetch(v: *const Version) {
+pub(crate) fn prefetch<T>(v: *const T) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -101,6 +101,12 @@ pub trait Protocol: Sized + Send + Sync {
     /// record it created ([`Protocol::linked`]).
     const READ_AFTER_SCAN_MISS: bool = false;
 
+    /// `TxOps::write` buffered a blind write of `rec`, which the commit protocol will touch. A
+    /// protocol may ask the CPU to bring the record's memory in now, so the miss overlaps the rest
+    /// of the transaction (a hint that changes no memory; MVTO does). The default does nothing.
+    #[inline]
+    fn buffered_blind_write(_rec: *const Self::Record) {}
+
     /// Phantom protection of a scan of `lo..=hi`, run before the traversal. The default records
     /// the versions of the index's phantom stripes covering the range (Silo's node set, with
     /// stripes for tree nodes); commit validates them.

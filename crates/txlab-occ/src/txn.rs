@@ -260,6 +260,7 @@ impl<P: Protocol> TxOps for Txn<'_, '_, P> {
                 return Err(refused(cause, table, key));
             }
         }
+        P::buffered_blind_write(rec);
         self.w
             .sets
             .push_write(rec, (table, key), WriteKind::BlindPut, value);
