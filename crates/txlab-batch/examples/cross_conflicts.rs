@@ -29,8 +29,7 @@ fn keys(set: &AccessSet) -> HashMap<(u16, u64), bool> {
 }
 
 fn conflict(a: &HashMap<(u16, u64), bool>, b: &HashMap<(u16, u64), bool>) -> bool {
-    b.iter()
-        .any(|(k, &w)| a.get(k).is_some_and(|&v| v || w))
+    b.iter().any(|(k, &w)| a.get(k).is_some_and(|&v| v || w))
 }
 
 fn parse<T: std::str::FromStr>(arg: &str, what: &'static str, accepted: &str) -> Result<T, Error> {
