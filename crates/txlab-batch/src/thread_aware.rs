@@ -29,10 +29,13 @@
 //! so a pick is one maximum over a slice. A batch of at most 64 transactions (up to 16 threads
 //! at the paper's 4 per thread) keeps a key's accessors and writers as one word each in the
 //! key's slot of the numbering table (no key ids, member lists or per-key vectors), so numbering
-//! an access is one probe and two `OR`s, a row is an `OR` over the transaction's shared keys,
-//! and a thread's marks live in the same slots. Such a batch in which no key is accessed by two
-//! transactions is split in arrival order without computing weights: with every weight reduced
-//! to the tie-break, that is what the greedy picks.
+//! an access is one probe and two `OR`s; a key joins the batch's list of shared keys when a
+//! second transaction reaches it, and only that list is visited afterwards (the rows are built
+//! from the shared keys' accessor and writer words, a pick updates the weights through the
+//! shared keys it holds). Under skew most keys of a batch are accessed once, so the list is
+//! short. Such a batch in which no key is accessed by two transactions is split in arrival order
+//! without computing weights: with every weight reduced to the tie-break, that is what the
+//! greedy picks.
 //!
 //! A transaction is never moved across batch boundaries: it runs on the thread its batch's
 //! assignment gave it, or on a thread that took that thread's whole share (below).
@@ -136,10 +139,12 @@ pub struct ThreadAssigner {
     small: Vec<SmallSlot>,
     /// The current batch's stamp in `small` (its own: the two tables are sized apart).
     small_stamp: u32,
-    /// Batches of at most 64 transactions: transaction `i`'s shared keys (slots of `small`) are
-    /// `small_keys[small_ends[i - 1]..small_ends[i]]`.
-    small_keys: Vec<u32>,
-    small_ends: Vec<u32>,
+    /// Batches of at most 64 transactions: the slots of `small` whose key two or more
+    /// transactions access, in the order they became shared.
+    shared: Vec<u32>,
+    /// Per shared key (indexed like `shared`): its accessors as bits, and the number (from 1)
+    /// of the last thread of this batch one of whose transactions accesses it.
+    shared_keys: Vec<(u64, u32)>,
     /// The ids of every transaction's keys that other transactions of the batch also access.
     keys: Vec<Vec<u32>>,
     /// Per key id: the number (from 1) of the last thread of this batch one of whose
@@ -154,17 +159,14 @@ pub struct ThreadAssigner {
 /// A slot of the small batches' numbering table: one key with its accessors and writers.
 #[derive(Debug, Default, Clone, Copy)]
 struct SmallSlot {
-    /// The batch stamp; a slot whose stamp is not the current one is empty.
-    stamp: u32,
-    /// The number (from 1) of the last thread of this batch one of whose transactions accesses
-    /// the key.
-    mark: u32,
-    table: u16,
     key: u64,
     /// Bit `i`: transaction `i` accesses the key.
     all: u64,
     /// Bit `i`: transaction `i` writes it.
     writers: u64,
+    /// The batch stamp; a slot whose stamp is not the current one is empty.
+    stamp: u32,
+    table: u16,
 }
 
 /// The slot of the numbering table where `(table, key)` starts its probe.
@@ -216,7 +218,7 @@ impl ThreadAssigner {
         }
         let words = n.div_ceil(64);
         self.build_conflicts(sets, words);
-        if words == 1 && self.small_keys.is_empty() {
+        if words == 1 && self.shared.is_empty() {
             // No key is accessed by two transactions: every weight is the tie-break alone, so
             // the greedy gives each thread the next `quota(t)` transactions in arrival order.
             let mut next = 0;
@@ -284,17 +286,12 @@ impl ThreadAssigner {
             }
         }
         if words == 1 {
-            let start = if pick == 0 {
-                0
-            } else {
-                self.small_ends[pick - 1] as usize
-            };
-            for &slot in &self.small_keys[start..self.small_ends[pick] as usize] {
-                let slot = &mut self.small[slot as usize];
-                if std::mem::replace(&mut slot.mark, mark) == mark {
+            let bit = 1u64 << pick;
+            for (all, last) in &mut self.shared_keys {
+                if *all & bit == 0 || std::mem::replace(last, mark) == mark {
                     continue;
                 }
-                let mut bits = slot.all & self.unassigned[0];
+                let mut bits = *all & self.unassigned[0];
                 while bits != 0 {
                     self.weight[bits.trailing_zeros() as usize] += SHARED;
                     bits &= bits - 1;
@@ -320,9 +317,9 @@ impl ThreadAssigner {
 
     /// The conflict rows of a batch of at most 64 transactions (`conflict[i]` is one word):
     /// every access is numbered through `small`, whose slot collects the key's accessors and
-    /// writers as bits; then a transaction conflicts with every other accessor of a key it
-    /// writes and with every other writer of a key it reads. Keeps, per transaction, only the
-    /// keys another transaction also accesses.
+    /// writers as bits, and a key's slot joins `shared` when a second transaction accesses it.
+    /// Only shared keys make conflicts or shared accesses: a key's accessors conflict with its
+    /// writers, and its writers with all its accessors.
     fn small_conflicts(&mut self, sets: &[AccessSet]) {
         let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
         let capacity = (total * 2).next_power_of_two().max(16);
@@ -337,65 +334,59 @@ impl ThreadAssigner {
             self.small_stamp = 1;
         }
         let (mask, stamp) = (self.small.len() - 1, self.small_stamp);
-        // First every transaction's distinct keys (its first access of each), then the shared
-        // ones among them.
-        self.small_keys.clear();
-        self.small_ends.clear();
+        self.shared.clear();
         for (i, set) in sets.iter().enumerate() {
             let bit = 1u64 << i;
             for &(table, key, access) in &set.accesses {
+                let writes = u64::from(access.writes()) << i;
                 let mut h = home(table.0, key, mask);
-                let slot = loop {
+                loop {
                     let slot = &mut self.small[h];
                     if slot.stamp != stamp {
                         *slot = SmallSlot {
-                            stamp,
-                            mark: 0,
-                            table: table.0,
                             key,
-                            all: 0,
-                            writers: 0,
+                            all: bit,
+                            writers: writes,
+                            stamp,
+                            table: table.0,
                         };
-                        break slot;
+                        break;
                     }
                     if slot.key == key && slot.table == table.0 {
-                        break slot;
+                        if slot.all & bit == 0 {
+                            // One accessor so far (another transaction): now shared.
+                            if slot.all.is_power_of_two() {
+                                self.shared.push(h as u32);
+                            }
+                            slot.all |= bit;
+                        }
+                        slot.writers |= writes;
+                        break;
                     }
                     h = (h + 1) & mask;
-                };
-                if slot.all & bit == 0 {
-                    slot.all |= bit;
-                    self.small_keys.push(h as u32);
-                }
-                if access.writes() {
-                    slot.writers |= bit;
                 }
             }
-            self.small_ends.push(self.small_keys.len() as u32);
         }
-        let (small, keys) = (&self.small, &mut self.small_keys);
-        let (mut start, mut kept) = (0, 0);
-        for (i, end) in self.small_ends.iter_mut().enumerate() {
-            let bit = 1u64 << i;
-            let mut row = 0;
-            for k in start..*end as usize {
-                let slot = &small[keys[k] as usize];
-                if slot.all == bit {
-                    continue;
-                }
-                row |= if slot.writers & bit != 0 {
-                    slot.all
+        self.shared_keys.clear();
+        for &h in &self.shared {
+            let slot = &self.small[h as usize];
+            let (all, writers) = (slot.all, slot.writers);
+            self.shared_keys.push((all, 0));
+            let mut bits = all;
+            while bits != 0 {
+                let i = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.conflict[i] |= if writers & (1 << i) != 0 {
+                    all
                 } else {
-                    slot.writers
+                    writers
                 };
-                keys[kept] = keys[k];
-                kept += 1;
             }
-            self.conflict[i] = row & !bit;
-            start = *end as usize;
-            *end = kept as u32;
         }
-        keys.truncate(kept);
+        for (i, row) in self.conflict.iter_mut().enumerate() {
+            // A transaction does not conflict with itself.
+            *row &= !(1 << i);
+        }
     }
 
     fn build_conflicts(&mut self, sets: &[AccessSet], words: usize) {
