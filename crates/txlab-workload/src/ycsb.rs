@@ -7,7 +7,9 @@
 //! One dense table `usertable` of [`YcsbConfig::records`] keys, each with a
 //! [`YcsbConfig::payload_bytes`]-byte value. A transaction performs
 //! [`YcsbConfig::ops_per_txn`] operations on **distinct** keys drawn from a [`Zipf`] with skew
-//! [`YcsbConfig::theta`] (key 0 hottest). Each operation is independently
+//! [`YcsbConfig::theta`]: key 0 is the hottest, key 1 the next, so the hot keys are adjacent (as
+//! in CCBench and DBx1000; YCSB's own client hashes the rank to spread them over the key space,
+//! see [`crate::zipf`]). Each operation is independently
 //!
 //! - a read, with probability [`read_ratio`](YcsbConfig::read_ratio);
 //! - otherwise a write, which is a read-modify-write with probability

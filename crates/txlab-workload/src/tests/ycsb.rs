@@ -154,6 +154,34 @@ fn generated_keys_follow_the_zipf_law_and_a_wrong_theta_fails() {
     }
 }
 
+/// The hot keys of a YCSB-sized table are the lowest keys, in order and unscrambled (as CCBench
+/// draws them, so that side-by-side runs contend on the same records): key `i` is drawn with the
+/// law's probability of item `i`, each of the ten hottest within 5 binomial standard deviations.
+#[test]
+fn the_hottest_keys_are_the_lowest_ones_with_the_zipf_probabilities() {
+    const RECORDS: u64 = 100_000;
+    const TXNS: usize = 300_000;
+    let cfg = YcsbConfig {
+        records: RECORDS,
+        ops_per_txn: 1,
+        theta: 0.99,
+        ..YcsbConfig::preset(YcsbPreset::A)
+    };
+    let keys = collect(&Ycsb::new(cfg).unwrap(), 23, 0, TXNS, |t| t.ops()[0].key);
+    let law = crate::Zipf::new(RECORDS, 0.99).unwrap();
+    for i in 0..10u64 {
+        let got = keys.iter().filter(|&&k| k == i).count() as f64;
+        let p = law.probability(i);
+        let expected = p * TXNS as f64;
+        let sd = (TXNS as f64 * p * (1.0 - p)).sqrt();
+        assert!(
+            (got - expected).abs() < 5.0 * sd,
+            "key {i}: {got} draws, expected {expected:.0} ± {:.0}",
+            5.0 * sd
+        );
+    }
+}
+
 #[test]
 fn same_seed_and_thread_give_the_same_transactions_and_others_differ() {
     let ycsb = Ycsb::new(YcsbConfig {
