@@ -281,6 +281,16 @@ impl EpochHandle {
         self.shared.global.load(Ordering::Acquire)
     }
 
+    /// [`Self::global`] as a `SeqCst` load, for a protocol whose serialization point is in the
+    /// single total order `S` of `SeqCst` operations. Every store of the global epoch is `SeqCst`
+    /// (only the advancer writes it), so a `SeqCst` load returns the last store before it in `S`:
+    /// along `S` these loads never return a smaller epoch. On x86 it is the same `mov` as
+    /// [`Self::global`].
+    #[inline]
+    pub fn global_seq_cst(&self) -> u64 {
+        self.shared.global.load(Ordering::SeqCst)
+    }
+
     /// The worker's local epoch, or `None` when quiescent.
     pub fn local(&self) -> Option<u64> {
         let l = self.slot.load(Ordering::Acquire);

@@ -5,7 +5,7 @@
 //!          lock bit, spinning: the global order rules out deadlock); remember each replaced
 //!          word. A RETIRED record (unlinked, crate::retire): unlock, abort with RecordRetired
 //!          (txlab_occ::lock_writes).
-//!          (Silo+NWR: fence(SeqCst)); e = global epoch          <- serialization point
+//!          e = global epoch (Silo+NWR: a SeqCst load)          <- serialization point
 //! Phase 2  validate: every read-set entry's record (SeqCst load) must still hold the word read
 //!          (without LOCK) and must not be locked by another transaction (one not in our write
 //!          set); every scanned stripe must still have the version read (phantoms).
@@ -39,13 +39,21 @@
 //! edges: a transaction that read (or overwrote) another's write loaded `E` after that write's
 //! `Release` publish, which follows the writer's own load of `E`, so those edges never run
 //! against epochs (`E` only grows). For an anti-dependency (`T1` reads `x`, `T2` overwrites it)
-//! nothing orders `T2`'s epoch load after `T1`'s: plain Silo does not rely on epochs for
-//! serializability (the checker ignores them, and there is no recovery), so this is not needed
-//! here; Silo+NWR, which does, keeps its fence. The
+//! nothing orders `T2`'s `Acquire` epoch load after `T1`'s: plain Silo does not rely on epochs
+//! for serializability (the checker ignores them, and there is no recovery), so this is not
+//! needed here. Silo+NWR, which does, reads the epoch with a `SeqCst` load
+//! (`EpochHandle::global_seq_cst`, the same `mov` on x86) and takes that load as its
+//! serialization point `τ`: `T1`'s `τ` precedes its `SeqCst` validation load of `x` in `S`,
+//! which precedes `T2`'s lock of `x` (it read an older word), which precedes `T2`'s `τ`; every
+//! store of the global epoch is `SeqCst`, so `SeqCst` loads of it never go back along `S`, and
+//! `T2`'s epoch is at least `T1`'s. Write-read and write-write edges order the `τ`s the same way
+//! (the writer's `τ` is sequenced before its `Release` publish, which the other side's `Acquire`
+//! load or lock CAS reads, and that is sequenced before the other side's `τ`). So Silo+NWR's
+//! baseline order, by `τ`, agrees with its epochs with no fence on the commit path; the rule's
+//! read marks pair with omitters through read-modify-writes on the mark word
+//! (`txlab_nwr::read_mark`), not through fences (`crate::nwr`). The
 //! `Release` fence before the value stores and the `Release` publish pair with readers'
-//! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`). Silo+NWR keeps
-//! a `SeqCst` fence before its epoch read: its read marks and pivot checks rely on the
-//! fence-to-fence rule (`crate::nwr`).
+//! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`).
 //!
 //! A read-only transaction (no writes, NWR off) locks nothing, so there is no store→load pair to
 //! order, and happens-before alone does the rest. If it read a version
@@ -83,10 +91,12 @@ pub(crate) fn commit<Rec: Recorder, W: WriteOmission>(
     if let Err(c) = lock_writes(&mut tx.w.sets, checks.lock_writes) {
         return Err(tx.abort_with(c));
     }
-    if nwr_on {
-        fence(Ordering::SeqCst);
-    }
-    let epoch = tx.w.epoch.global();
+    // Silo+NWR: a `SeqCst` load, its serialization point in `S` (module docs); no fence.
+    let epoch = if nwr_on {
+        tx.w.epoch.global_seq_cst()
+    } else {
+        tx.w.epoch.global()
+    };
     if nwr_on {
         nwr::mark_reads(tx, epoch, checks.nwr);
     }

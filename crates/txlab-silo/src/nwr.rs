@@ -7,9 +7,10 @@
 //!          txlab_nwr::try_omit_all: filters with plain loads and the epoch e0 seen now (no scan,
 //!          every write blind, every read older than e0, every written record has a version of
 //!          e0 and no read mark of e0: on YCSB-B most writers stop here, before the fence);
-//!          fence(SeqCst); e = global epoch (>= e0, so the reads are older than e too); mark every
-//!          read of a version older than e in its record's read-epoch word (txlab_nwr::read_mark,
-//!          check (4)'s mark); if txlab_nwr::try_omit accepts (every read still current, every
+//!          fence(SeqCst); e = global epoch (a SeqCst load, >= e0, so the reads are older than e
+//!          too); mark every read of a version older than e in its record's read-epoch word
+//!          (txlab_nwr::read_mark, check (4)'s mark); if txlab_nwr::try_omit accepts (every read
+//!          still current, by SeqCst loads, every
 //!          written record has a version of e, no pre-e read of it in e): commit in epoch e
 //!          without locking or installing anything.
 //!          (NwrSingleWrite) txlab_nwr::try_omit_one: no scan, exactly one write, blind;
@@ -17,7 +18,8 @@
 //!          (Acquire) of epoch e without PIVOT_READ; fence(SeqCst); every read still current and
 //!          unlocked: commit in e, nothing installed, nothing written.
 //!          Otherwise the baseline alone decides (NWR never aborts).
-//! after the epoch read of Phase 1: mark the reads (mark_reads), except a read-only transaction
+//! after the epoch read of Phase 1 (a SeqCst load, the baseline's serialization point; no fence):
+//!          mark the reads (mark_reads), except a read-only transaction
 //!          whose reads are all older than e (txlab_nwr::is_pre_epoch_reader: serialized at the
 //!          start of e). Single-write omitters mark nothing: their one mark is PIVOT_READ.
 //! Phase 2  single-write omitters: a read of a record we locked flags that write entry as read.
@@ -70,10 +72,13 @@ fn rec<'a>(p: *const SiloRecord) -> &'a SiloRecord {
 }
 
 impl<Rec: Recorder, W: WriteOmission> Hooks<Silo<Rec, W>> for SiloHooks<'_> {
-    /// Silo's serialization point: `fence(SeqCst)`, then the global epoch.
+    /// The omitter's epoch: `fence(SeqCst)`, then the global epoch as a `SeqCst` load, before its
+    /// `SeqCst` validation loads ([`Hooks::overwriters_valid`]), so that every baseline commit
+    /// that overwrites what it validated is later in `S` and reads this epoch or a later one
+    /// (`crate::commit`'s module docs).
     fn serialize(&self) -> Option<u32> {
         fence(Ordering::SeqCst);
-        Some(self.epoch.global() as u32)
+        Some(self.epoch.global_seq_cst() as u32)
     }
 
     /// Most writers of a skewed workload find a written record without a version of the epoch,
@@ -116,11 +121,14 @@ impl<Rec: Recorder, W: WriteOmission> Hooks<Silo<Rec, W>> for SiloHooks<'_> {
     }
 
     /// Silo's validation without locks: every read's record still holds the word read, unlocked.
+    /// `SeqCst` loads (a plain `mov` on x86), after the omitter's `SeqCst` epoch load
+    /// ([`Hooks::serialize`]): a baseline commit whose lock one of them misses locks later in `S`
+    /// and reads its epoch later in `S`, so it is of this epoch or a later one.
     fn overwriters_valid(&self, v: &SiloView<'_, Rec, W>) -> bool {
         v.sets
             .reads
             .iter()
-            .all(|r| rec(r.rec).tid.load(Ordering::Acquire) == r.seen)
+            .all(|r| rec(r.rec).tid.load(Ordering::SeqCst) == r.seen)
     }
 }
 

@@ -11,7 +11,7 @@
 //!         never written): commit above its key's retire floor (`crate::retire`); and for every
 //!         phantom stripe holding one, once per stripe: announce the first write (SeqCst
 //!         fetch_add of the stripe's version, `crate::stripe_clock`).
-//!         (TicToc+NWR: fence(SeqCst)); epoch = global epoch  (recorded in CommitInfo)
+//!         epoch = global epoch  (recorded in CommitInfo)
 //! Step 2  commit_ts = max( max over the write set of rts + 1   (of the locked word),
 //!                          max over the read set  of wts       (as read),
 //!                          max over announced stripes of scan_rts + 1,
@@ -61,8 +61,11 @@
 //! not loaded again: a writer that locks it later reads that `rts` (or a later one) in its lock
 //! CAS and commits above it. On x86 the `SeqCst` CAS and load compile to the same instructions as
 //! `Acquire` ones, so the commit issues no `mfence` (about 20 ns on the project's EPYC VM).
-//! TicToc+NWR keeps the `SeqCst` fence after locking, which its read marks and pivot checks pair
-//! with (`crate::nwr`). An `rts` extension is a CAS on the same word a later writer
+//! TicToc+NWR needs no fence there either: its serial order is `commit_ts` order, whose epoch
+//! ranges (`crate::word`) make it agree with epochs by construction, and its read marks pair with
+//! omitters through read-modify-writes (the mark word's `fetch_max` and `fetch_add(0)`, `rts`
+//! extensions and lock CASes on the record's word: `crate::nwr`), not through fences. An `rts`
+//! extension is a CAS on the same word a later writer
 //! locks, so the writer's lock CAS sees the extension by coherence and its `commit_ts` exceeds it.
 //! The `Release` fence before the value stores and the `Release` publish pair with readers'
 //! `Acquire` load/fence (the seqlock argument in `txlab_core::protocol::value`). Stripe clocks use only
@@ -117,9 +120,6 @@ pub(crate) fn commit<Rec: Recorder, Omit: WriteOmission>(
         return Err(tx.abort_with(c));
     }
     announce_first_writes(tx);
-    if nwr_on {
-        fence(Ordering::SeqCst);
-    }
     let epoch = tx.w.epoch.global();
     let mut commit_ts = commit_ts(tx, &checks);
     let mut unmarked = false;
