@@ -246,10 +246,10 @@ impl<J: Job> Schedule<J> {
         me: usize,
     ) -> Option<Claim<J>> {
         loop {
-            if let Some(b) = current {
-                if let Some(i) = Self::claim_in(b, slots, me) {
-                    return Some((Arc::clone(b), i));
-                }
+            if let Some(b) = current
+                && let Some(i) = Self::claim_in(b, slots, me)
+            {
+                return Some((Arc::clone(b), i));
             }
             let want = current.as_ref().map_or(0, |b| b.number + 1);
             let mut inner = self.lock();
