@@ -154,7 +154,7 @@ fn retirement_is_serializable_under_random_schedules() {
 fn shuttle_finds_the_broken_order_when_retirement_skips_the_floor() {
     let config = TicTocConfig::manual().with_mutation(Mutation::RetireWithoutFloor);
     // Seeds are searched in order and each is deterministic; the first that breaks the mutant
-    // today is 81, so the range leaves room for schedule-space changes.
+    // is 81, and the range leaves room for changes to the schedule space.
     let found = (0..400u64).any(|seed| {
         std::panic::catch_unwind(|| {
             shuttle::check_random_with_seed(move || assert!(retire_scenario(config).0), seed, 500)
