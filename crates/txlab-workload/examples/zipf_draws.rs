@@ -9,64 +9,22 @@
 //! ```
 //!
 //! Arguments: method, items, theta, draws. Methods: `txlab` (`txlab_workload::Zipf`, the sampler
-//! the workloads use), `rand-distr` (`rand_distr::Zipf`, rejection sampling), `gray` (the
-//! closed-form approximation of Gray et al., SIGMOD 1994, which CCBench and YCSB use; it is not
-//! exact: see `txlab_workload::zipf`), `uniform` (`rand::distr::Uniform`, for reference). Every
+//! the workloads use), `rand-distr` (`rand_distr::Zipf`, rejection sampling), `gray`
+//! (`txlab_workload::gray::GrayZipf`, the closed-form approximation CCBench and YCSB use; not
+//! exact), `uniform` (`rand::distr::Uniform`, for reference). Every
 //! method draws from the workloads' xoshiro256++ stream. The same number of draws runs first as a
 //! warm-up; then `measured` runs them again.
 
-use rand::Rng;
 use rand::distr::{Distribution, Uniform};
 use std::hint::black_box;
 use txlab_workload::Zipf;
+use txlab_workload::gray::GrayZipf;
 use txlab_workload::rng::{WorkloadRng, worker_rng};
-
-/// Gray et al.'s generator over items `0..n` (item 0 hottest): exact for the two hottest items,
-/// a continuous approximation of the tail.
-struct Gray {
-    n: f64,
-    zeta_n: f64,
-    alpha: f64,
-    eta: f64,
-    second: f64,
-}
-
-impl Gray {
-    fn new(n: u64, theta: f64) -> Gray {
-        assert!(
-            theta > 0.0 && theta < 1.0,
-            "Gray's formula needs 0 < theta < 1"
-        );
-        let zeta = |m: u64| (1..=m).rev().map(|k| (k as f64).powf(-theta)).sum::<f64>();
-        let zeta_n = zeta(n);
-        Gray {
-            n: n as f64,
-            zeta_n,
-            alpha: 1.0 / (1.0 - theta),
-            eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta(2) / zeta_n),
-            second: 1.0 + 0.5f64.powf(theta),
-        }
-    }
-
-    #[inline(always)]
-    fn sample(&self, rng: &mut WorkloadRng) -> u64 {
-        let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-        let uz = u * self.zeta_n;
-        if uz < 1.0 {
-            0
-        } else if uz < self.second {
-            1
-        } else {
-            ((self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64)
-                .min(self.n as u64 - 1)
-        }
-    }
-}
 
 enum Method {
     Txlab(Zipf),
     RandDistr(rand_distr::Zipf<f64>),
-    Gray(Gray),
+    Gray(GrayZipf),
     Uniform(Uniform<u64>),
 }
 
@@ -105,7 +63,7 @@ fn main() {
         "rand-distr" => {
             Method::RandDistr(rand_distr::Zipf::new(n as f64, theta).expect("valid parameters"))
         }
-        "gray" => Method::Gray(Gray::new(n, theta)),
+        "gray" => Method::Gray(GrayZipf::new(n, theta).expect("valid parameters")),
         "uniform" => Method::Uniform(Uniform::new(0, n).expect("n > 0")),
         other => {
             eprintln!("method {other:?}\n{usage}");

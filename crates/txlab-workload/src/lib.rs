@@ -14,7 +14,7 @@
 //!
 //! Shared pieces: [`zipf`] (skewed key choice, item 0 hottest), [`distinct`] (distinct keys per
 //! transaction), [`rng`] (per-worker xoshiro256++ streams) and [`stamp`] (values that identify their
-//! writer).
+//! writer). [`gray`] holds the inexact Zipf generator of CCBench and YCSB, for comparisons only.
 //!
 //! # Invariants every workload keeps
 //!
@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod distinct;
+pub mod gray;
 pub mod micro;
 pub mod rng;
 pub mod smallbank;

@@ -47,11 +47,12 @@
 //! transaction the table's misses overlap with the rest of the work while the arithmetic does not
 //! (`docs/workloads.md` has the numbers; example `zipf_draws`).
 //!
-//! Why not the closed form of Gray et al. (used by CCBench and YCSB's `ZipfianGenerator`): it is
-//! exact only for the two hottest items and approximates rank `k >= 3` by the envelope's mass over
-//! `[k - 1, k)`, which over-weights the next hottest ranks (at `n = 100,000`, `theta = 0.99`: rank 3
-//! by 19 %, rank 4 by 13 %, rank 5 by 9 %; the top-rank test below rejects it). It also needs the
-//! O(n) sum `zeta(n, theta)` and divides by `1 - theta`.
+//! Why not the closed form of Gray et al. (used by CCBench and YCSB's `ZipfianGenerator`; kept for
+//! comparisons as [`GrayZipf`](crate::gray::GrayZipf)): it is exact only for the two hottest
+//! items and approximates rank `k >= 3` by the envelope's mass over `[k - 1, k)`, which
+//! over-weights the next hottest ranks (at `n = 100,000`, `theta = 0.99`: rank 3 by 19 %, rank 4
+//! by 13 %, rank 5 by 9 %; the top-rank test below rejects it). It also needs the O(n) sum
+//! `zeta(n, theta)` and divides by `1 - theta`.
 //!
 //! # Accepted `theta`: finite, `0.0..=10.0`
 //!
@@ -391,44 +392,6 @@ mod tests {
             .sum()
     }
 
-    /// Gray et al.'s closed form (SIGMOD 1994) over items `0..n`, written from the paper's
-    /// formula: exact for items 0 and 1, the envelope's mass over `[k - 1, k)` for rank `k >= 3`.
-    /// Only here to show that the top-rank test below can fail.
-    struct Gray {
-        n: f64,
-        zeta_n: f64,
-        alpha: f64,
-        eta: f64,
-        second: f64,
-    }
-
-    impl Gray {
-        fn new(n: u64, theta: f64) -> Gray {
-            let zeta = |m: u64| (1..=m).rev().map(|k| (k as f64).powf(-theta)).sum::<f64>();
-            let zeta_n = zeta(n);
-            Gray {
-                n: n as f64,
-                zeta_n,
-                alpha: 1.0 / (1.0 - theta),
-                eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta(2) / zeta_n),
-                second: 1.0 + 0.5f64.powf(theta),
-            }
-        }
-
-        fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
-            let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
-            let uz = u * self.zeta_n;
-            if uz < 1.0 {
-                0
-            } else if uz < self.second {
-                1
-            } else {
-                ((self.n * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64)
-                    .min(self.n as u64 - 1)
-            }
-        }
-    }
-
     /// Draws `draws` items and checks the `ranks` hottest: each count within `Z` binomial
     /// standard deviations of `draws * P(i)`. The tolerance follows the sample size (about
     /// `Z * sqrt(draws * P(i))`); `Z = 5` leaves a chance below 10^-6 per rank that a correct
@@ -486,7 +449,7 @@ mod tests {
         }
         for (seed, theta) in [0.9, 0.99].into_iter().enumerate() {
             let z = Zipf::new(ITEMS, theta).unwrap();
-            let gray = Gray::new(ITEMS, theta);
+            let gray = crate::gray::GrayZipf::new(ITEMS, theta).unwrap();
             let mut rng = worker_rng(50 + seed as u64, 0);
             assert!(
                 top_ranks(&z, DRAWS, 10, || gray.sample(&mut rng)).is_err(),
