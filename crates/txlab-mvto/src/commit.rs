@@ -23,15 +23,16 @@
 //! ```
 //!
 //! Why the orderings suffice (the store-load pattern, every access `SeqCst`): a reader R with
-//! `ts_R > ts` raises `rts` of version `v` (`fetch_max`) and later re-reads the list in
-//! validation; a writer W links its version above `v` and then loads `v.rts`. In the single
-//! total order of `SeqCst` operations either W's link precedes R's `fetch_max`, so R's
-//! validation sees W's version (pending or committed) and R aborts, or R's `fetch_max` precedes
-//! W's link, so W's load sees `rts >= ts_R > ts` and W aborts. R skips the `fetch_max` when its
-//! `SeqCst` load of `rts` already returns `ts_R` or more: that value was written by a `fetch_max`
+//! `ts_R > ts` raises `rts` of version `v` (a compare-and-swap that writes `ts_R`,
+//! `Version::raise_rts`) and later re-reads the list in validation; a writer W links its version
+//! above `v` and then loads `v.rts`. In the single total order of `SeqCst` operations either W's
+//! link precedes R's raise, so R's validation sees W's version (pending or committed) and R
+//! aborts, or R's raise precedes W's link, so W's load sees `rts >= ts_R > ts` and W aborts. R
+//! writes nothing when its `SeqCst` load of `rts` (the first load, or the value a failed
+//! compare-and-swap returns) already reads `ts_R` or more: that value was written by a raise
 //! preceding the load in the total order, so if the load precedes W's link, W's later load reads
-//! that write or a later one (`rts` only grows) and W aborts as in the first case; a read then writes
-//! nothing to shared memory when a younger reader got there first. The same argument with the stripe
+//! that write or a later one (`rts` only grows) and W aborts as in the first case; a read then
+//! writes nothing to shared memory when a younger reader got there first. The same argument with the stripe
 //! scan timestamps (raised before the scanner reads stripe versions and traverses) covers inserts
 //! into records created after the scan. Version contents are immutable once linked
 //! (`crate::version`), so no value needs a seqlock.

@@ -337,10 +337,7 @@ impl<Rec: Recorder, W: WriteOmission> Protocol for Mvto<Rec, W> {
         loop {
             match rec.visible(ts, Ordering::SeqCst, guard) {
                 Visible::Committed(v) => {
-                    // A load that sees `ts` or more serves as the raise (`crate::commit`).
-                    if v.rts.load(Ordering::SeqCst) < ts {
-                        v.rts.fetch_max(ts, Ordering::SeqCst);
-                    }
+                    v.raise_rts(ts);
                     w.state.clock.observe(v.wts);
                     return Ok(Observation {
                         seen: v,

@@ -40,10 +40,11 @@
 //!    [`MvtoRecord::visible`] answers `Retired`: readers abort with
 //!    `ConflictCause::RecordRetired`, and so does read validation. `R` is then final for every
 //!    committing reader, by the store-load pattern of `crate::commit`: a reader raises the
-//!    tombstone's `rts` (`SeqCst` `fetch_max`) and later validates with a `SeqCst` load of the
+//!    tombstone's `rts` (`SeqCst` compare-and-swap, or a `SeqCst` load that already reads its
+//!    timestamp, `crate::commit`) and later validates with a `SeqCst` load of the
 //!    head; the retirer CASes the head and then loads `rts`. In the single order of `SeqCst`
 //!    operations either the reader's validation load comes after the tag (it aborts), or its
-//!    `fetch_max` came before the tag and the retirer's `rts` load sees it. MVTO+NWR omitters
+//!    raise came before the tag and the retirer's `rts` load sees it. MVTO+NWR omitters
 //!    validate their reads with the same kind of head load (`crate::nwr`), and `mvto-nwr-single`
 //!    raises `rts` to its pivot's timestamp before validating again, so the same holds for them.
 //!    Linkers: a version linked at the head position cannot land in a tagged record (the CAS

@@ -8,7 +8,8 @@
 //!   fields never race with a write. In particular the value of a *pending* version is already
 //!   final; readers still wait for its status (Cicada's rule) because it may abort.
 //! - `rts` (the largest timestamp of a transaction that read the version) only grows
-//!   (`fetch_max`, `SeqCst`: it is half of the store-load pattern in `crate::commit`).
+//!   (`Version::raise_rts`: a `SeqCst` load, then `SeqCst` compare-and-swap until `rts >= ts`;
+//!   it is half of the store-load pattern in `crate::commit`).
 //! - `status` goes `PENDING → COMMITTED` or `PENDING → ABORTED` once, by the installing
 //!   transaction; loaded and initial versions are born committed.
 //! - Versions are freed only through crossbeam-epoch deferred destruction (`crate::gc`), never
@@ -71,6 +72,24 @@ impl Version {
     /// The committed initial version of a key that was never loaded: absent, timestamp 0.
     pub(crate) fn initial_absent() -> Self {
         Self::new(0, COMMITTED, true, &[])
+    }
+
+    /// Raises `rts` to at least `ts` (a reader with timestamp `ts`). A `SeqCst` load that sees
+    /// `ts` or more serves as the raise (`crate::commit`); otherwise a compare-and-swap loop
+    /// seeded with that load, which on x86-64 is one `lock cmpxchg` when no other reader raises
+    /// the version meanwhile (`fetch_max` would load `rts` a second time before it).
+    #[inline]
+    pub(crate) fn raise_rts(&self, ts: u64) {
+        let mut cur = self.rts.load(Ordering::SeqCst);
+        while cur < ts {
+            match self
+                .rts
+                .compare_exchange_weak(cur, ts, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// The status (`Acquire`: a reader that sees `COMMITTED` may use the version).
