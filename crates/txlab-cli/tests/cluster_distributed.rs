@@ -255,3 +255,34 @@ fn cluster_out_refuses_client_threads_before_creating_the_directory() {
         "the directory is not created before the flags are accepted"
     );
 }
+
+/// A server process that never comes up (`--fault hang`: it hangs before loading): the client
+/// process issues nothing and fails once `--timeout-s` has passed, naming the server, its
+/// address and the timeout, and the launch fails with it.
+#[test]
+fn a_server_that_never_comes_up_fails_the_launch_naming_it_and_the_timeout() {
+    let out = Command::new(TXLAB)
+        .args(["cluster", "--local", "3", "--timeout-s", "2"])
+        .args(["--fault-node", "1", "--fault", "hang"])
+        .args(["--", "run", "--protocol", "rococo"])
+        .args(&TPCC[..TPCC.len() - 1])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("servers not ready within 2s (--timeout-s), so the run did not start"),
+        "{err}"
+    );
+    assert!(
+        err.contains(": not connected (still loading its shard, or unreachable)")
+            && err.contains("server 1 at 127.0.0.1:"),
+        "{err}"
+    );
+    // The client process's failure ends the launch, before the launcher's own timeout
+    // (`--timeout-s` + 10 s) would.
+    assert!(
+        err.contains("node 2 (pid") && err.contains("failed"),
+        "{err}"
+    );
+}

@@ -12,6 +12,7 @@
 //! | `RoBlocked` / `RoExempt` | server → coordinator → servers | a held read waits for writers: its other holds let them through |
 //! | `Gossip` | server → every node, client → server | §3.4 epochs: own epoch and oldest unfinished tag |
 //! | `Exec`, `Prepare`, `Decide` and replies, `Wounded` | coordinator ↔ server | 2PL/OCC with 2PC |
+//! | `AwaitReady` / `Ready` | client process → server → client process | start of a multi-process run (`remote`): answered once the server's link to every node is up (its process starts its node only after loading its shard) |
 //! | `Dump` / `Rows`, `Release` / `Released` | client process → server | end of a multi-process run (`remote`): the server's rows for the checks; the server may exit |
 //!
 //! Requests are retransmitted by their sender until answered, so every handler is idempotent
@@ -332,6 +333,11 @@ pub enum Msg<P> {
         /// The attempt.
         attempt: u32,
     },
+    /// Before a multi-process run: answer [`Msg::Ready`] once this server's link to every node
+    /// of the cluster is up.
+    AwaitReady,
+    /// The server's shard is loaded and its link to every node is up.
+    Ready,
     /// After a multi-process run: send chunk `chunk` of the rows this server reports.
     Dump {
         /// The chunk, from 0.

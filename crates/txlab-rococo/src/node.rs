@@ -60,9 +60,10 @@ impl<W: PiecedWorkload, R: Recording> Node for RococoNode<W, R> {
         }
     }
 
-    fn on_peer(&mut self, peer: NodeId, up: bool, _ctx: &mut Ctx<'_, Self::Msg>) {
-        if let RococoNode::Client(c) = self {
-            c.on_peer(peer, up);
+    fn on_peer(&mut self, peer: NodeId, up: bool, ctx: &mut Ctx<'_, Self::Msg>) {
+        match self {
+            RococoNode::Server(s) => s.on_peer(peer, up, ctx),
+            RococoNode::Client(c) => c.on_peer(peer, up),
         }
     }
 }

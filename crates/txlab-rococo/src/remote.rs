@@ -8,7 +8,13 @@
 //! **A server process** loads its own shard only ([`RococoCluster::loading_only`]) and serves
 //! until the client process releases it ([`RococoCluster::serve`]).
 //!
-//! **The client process** drives its client node through the node's `Transport` with the same
+//! **The client process** starts its client node and first waits until every server is ready
+//! (`Msg::AwaitReady` / `Msg::Ready`): a server process starts its node only after loading its
+//! shard, and answers once its link to every node is up. Only then does it tell the caller
+//! (`on_ready` of [`RococoCluster::run_client`]: the harness starts the warm-up there), so a
+//! run's warm-up and measured interval never include loading or connecting. A server that is not
+//! ready within [`Remote::timeout`] fails the run with an error naming it and the timeout.
+//! Then it drives its client node through the node's `Transport` with the same
 //! issuing loop as an `inproc` run, so the meter sees the same events. When every transaction
 //! has ended it asks each server for the rows it reports (`Dump`/`Rows`, chunked) if the run is
 //! checked, loads them into its own empty shards (so [`RococoCluster::snapshot`] merges them as
@@ -51,7 +57,8 @@ pub struct Remote {
     pub id: NodeId,
     /// The build's git revision (checked by the handshake).
     pub git_revision: String,
-    /// A server stops after this long even if it was never released.
+    /// A server stops after this long even if it was never released; the client process waits
+    /// at most this long for every server to be ready.
     pub timeout: Duration,
 }
 
@@ -125,9 +132,12 @@ impl<W: PiecedWorkload> RococoCluster<W> {
         })
     }
 
-    /// Runs this process's client node (module docs) until `meter` stops issuing and every
-    /// transaction has ended; with `collect`, loads every server's rows into this cluster's
-    /// (empty) shards; then releases the servers. Reports the client node's counters.
+    /// Runs this process's client node (module docs): waits until every server is ready, calls
+    /// `on_ready`, and runs until `meter` stops issuing and every transaction has ended; with
+    /// `collect`, loads every server's rows into this cluster's (empty) shards; then releases
+    /// the servers. Reports the client node's counters. Nothing is issued (and `on_ready` is
+    /// not called) before every server is ready; a server not ready within
+    /// [`Remote::timeout`] is an error naming it.
     pub fn run_client<R: Recording, M: Meter>(
         &self,
         remote: &Remote,
@@ -135,6 +145,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
         recording: Arc<R>,
         meter: &M,
         collect: bool,
+        on_ready: impl FnOnce(),
     ) -> Result<RunReport, Error> {
         if !remote.is_client()? {
             return Err(Error::Misuse("run_client: this process runs a server"));
@@ -169,11 +180,26 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             .flatten()
             .map(|f| client_error(&f))
         };
-        let mut result = drive(owner, opts.drain, done_rx, meter, fatal, || {});
+        let ready = await_ready(&node, remote);
+        let all_ready = ready.is_ok();
+        let mut result = ready.map(|()| on_ready());
+        if result.is_ok() {
+            result = drive(owner, opts.drain, done_rx, meter, fatal, || {});
+        }
         if result.is_ok() && collect {
             result = (0..servers).try_for_each(|s| self.collect(&node, s));
         }
-        let released = (0..servers).try_for_each(|s| release(&node, s));
+        // After a failed start only the servers this node reaches can be released; the others
+        // stop at their own timeout (or with the launcher).
+        let reached = node
+            .inspect(move |n: &mut RococoNode<W, R>| {
+                let c = n.client().expect("the client node");
+                (0..servers)
+                    .filter(|&s| all_ready || c.link_up(s))
+                    .collect::<Vec<_>>()
+            })
+            .map_err(net);
+        let released = reached.and_then(|r| r.into_iter().try_for_each(|s| release(&node, s)));
         let stopped = node.stop().map_err(net)?;
         let elapsed = started.elapsed();
         result?;
@@ -228,6 +254,75 @@ fn chunks_of<W: PiecedWorkload, R: Recording>(
     node.inspect(move |n: &mut RococoNode<W, R>| n.client().and_then(|c| c.has_rows(s, chunk)))
         .map_err(net)?
         .ok_or_else(|| Error::Internal(format!("server {s} sent no chunk {chunk}")))
+}
+
+/// Waits until every server answered `AwaitReady` (module docs), asking again every
+/// [`ASK_EVERY`] (a request sent while a link is down waits in it; one lost with a broken
+/// connection is sent again), for at most `remote.timeout`.
+fn await_ready<W: PiecedWorkload, R: Recording>(
+    node: &TcpNode<RococoNode<W, R>>,
+    remote: &Remote,
+) -> Result<(), Error> {
+    let servers = remote.servers()?;
+    let t = node.transport();
+    let deadline = Instant::now() + remote.timeout;
+    let pending = |node: &TcpNode<RococoNode<W, R>>| {
+        node.inspect(move |n: &mut RococoNode<W, R>| {
+            let c = n.client().expect("the client node");
+            (0..servers)
+                .filter(|&s| !c.ready_from(s))
+                .map(|s| (s, c.link_up(s)))
+                .collect::<Vec<_>>()
+        })
+        .map_err(net)
+    };
+    loop {
+        let waiting = pending(node)?;
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(not_ready(remote, &waiting));
+        }
+        for &(s, _) in &waiting {
+            t.send(NodeId(s), Msg::AwaitReady).map_err(net)?;
+        }
+        let all = move |n: &RococoNode<W, R>| {
+            n.client()
+                .is_some_and(|c| (0..servers).all(|s| c.ready_from(s)))
+        };
+        match node.wait_until(left.min(ASK_EVERY), all) {
+            Ok(()) | Err(txlab_net::NetError::Timeout(..)) => {}
+            Err(e) => return Err(net(e)),
+        }
+    }
+}
+
+/// The error for servers not ready in time: each with its address and whether the client's
+/// link to it is up (down: its process is still loading its shard, or unreachable; up: one of
+/// its own links is not).
+fn not_ready(remote: &Remote, waiting: &[(u16, bool)]) -> Error {
+    let each: Vec<String> = waiting
+        .iter()
+        .map(|&(s, up)| {
+            let addr = remote
+                .cluster
+                .node(NodeId(s))
+                .map_or_else(|_| "?".to_string(), |n| n.address.clone());
+            let why = if up {
+                "connected, but not all of its links to the other nodes are up"
+            } else {
+                "not connected (still loading its shard, or unreachable)"
+            };
+            format!("server {s} at {addr}: {why}")
+        })
+        .collect();
+    Error::Internal(format!(
+        "servers not ready within {:?} (--timeout-s), so the run did not start: {}",
+        remote.timeout,
+        each.join("; ")
+    ))
 }
 
 /// Releases server `s` (its process exits).

@@ -296,8 +296,9 @@ fn measure_cluster<W: PiecedWorkload + Sync, H: RunsCluster>(
 /// Where a cluster's nodes run: all on `inproc` threads of this process, or (feature `tcp`)
 /// this process is the client node of a multi-process cluster.
 trait RunsCluster: Sync {
-    /// Runs until `session` stops issuing; when recording (a checked run), leaves the servers'
-    /// final rows in the cluster's shards for the invariant check.
+    /// Calls [`Session::ready`] once every node can take transactions (the warm-up starts
+    /// there), then runs until `session` stops issuing; when recording (a checked run), leaves
+    /// the servers' final rows in the cluster's shards for the invariant check.
     fn run<W: PiecedWorkload, R: Recording>(
         &self,
         cluster: &RococoCluster<W>,
@@ -318,6 +319,8 @@ impl RunsCluster for Inproc {
         recording: Arc<R>,
         session: &Session<'_>,
     ) -> Result<RunReport, Error> {
+        // Every shard is loaded; the nodes start with the run, on this process's threads.
+        session.ready();
         cluster.run_metered(opts, recording, session)
     }
 }
@@ -357,7 +360,6 @@ impl<W: PiecedWorkload + Sync, R: Recording, H: RunsCluster> Driver for ClusterD
     }
 
     fn drive(&self, session: &Session<'_>) -> Result<Driven, Error> {
-        session.ready();
         let report = self.how.run(
             self.cluster,
             &self.opts,

@@ -145,6 +145,10 @@ pub struct Client<W: PiecedWorkload, R: Recording> {
     released: std::collections::BTreeSet<u16>,
     /// Peers whose link is down (`tcp`: a server process that exited).
     lost: std::collections::BTreeSet<u16>,
+    /// Peers whose link is up.
+    up: std::collections::BTreeSet<u16>,
+    /// Servers that answered `AwaitReady`.
+    ready: std::collections::BTreeSet<u16>,
 }
 
 /// `(table, key, value)` rows of a server's shard.
@@ -188,6 +192,8 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             dumps: BTreeMap::new(),
             released: std::collections::BTreeSet::new(),
             lost: std::collections::BTreeSet::new(),
+            up: std::collections::BTreeSet::new(),
+            ready: std::collections::BTreeSet::new(),
         }
     }
 
@@ -215,11 +221,24 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
         self.released.contains(&server) || self.lost.contains(&server)
     }
 
+    /// Whether `server` answered `AwaitReady` (its shard is loaded and its link to every node
+    /// is up; `server::ready`).
+    pub fn ready_from(&self, server: u16) -> bool {
+        self.ready.contains(&server)
+    }
+
+    /// Whether this node's link to `peer` is up.
+    pub fn link_up(&self, peer: u16) -> bool {
+        self.up.contains(&peer)
+    }
+
     pub(crate) fn on_peer(&mut self, peer: NodeId, up: bool) {
         if up {
             self.lost.remove(&peer.0);
+            self.up.insert(peer.0);
         } else {
             self.lost.insert(peer.0);
+            self.up.remove(&peer.0);
         }
     }
 
@@ -347,8 +366,12 @@ impl<W: PiecedWorkload, R: Recording> Client<W, R> {
             Msg::Released => {
                 self.released.insert(from.0);
             }
+            Msg::Ready => {
+                self.ready.insert(from.0);
+            }
             // Requests are for servers.
-            Msg::Dump { .. }
+            Msg::AwaitReady
+            | Msg::Dump { .. }
             | Msg::Release
             | Msg::Start(_)
             | Msg::Commit(_)

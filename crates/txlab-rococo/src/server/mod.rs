@@ -12,6 +12,7 @@ mod dump;
 mod gc;
 mod occ;
 mod readonly;
+mod ready;
 mod rococo;
 mod twopl;
 
@@ -187,7 +188,8 @@ pub struct Server<W: PiecedWorkload, R: Recording> {
     // Baselines
     twopl: twopl::Locks<Program<W>>,
     occ: occ::Versions<Program<W>>,
-    // End of a multi-process run
+    // Start and end of a multi-process run
+    ready: ready::Readiness,
     dump: dump::Dump,
     _recording: PhantomData<R>,
 }
@@ -223,6 +225,7 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
             epochs: gc::Epochs::default(),
             twopl: twopl::Locks::default(),
             occ: occ::Versions::default(),
+            ready: ready::Readiness::default(),
             dump: dump::Dump::default(),
             _recording: PhantomData,
         }
@@ -329,10 +332,12 @@ impl<W: PiecedWorkload, R: Recording> Server<W, R> {
                 Protocol::Occ => self.occ_decide(from, txn, attempt, commit, ctx),
                 _ => self.twopl_decide(from, txn, attempt, commit, ctx),
             },
+            Msg::AwaitReady => self.await_ready(from, ctx),
             Msg::Dump { chunk } => self.dump_chunk(from, chunk, ctx),
             Msg::Release => self.release(from, ctx),
             // Replies and issue requests are for client nodes.
             Msg::Issue { .. }
+            | Msg::Ready
             | Msg::Rows { .. }
             | Msg::Released
             | Msg::StartReply(_)

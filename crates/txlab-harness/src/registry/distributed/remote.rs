@@ -1,7 +1,8 @@
 //! One process of a multi-process cluster (feature `tcp`; `txlab cluster --local N -- run
 //! --protocol rococo ...`): nodes `0..N-1` of the cluster file are the servers, node `N-1` the
 //! client (`txlab_rococo::remote`). A server process loads its shard and serves until released;
-//! the client process measures exactly as `txlab run` does (the same `measure_cluster`: the
+//! the client process waits until every server has loaded its shard and every link is up (at
+//! most `--timeout-s`), starts the warm-up only then, and measures exactly as `txlab run` does (the same `measure_cluster`: the
 //! same meter, result fields and, with `--check`, the same history, one-order and invariant
 //! checks, on the history its coordinators recorded and on the shards the servers sent back).
 //!
@@ -127,6 +128,9 @@ impl RunsCluster for Client<'_> {
         recording: Arc<R>,
         session: &Session<'_>,
     ) -> Result<RunReport, Error> {
-        cluster.run_client(self.0, opts, recording, session, R::ENABLED)
+        // The warm-up starts once every server has loaded its shard and its links are up.
+        cluster.run_client(self.0, opts, recording, session, R::ENABLED, || {
+            session.ready()
+        })
     }
 }
