@@ -1,10 +1,11 @@
 //! A sweep: the cartesian product protocols × workloads × thetas × threads × repeats, run one
 //! point after the other and reported to a progress callback before each.
 //!
-//! Repeats are *rounds*, and protocols are interleaved within each round: round 0 runs every
-//! (workload, theta, threads) point for protocol A, then B, then C, then round 1 does the same
-//! (ABCABC, not AAABBB), so a slow phase of a noisy host hits every protocol of a round alike
-//! and per-round ratios between protocols compare runs made side by side ([`crate::stats`]).
+//! Repeats are *rounds*, and protocols are the innermost loop: round 0 takes the (workload,
+//! theta, threads) points in order and runs protocol A, then B, then C at each before the next
+//! point, then round 1 does the same (ABCABC at every point, not AAABBB), so a slow phase of a
+//! noisy host hits the protocols of a point alike and per-round ratios between protocols compare
+//! runs made side by side ([`crate::stats`]).
 //!
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
