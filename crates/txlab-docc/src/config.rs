@@ -18,7 +18,7 @@ pub struct BatchConfig {
 }
 
 impl Default for BatchConfig {
-    /// 5 ms epochs (the default; Calvin uses 10 ms), at most 2^24 transactions each.
+    /// 5 ms epochs (the required default; Calvin uses 10 ms), at most 2^24 transactions each.
     fn default() -> Self {
         Self {
             epoch: Duration::from_millis(5),

@@ -4,7 +4,7 @@
 //!   for versions, a dense `rank` for the waiting phase) and its dependency (`need`, see
 //!   `crate::wait`), computed when the batch is pushed: with snapshots a job depends on the last
 //!   read-write job before it (`Program::read_only`), otherwise on the job just before it.
-//! - **Claiming** (the "one atomic cursor"): a worker takes the next job of its current
+//! - **Claiming** (one atomic cursor per batch): a worker takes the next job of its current
 //!   batch with a compare-and-swap on the batch's cursor; past the end it moves to the next batch
 //!   by number. Claims are therefore in order: when job `N` is claimed, every earlier job has been
 //!   claimed, and since a worker holds one job at a time until it completes, the oldest unfinished

@@ -1,5 +1,5 @@
-//! DOCC and the Calvin-style baseline across partitions, over `txlab-net` (the issue's
-//! deliverable 6; `docs/protocols/docc.md`, "Multi-partition").
+//! DOCC and the Calvin-style baseline across partitions, over `txlab-net`, both on one exchange
+//! (`docs/protocols/docc.md`, "Multi-partition").
 //!
 //! [`Cluster<E>`] is `N` partitions, each a local engine `E` ([`DoccCluster`]: DOCC with snapshots
 //! and prefetching; [`CalvinCluster`]: the Calvin-style baseline) holding the rows a

@@ -1,4 +1,4 @@
-//! Where rows live and who takes part in a transaction (the participants/leader rule).
+//! Where rows live and who takes part in a transaction: its participants and its leader.
 //!
 //! - **Owners**: a [`Placement::Partitioned`] key lives at `Partitioner::partition_of`, which
 //!   must name a node of the cluster; [`Placement::Replicated`] tables are loaded at every node
