@@ -106,11 +106,22 @@ impl Events {
     }
 }
 
-/// A meter that issues `limit` transactions, counts the ends, and logs the first issue.
+/// A meter that issues a fixed number of transactions, counts the ends, and logs the first issue.
 struct Limited<'e> {
     events: &'e Events,
     left: AtomicU64,
     ended: AtomicU64,
+}
+
+impl<'e> Limited<'e> {
+    /// Issues `transactions`, logging the first issue in `events`.
+    fn new(events: &'e Events, transactions: u64) -> Self {
+        Limited {
+            events,
+            left: AtomicU64::new(transactions),
+            ended: AtomicU64::new(0),
+        }
+    }
 }
 
 struct LimitedProbe<'m>(&'m Limited<'m>);
@@ -159,11 +170,7 @@ fn released(n: &Node) -> bool {
 fn the_warm_up_starts_only_after_every_server_loaded_and_linked() {
     let file = cluster_file(2);
     let events = Events::default();
-    let meter = Limited {
-        events: &events,
-        left: AtomicU64::new(40),
-        ended: AtomicU64::new(0),
-    };
+    let meter = Limited::new(&events, 40);
     std::thread::scope(|s| {
         let servers = s.spawn(|| {
             let server0 = start_server(&file, 2, 0);
@@ -220,11 +227,7 @@ fn the_warm_up_starts_only_after_every_server_loaded_and_linked() {
 fn a_server_that_never_comes_up_fails_the_run_naming_it_and_the_timeout() {
     let file = cluster_file(2);
     let events = Events::default();
-    let meter = Limited {
-        events: &events,
-        left: AtomicU64::new(10),
-        ended: AtomicU64::new(0),
-    };
+    let meter = Limited::new(&events, 10);
     // Server 0 runs; server 1 never starts.
     let server0 = start_server(&file, 2, 0);
     let timeout = Duration::from_secs(2);
