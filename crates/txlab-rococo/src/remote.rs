@@ -47,6 +47,12 @@ use txlab_net::tcp::TcpNode;
 const ASK_EVERY: Duration = Duration::from_millis(500);
 /// How many times it asks.
 const ASKS: u32 = 40;
+/// How much longer than [`Remote::timeout`] a server process serves before stopping on its own.
+/// The client process gives up on readiness after [`Remote::timeout`]; a server outlasting it
+/// leaves the report of a server that never came up to the client, which names that server,
+/// instead of to a ready server timing out on its link to it. It stays below the launcher's own
+/// margin (`txlab cluster` stops every process after `--timeout-s` + 10 s).
+const SERVER_OUTLASTS: Duration = Duration::from_secs(5);
 
 /// This process's node of a cluster file (module docs).
 #[derive(Debug, Clone)]
@@ -57,8 +63,8 @@ pub struct Remote {
     pub id: NodeId,
     /// The build's git revision (checked by the handshake).
     pub git_revision: String,
-    /// A server stops after this long even if it was never released; the client process waits
-    /// at most this long for every server to be ready.
+    /// The client process waits at most this long for every server to be ready; a server stops
+    /// after this long (and a margin, `SERVER_OUTLASTS`) even if it was never released.
     pub timeout: Duration,
 }
 
@@ -115,7 +121,7 @@ impl<W: PiecedWorkload> RococoCluster<W> {
             &remote.git_revision,
             RococoNode::Server(Box::new(server)),
             |n: &RococoNode<W, R>| n.server().is_some_and(Server::released),
-            remote.timeout,
+            remote.timeout + SERVER_OUTLASTS,
         )
         .map_err(net)?;
         let RococoNode::Server(server) = node else {
