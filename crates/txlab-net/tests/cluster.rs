@@ -1,7 +1,7 @@
 //! The local launcher over real child processes (the `txlab-net-counter` binary): results are
 //! gathered, and no child outlives a launch that succeeds, fails, times out or is cancelled.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -128,8 +128,16 @@ fn cancelling_stops_every_node() {
     assert!(pids.iter().all(|&p| !exists(p)), "children left behind");
 }
 
-/// Starts the launcher binary with node 0 hanging and returns it with its children's pids.
-fn launcher_process() -> (std::process::Child, Vec<u32>) {
+/// Starts the launcher binary with node 0 hanging and returns it with its children's pids and
+/// the rest of its stderr (open until dropped); `on_first_pid` gets the launcher's pid as soon as
+/// it has reported its first child.
+fn launcher_process(
+    on_first_pid: impl FnOnce(u32),
+) -> (
+    std::process::Child,
+    Vec<u32>,
+    BufReader<std::process::ChildStderr>,
+) {
     let mut launcher = Command::new(EXE)
         .args([
             "cluster",
@@ -147,14 +155,16 @@ fn launcher_process() -> (std::process::Child, Vec<u32>) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(launcher.stderr.take().unwrap()).lines();
-    let pids: Vec<u32> = (0..3)
-        .map(|_| {
-            let l = lines.next().unwrap().unwrap();
-            l.rsplit(' ').next().unwrap().parse().unwrap()
-        })
-        .collect();
-    (launcher, pids)
+    let mut stderr = BufReader::new(launcher.stderr.take().unwrap());
+    let mut pid = || -> u32 {
+        let mut l = String::new();
+        stderr.read_line(&mut l).unwrap();
+        l.trim_end().rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let first = pid();
+    on_first_pid(launcher.id());
+    let pids = vec![first, pid(), pid()];
+    (launcher, pids, stderr)
 }
 
 /// Waits (bounded) for processes that end on their own.
@@ -169,17 +179,27 @@ fn wait_gone(pids: &[u32]) -> bool {
     false
 }
 
+/// Ctrl-C as soon as the launcher names its first child (its handler is in place before any
+/// child starts): the launcher stops, reaps every child and exits with its error, instead of
+/// dying by the signal and leaving them behind.
 #[test]
 fn ctrl_c_on_the_launcher_reaps_its_children() {
-    let (mut launcher, pids) = launcher_process();
-    assert!(pids.iter().all(|&p| alive(p)));
-    let st = Command::new("kill")
-        .args(["-INT", &launcher.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (mut launcher, pids, mut stderr) = launcher_process(|launcher| {
+        let st = Command::new("kill")
+            .args(["-INT", &launcher.to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    });
+    let mut said = String::new();
+    stderr.read_to_string(&mut said).unwrap();
     let status = launcher.wait().unwrap();
-    assert!(!status.success());
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "{status}: not the launcher's own exit"
+    );
+    assert!(said.contains("launch cancelled"), "{said}");
     // The launcher killed and reaped them before exiting.
     assert!(
         pids.iter().all(|&p| !alive(p)),
@@ -189,7 +209,7 @@ fn ctrl_c_on_the_launcher_reaps_its_children() {
 
 #[test]
 fn children_of_a_killed_launcher_exit_on_their_own() {
-    let (mut launcher, pids) = launcher_process();
+    let (mut launcher, pids, _stderr) = launcher_process(|_| {});
     launcher.kill().unwrap();
     launcher.wait().unwrap();
     // SIGKILL gives the launcher no chance; the children see their stdin close and exit.

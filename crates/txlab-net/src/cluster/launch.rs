@@ -160,7 +160,8 @@ struct Ended {
 
 /// Launches `spec`, calling `on_spawn(id, pid)` for each child, and returns every node's JSON
 /// result. Fails (after killing and reaping every child) when a child exits unsuccessfully or
-/// prints no JSON, when `spec.timeout` passes, or when `cancel` completes.
+/// prints no JSON, when `spec.timeout` passes, or when `cancel` completes. `cancel` is first
+/// polled before any child starts.
 pub fn launch_local(
     spec: &LocalLaunch,
     mut on_spawn: impl FnMut(NodeId, u32),
@@ -173,6 +174,16 @@ pub fn launch_local(
         .build()
         .map_err(|e| NetError::io("build the launcher runtime", e))?;
     rt.block_on(async {
+        let mut cancel = std::pin::pin!(cancel);
+        // Polled once before any child starts, so that a cancellation which takes effect when
+        // first polled (`tokio::signal::ctrl_c` installs its handler then) is in place before
+        // `on_spawn` tells anyone a child's pid: a Ctrl-C from then on stops the launch and
+        // reaps the children instead of killing the launcher outright.
+        if futures::poll!(cancel.as_mut()).is_ready() {
+            return Err(NetError::Stopped(
+                "launch cancelled before any node started".into(),
+            ));
+        }
         let mut kills = Vec::new();
         let mut running = FuturesUnordered::new();
         let mut spawn_error = None;
@@ -192,7 +203,7 @@ pub fn launch_local(
         }
         let outcome = match spawn_error {
             Some(e) => Err(e),
-            None => gather(spec, &mut running, cancel).await,
+            None => gather(spec, &mut running, cancel.as_mut()).await,
         };
         // Whatever happened, no child outlives the launch.
         for k in kills {
@@ -264,16 +275,15 @@ fn spawn_child(
 async fn gather(
     spec: &LocalLaunch,
     running: &mut FuturesUnordered<ChildFuture>,
-    cancel: impl Future<Output = ()>,
+    mut cancel: std::pin::Pin<&mut impl Future<Output = ()>>,
 ) -> Result<Vec<NodeOutput>, NetError> {
     let mut done = Vec::new();
     let deadline = tokio::time::sleep(spec.timeout);
     tokio::pin!(deadline);
-    tokio::pin!(cancel);
     while done.len() < spec.nodes as usize {
         let ended = tokio::select! {
             biased;
-            _ = &mut cancel => return Err(NetError::Stopped("launch cancelled; every node was stopped".into())),
+            _ = cancel.as_mut() => return Err(NetError::Stopped("launch cancelled; every node was stopped".into())),
             _ = &mut deadline => return Err(NetError::Timeout(spec.timeout, format!(
                 "{} of {} nodes finished; the others were stopped", done.len(), spec.nodes))),
             e = running.next() => e.expect("one future per unfinished child"),
