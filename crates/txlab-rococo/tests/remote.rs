@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use txlab_core::ConflictCause;
 use txlab_core::protocol::meter::{Meter, Probe, Ticket};
 use txlab_net::NodeId;
-use txlab_net::cluster::ClusterFile;
+use txlab_net::cluster::{ClusterFile, ReservedPort};
 use txlab_net::tcp::TcpNode;
 use txlab_rococo::client::Issue;
 use txlab_rococo::cluster::node_factory;
@@ -33,20 +33,21 @@ const BOUND: Duration = Duration::from_secs(60);
 
 type Node = RococoNode<Ycsb, NoRecording>;
 
-/// A cluster file of `servers` servers and one client node on free loopback ports.
-fn cluster_file(servers: u16) -> ClusterFile {
+/// A cluster file of `servers` servers and one client node on loopback ports reserved for them
+/// (held until the returned reservations drop, so that the other test's picks cannot take a port
+/// before its node binds it).
+fn cluster_file(servers: u16) -> (ClusterFile, Vec<ReservedPort>) {
     let mut text = String::from("protocol = \"rococo\"\nseed = 1\n");
+    let mut reserved = Vec::new();
     for id in 0..=servers {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = ReservedPort::on("127.0.0.1").unwrap();
         text.push_str(&format!(
-            "\n[[node]]\nid = {id}\naddress = \"127.0.0.1:{port}\"\n"
+            "\n[[node]]\nid = {id}\naddress = \"127.0.0.1:{}\"\n",
+            port.port()
         ));
+        reserved.push(port);
     }
-    ClusterFile::parse(&text).unwrap()
+    (ClusterFile::parse(&text).unwrap(), reserved)
 }
 
 fn remote(cluster: &ClusterFile, id: u16, timeout: Duration) -> Remote {
@@ -168,7 +169,7 @@ fn released(n: &Node) -> bool {
 
 #[test]
 fn the_warm_up_starts_only_after_every_server_loaded_and_linked() {
-    let file = cluster_file(2);
+    let (file, _reserved) = cluster_file(2);
     let events = Events::default();
     let meter = Limited::new(&events, 40);
     std::thread::scope(|s| {
@@ -225,7 +226,7 @@ fn the_warm_up_starts_only_after_every_server_loaded_and_linked() {
 
 #[test]
 fn a_server_that_never_comes_up_fails_the_run_naming_it_and_the_timeout() {
-    let file = cluster_file(2);
+    let (file, _reserved) = cluster_file(2);
     let events = Events::default();
     let meter = Limited::new(&events, 10);
     // Server 0 runs; server 1 never starts.

@@ -86,13 +86,58 @@ pub fn watch_parent() {
     });
 }
 
-/// Picks a free port on `ip` (bind port 0, read it, release it).
-fn free_port(ip: &str) -> Result<u16, NetError> {
-    let l = std::net::TcpListener::bind((ip, 0))
-        .map_err(|e| NetError::io(format!("bind {ip}:0 to pick a port"), e))?;
-    Ok(l.local_addr()
-        .map_err(|e| NetError::io("read the picked port", e))?
-        .port())
+/// A port held for one node of a launch: a socket bound to it with `SO_REUSEADDR` that never
+/// listens, kept until the launch ends.
+///
+/// While it is held, the kernel hands the port to no other socket, neither to another bind of
+/// port 0 (another launch picking its ports) nor as the local port of an outgoing connection,
+/// so it is still free when the node's process starts and binds it. The node can: on Linux a
+/// listener with `SO_REUSEADDR` (`std::net::TcpListener::bind` sets it) may bind a port whose
+/// other sockets all have it too and none listens. A port picked by binding port 0 and released
+/// at once could be taken in between by any of those.
+#[derive(Debug)]
+pub struct ReservedPort {
+    port: u16,
+    _socket: socket2::Socket,
+}
+
+impl ReservedPort {
+    /// Reserves a free port on `ip` (an IP address, such as `127.0.0.1`).
+    pub fn on(ip: &str) -> Result<Self, NetError> {
+        let addr: std::net::IpAddr = ip.parse().map_err(|_| {
+            NetError::Config(format!("{ip:?}: accepted: an IP address such as 127.0.0.1"))
+        })?;
+        let addr = std::net::SocketAddr::new(addr, 0);
+        let io = |what: &str| {
+            let what = format!("{what} to reserve a port on {ip}");
+            move |e| NetError::io(what, e)
+        };
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )
+        .map_err(io("open a socket"))?;
+        socket
+            .set_reuse_address(true)
+            .map_err(io("set SO_REUSEADDR"))?;
+        socket.bind(&addr.into()).map_err(io("bind port 0"))?;
+        let port = socket
+            .local_addr()
+            .map_err(io("read the bound address"))?
+            .as_socket()
+            .map(|a| a.port())
+            .ok_or_else(|| NetError::Config(format!("{ip}: not an IP socket address")))?;
+        Ok(Self {
+            port,
+            _socket: socket,
+        })
+    }
+
+    /// The reserved port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
 }
 
 impl LocalLaunch {
@@ -121,18 +166,21 @@ impl LocalLaunch {
         Ok(())
     }
 
-    /// Writes the cluster file: loopback addresses on free ports.
-    fn write_cluster_file(&self) -> Result<PathBuf, NetError> {
-        let addresses = (0..self.nodes)
-            .map(|i| {
-                let ip = if self.distinct_hosts {
-                    format!("127.0.0.{}", i + 1)
-                } else {
-                    "127.0.0.1".into()
-                };
-                Ok((NodeId(i), format!("{ip}:{}", free_port(&ip)?)))
-            })
-            .collect::<Result<Vec<_>, NetError>>()?;
+    /// Writes the cluster file: loopback addresses on reserved ports, held until the launch
+    /// ends.
+    fn write_cluster_file(&self) -> Result<(PathBuf, Vec<ReservedPort>), NetError> {
+        let mut reserved = Vec::with_capacity(usize::from(self.nodes));
+        let mut addresses = Vec::with_capacity(usize::from(self.nodes));
+        for i in 0..self.nodes {
+            let ip = if self.distinct_hosts {
+                format!("127.0.0.{}", i + 1)
+            } else {
+                "127.0.0.1".into()
+            };
+            let port = ReservedPort::on(&ip)?;
+            addresses.push((NodeId(i), format!("{ip}:{}", port.port())));
+            reserved.push(port);
+        }
         let text = ClusterFile::render(
             &self.protocol,
             self.seed,
@@ -145,7 +193,7 @@ impl LocalLaunch {
         let path = self.dir.join("cluster.toml");
         std::fs::write(&path, text)
             .map_err(|e| NetError::io(format!("write {}", path.display()), e))?;
-        Ok(path)
+        Ok((path, reserved))
     }
 }
 
@@ -161,14 +209,16 @@ struct Ended {
 /// Launches `spec`, calling `on_spawn(id, pid)` for each child, and returns every node's JSON
 /// result. Fails (after killing and reaping every child) when a child exits unsuccessfully or
 /// prints no JSON, when `spec.timeout` passes, or when `cancel` completes. `cancel` is first
-/// polled before any child starts.
+/// polled before any child starts; every node's port is reserved ([`ReservedPort`]) from
+/// before the cluster file is written until every child is reaped.
 pub fn launch_local(
     spec: &LocalLaunch,
     mut on_spawn: impl FnMut(NodeId, u32),
     cancel: impl Future<Output = ()>,
 ) -> Result<LaunchReport, NetError> {
     spec.validate()?;
-    let cluster_file = spec.write_cluster_file()?;
+    // Every node's port stays reserved until every child is reaped (`ReservedPort`).
+    let (cluster_file, _reserved) = spec.write_cluster_file()?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

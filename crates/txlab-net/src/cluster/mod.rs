@@ -12,7 +12,9 @@ mod file;
 mod launch;
 
 pub use file::{ClusterFile, NodeSpec};
-pub use launch::{LAUNCHED_ENV, LaunchReport, LocalLaunch, NodeOutput, launch_local, watch_parent};
+pub use launch::{
+    LAUNCHED_ENV, LaunchReport, LocalLaunch, NodeOutput, ReservedPort, launch_local, watch_parent,
+};
 
 use std::time::Duration;
 
