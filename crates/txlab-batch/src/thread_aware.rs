@@ -30,12 +30,17 @@
 //! at the paper's 4 per thread) keeps a key's accessors and writers as one word each in the
 //! key's slot of the numbering table (no key ids, member lists or per-key vectors), so numbering
 //! an access is one probe and two `OR`s; a key joins the batch's list of shared keys when a
-//! second transaction reaches it, and only that list is visited afterwards (the rows are built
-//! from the shared keys' accessor and writer words, a pick updates the weights through the
-//! shared keys it holds). Under skew most keys of a batch are accessed once, so the list is
-//! short. Such a batch in which no key is accessed by two transactions is split in arrival order
-//! without computing weights: with every weight reduced to the tie-break, that is what the
-//! greedy picks.
+//! second transaction reaches it, and only that list is visited afterwards. Under skew most
+//! keys of a batch are accessed once, so the list is short. From it come the conflict rows (one
+//! word each) and, per transaction, the set of shared keys it accesses (one word per 64 shared
+//! keys). The thread being filled keeps the set of shared keys its transactions access, so a
+//! pick raises the second level of each unassigned transaction by one `popcount` of that
+//! transaction's set against the keys the pick brings (its set minus the thread's). The weight
+//! is one `u64` whose tie-break bits name the transaction, so a pick is the maximum of at most
+//! 64 words. Rows, weights and key sets are fixed-size arrays indexed by a transaction's bit, so
+//! their accesses need no bounds checks. Such a batch in which no key is accessed by two
+//! transactions is split in arrival order without computing weights: with every weight reduced
+//! to the tie-break, that is what the greedy picks.
 //!
 //! A transaction is never moved across batch boundaries: it runs on the thread its batch's
 //! assignment gave it, or on a thread that took that thread's whole share (below).
@@ -81,7 +86,9 @@ use std::time::{Duration, Instant};
 use txlab_core::protocol::meter::{Meter, Probe, Ticket};
 use txlab_core::protocol::sync::{AtomicBool, AtomicUsize, Condvar, IgnorePoison, Mutex, Ordering};
 use txlab_core::retry::Backoff;
-use txlab_core::{AccessSet, Engine, Error, Program, RetryPolicy, Transaction, TxError, Worker};
+use txlab_core::{
+    AccessSet, Engine, Error, Program, RetryPolicy, TableId, Transaction, TxError, Worker,
+};
 use txlab_workload::{Generator, Workload};
 
 /// Largest accepted number of threads.
@@ -105,11 +112,11 @@ pub enum Assignment {
 /// No member (end of a key's member list).
 const NONE: u32 = u32::MAX;
 
-/// A transaction's weight while a thread is filled: the three levels and the tie-break packed
-/// into one `u128`, compared as a number (module docs). Bits 96..128: conflicts with the
-/// thread's transactions; 64..96: shared keys; 32..64: conflicts with the unassigned ones;
-/// 0..32: `u32::MAX - index` (earliest first on ties, and never 0). An assigned transaction's
-/// weight is 0.
+/// A transaction's weight while a thread is filled, in a batch of more than 64 transactions:
+/// the three levels and the tie-break packed into one `u128`, compared as a number (module
+/// docs). Bits 96..128: conflicts with the thread's transactions; 64..96: shared keys; 32..64:
+/// conflicts with the unassigned ones; 0..32: `u32::MAX - index` (earliest first on ties, and
+/// never 0). An assigned transaction's weight is 0.
 type Weight = u128;
 const WITH_THREAD: Weight = 1 << 96;
 const SHARED: Weight = 1 << 64;
@@ -117,6 +124,23 @@ const WITH_REST: Weight = 1 << 32;
 /// The bits that survive from one thread to the next: conflicts with the unassigned ones and the
 /// tie-break.
 const KEPT: Weight = (1 << 64) - 1;
+
+/// The weight in a batch of at most 64 transactions, packed the same way into one `u64`: bits
+/// 57..64: conflicts with the thread's transactions (at most 63); 14..57: shared keys (fewer
+/// than 2^43, as the batch has fewer than [`SMALL_MAX_ACCESSES`] accesses); 7..14: conflicts
+/// with the unassigned ones (at most 63); 0..7: `64 - index` (1..=64, so the maximum weight
+/// names its transaction). An assigned transaction's weight is 0.
+type SmallWeight = u64;
+const SMALL_WITH_THREAD: SmallWeight = 1 << 57;
+const SMALL_SHARED: SmallWeight = 1 << 14;
+const SMALL_WITH_REST: SmallWeight = 1 << 7;
+/// The tie-break bits of a [`SmallWeight`].
+const SMALL_TIE: SmallWeight = SMALL_WITH_REST - 1;
+/// The bits of a [`SmallWeight`] that survive from one thread to the next.
+const SMALL_KEPT: SmallWeight = SMALL_SHARED - 1;
+/// A batch of at most 64 transactions takes the one-word path below this many accesses, so its
+/// shared-key counts fit their bits of [`SmallWeight`].
+const SMALL_MAX_ACCESSES: usize = 1 << 43;
 
 /// Computes thread assignments, reusing its buffers across batches: after the first batches of
 /// a run it allocates nothing. Keys are numbered through an open-addressing table whose slots
@@ -140,11 +164,14 @@ pub struct ThreadAssigner {
     /// The current batch's stamp in `small` (its own: the two tables are sized apart).
     small_stamp: u32,
     /// Batches of at most 64 transactions: the slots of `small` whose key two or more
-    /// transactions access, in the order they became shared.
+    /// transactions access, in the order they became shared (shared key `s` is `shared[s]`).
     shared: Vec<u32>,
-    /// Per shared key (indexed like `shared`): its accessors as bits, and the number (from 1)
-    /// of the last thread of this batch one of whose transactions accesses it.
-    shared_keys: Vec<(u64, u32)>,
+    /// Batches of at most 64 transactions, per 64 shared keys: entry `w` holds, per
+    /// transaction `i`, bit `s` set when `i` accesses shared key `64 w + s`.
+    shared_bits: Vec<[u64; 64]>,
+    /// Per word of `shared_bits`: the shared keys that a transaction of the thread being filled
+    /// accesses.
+    covered: Vec<u64>,
     /// The ids of every transaction's keys that other transactions of the batch also access.
     keys: Vec<Vec<u32>>,
     /// Per key id: the number (from 1) of the last thread of this batch one of whose
@@ -174,6 +201,24 @@ struct SmallSlot {
 fn home(table: u16, key: u64, mask: usize) -> usize {
     let hash = (key ^ (u64::from(table) << 48)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     (hash >> 32) as usize & mask
+}
+
+/// The lowest set bit of a non-zero word, as an index below 64.
+#[inline]
+fn lowest(bits: u64) -> usize {
+    bits.trailing_zeros() as usize & 63
+}
+
+/// Splits `0..n` among the shares in arrival order, `n / shares` each and one more for the first
+/// `n % shares`.
+fn split_in_order(result: &mut [Vec<usize>], n: usize) {
+    let (base, extra) = (n / result.len(), n % result.len());
+    let mut next = 0;
+    for (t, share) in result.iter_mut().enumerate() {
+        let end = next + base + usize::from(t < extra);
+        share.extend(next..end);
+        next = end;
+    }
 }
 
 impl ThreadAssigner {
@@ -208,7 +253,6 @@ impl ThreadAssigner {
         self.result.iter_mut().for_each(Vec::clear);
         self.result.resize_with(threads, Vec::new);
         self.result.truncate(threads);
-        let quota = |t: usize| n / threads + usize::from(t < n % threads);
         // With one thread there is no other thread to conflict with: keep the arrival order.
         if policy == Assignment::RoundRobin || threads == 1 {
             for i in 0..n {
@@ -216,43 +260,196 @@ impl ThreadAssigner {
             }
             return Ok(&self.result);
         }
-        let words = n.div_ceil(64);
-        self.build_conflicts(sets, words);
-        if words == 1 && self.shared.is_empty() {
-            // No key is accessed by two transactions: every weight is the tie-break alone, so
-            // the greedy gives each thread the next `quota(t)` transactions in arrival order.
-            let mut next = 0;
-            for (t, share) in self.result.iter_mut().enumerate() {
-                share.extend(next..next + quota(t));
-                next += quota(t);
-            }
-            return Ok(&self.result);
+        let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
+        if n <= 64 && total < SMALL_MAX_ACCESSES {
+            self.assign_small(sets, total)?;
+        } else {
+            self.assign_large(sets, total)?;
         }
+        Ok(&self.result)
+    }
+
+    /// The assignment of a batch of at most 64 transactions with fewer than
+    /// [`SMALL_MAX_ACCESSES`] accesses: conflict rows, weights and shared-key sets are one word
+    /// per transaction (per 64 shared keys for the latter), kept in fixed-size arrays.
+    fn assign_small(&mut self, sets: &[AccessSet], total: usize) -> Result<(), Error> {
+        let n = sets.len();
+        self.number_small(sets, total);
+        if self.shared.is_empty() {
+            // No key is accessed by two transactions: every weight is the tie-break alone, so
+            // the greedy gives each thread the next transactions in arrival order.
+            split_in_order(&mut self.result, n);
+            return Ok(());
+        }
+        // Only shared keys make conflicts or shared accesses: a key's accessors conflict with
+        // its writers, and its writers with all its accessors.
+        let table = &self.small[..];
+        let Some(mask) = table.len().checked_sub(1) else {
+            return Err(Error::Internal("thread assignment lost its table".into()));
+        };
+        let mut conflict = [0u64; 64];
+        self.shared_bits.clear();
+        self.shared_bits
+            .resize(self.shared.len().div_ceil(64), [0; 64]);
+        for (slots, bits) in self.shared.chunks(64).zip(self.shared_bits.iter_mut()) {
+            for (s, &h) in slots.iter().enumerate() {
+                let slot = &table[h as usize & mask];
+                let (all, writers) = (slot.all, slot.writers);
+                let key_bit = 1u64 << (s & 63);
+                let mut rest = all;
+                while rest != 0 {
+                    let i = lowest(rest);
+                    rest &= rest - 1;
+                    conflict[i] |= if writers >> i & 1 != 0 { all } else { writers };
+                    bits[i] |= key_bit;
+                }
+            }
+        }
+        let mut weight = [0 as SmallWeight; 64];
+        for (i, (w, row)) in weight[..n].iter_mut().zip(&mut conflict[..n]).enumerate() {
+            // A transaction does not conflict with itself.
+            *row &= !(1u64 << i);
+            *w = SmallWeight::from(row.count_ones()) * SMALL_WITH_REST + (64 - i as u64);
+        }
+        let mut unassigned = u64::MAX >> (64 - n);
+        self.covered.clear();
+        self.covered.resize(self.shared_bits.len(), 0);
+        let threads = self.result.len();
+        let (base, extra) = (n / threads, n % threads);
+        for (t, share) in self.result.iter_mut().enumerate() {
+            let quota = base + usize::from(t < extra);
+            if quota == 0 {
+                break;
+            }
+            if t > 0 {
+                weight[..n].iter_mut().for_each(|w| *w &= SMALL_KEPT);
+                self.covered.fill(0);
+            }
+            for _ in 0..quota {
+                let best = weight[..n].iter().copied().max().unwrap_or(0);
+                if best == 0 {
+                    return Err(Error::Internal(
+                        "thread assignment ran out of transactions".into(),
+                    ));
+                }
+                let pick = (64 - (best & SMALL_TIE)) as usize & 63;
+                share.push(pick);
+                unassigned &= !(1u64 << pick);
+                weight[pick] = 0;
+                let mut bits = conflict[pick] & unassigned;
+                while bits != 0 {
+                    weight[lowest(bits)] += SMALL_WITH_THREAD - SMALL_WITH_REST;
+                    bits &= bits - 1;
+                }
+                for (keys, covered) in self.shared_bits.iter().zip(self.covered.iter_mut()) {
+                    let fresh = keys[pick] & !*covered;
+                    if fresh == 0 {
+                        continue;
+                    }
+                    *covered |= fresh;
+                    let mut bits = unassigned;
+                    while bits != 0 {
+                        let y = lowest(bits);
+                        bits &= bits - 1;
+                        weight[y] +=
+                            SmallWeight::from((keys[y] & fresh).count_ones()) * SMALL_SHARED;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Numbers the accesses of a batch of at most 64 transactions through `small`: a key's
+    /// slot collects its accessors and writers as bits, and joins `shared` when a second
+    /// transaction accesses it.
+    fn number_small(&mut self, sets: &[AccessSet], total: usize) {
+        let capacity = (total * 2).next_power_of_two().max(16);
+        if self.small.len() < capacity {
+            self.small = vec![SmallSlot::default(); capacity];
+            self.small_stamp = 0;
+        }
+        self.small_stamp = self.small_stamp.wrapping_add(1);
+        if self.small_stamp == 0 {
+            // Wrapped around: old stamps could look current.
+            self.small.iter_mut().for_each(|slot| slot.stamp = 0);
+            self.small_stamp = 1;
+        }
+        self.shared.clear();
+        let stamp = self.small_stamp;
+        let table = &mut self.small[..];
+        let Some(mask) = table.len().checked_sub(1) else {
+            return;
+        };
+        for (i, set) in sets.iter().enumerate() {
+            let bit = 1u64 << (i & 63);
+            for &(TableId(t), key, access) in &set.accesses {
+                let writes = if access.writes() { bit } else { 0 };
+                let mut h = home(t, key, mask);
+                loop {
+                    let slot = &mut table[h];
+                    if slot.stamp != stamp {
+                        *slot = SmallSlot {
+                            key,
+                            all: bit,
+                            writers: writes,
+                            stamp,
+                            table: t,
+                        };
+                        break;
+                    }
+                    if slot.key == key && slot.table == t {
+                        if slot.all & bit == 0 {
+                            // One accessor so far (another transaction): now shared.
+                            if slot.all.is_power_of_two() {
+                                self.shared.push(h as u32);
+                            }
+                            slot.all |= bit;
+                        }
+                        slot.writers |= writes;
+                        break;
+                    }
+                    h = (h + 1) & mask;
+                }
+            }
+        }
+    }
+
+    /// The assignment of any other batch (module docs): conflict rows of `n.div_ceil(64)` words,
+    /// keys numbered with member lists.
+    fn assign_large(&mut self, sets: &[AccessSet], total: usize) -> Result<(), Error> {
+        let n = sets.len();
+        let threads = self.result.len();
+        let words = n.div_ceil(64);
+        self.build_conflicts(sets, words, total);
         self.unassigned.clear();
         self.unassigned.resize(words, !0);
         if !n.is_multiple_of(64) {
             self.unassigned[words - 1] = (1u64 << (n % 64)) - 1;
         }
         self.weight.clear();
-        self.weight.extend((0..n).map(|i| {
-            let row = &self.conflict[i * words..(i + 1) * words];
-            let with_rest: u32 = row.iter().map(|w| w.count_ones()).sum();
-            Weight::from(with_rest) * WITH_REST + Weight::from(u32::MAX - i as u32)
-        }));
-        if words > 1 {
-            self.in_thread.clear();
-            self.in_thread.resize(self.heads.len(), 0);
-        }
+        self.weight.extend(
+            self.conflict
+                .chunks_exact(words)
+                .enumerate()
+                .map(|(i, row)| {
+                    let with_rest: u32 = row.iter().map(|w| w.count_ones()).sum();
+                    Weight::from(with_rest) * WITH_REST + Weight::from(u32::MAX - i as u32)
+                }),
+        );
+        self.in_thread.clear();
+        self.in_thread.resize(self.heads.len(), 0);
+        let (base, extra) = (n / threads, n % threads);
         for t in 0..threads {
             let mark = t as u32 + 1;
             self.weight.iter_mut().for_each(|w| *w &= KEPT);
-            for _ in 0..quota(t) {
+            for _ in 0..base + usize::from(t < extra) {
                 let pick = self.pick()?;
                 self.result[t].push(pick);
                 self.take(pick, words, mark);
             }
         }
-        Ok(&self.result)
+        Ok(())
     }
 
     /// The unassigned transaction of highest weight.
@@ -274,30 +471,14 @@ impl ThreadAssigner {
     fn take(&mut self, pick: usize, words: usize, mark: u32) {
         self.weight[pick] = 0;
         self.unassigned[pick / 64] &= !(1 << (pick % 64));
-        for (j, &row) in self.conflict[pick * words..(pick + 1) * words]
-            .iter()
-            .enumerate()
-        {
-            let mut bits = row & self.unassigned[j];
+        let row = &self.conflict[pick * words..(pick + 1) * words];
+        for (j, (&row, &unassigned)) in row.iter().zip(&self.unassigned).enumerate() {
+            let mut bits = row & unassigned;
             while bits != 0 {
-                let y = j * 64 + bits.trailing_zeros() as usize;
+                let y = j * 64 + lowest(bits);
                 bits &= bits - 1;
                 self.weight[y] += WITH_THREAD - WITH_REST;
             }
-        }
-        if words == 1 {
-            let bit = 1u64 << pick;
-            for (all, last) in &mut self.shared_keys {
-                if *all & bit == 0 || std::mem::replace(last, mark) == mark {
-                    continue;
-                }
-                let mut bits = *all & self.unassigned[0];
-                while bits != 0 {
-                    self.weight[bits.trailing_zeros() as usize] += SHARED;
-                    bits &= bits - 1;
-                }
-            }
-            return;
         }
         for &key in &self.keys[pick] {
             if std::mem::replace(&mut self.in_thread[key as usize], mark) == mark {
@@ -315,91 +496,12 @@ impl ThreadAssigner {
         }
     }
 
-    /// The conflict rows of a batch of at most 64 transactions (`conflict[i]` is one word):
-    /// every access is numbered through `small`, whose slot collects the key's accessors and
-    /// writers as bits, and a key's slot joins `shared` when a second transaction accesses it.
-    /// Only shared keys make conflicts or shared accesses: a key's accessors conflict with its
-    /// writers, and its writers with all its accessors.
-    fn small_conflicts(&mut self, sets: &[AccessSet]) {
-        let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
-        let capacity = (total * 2).next_power_of_two().max(16);
-        if self.small.len() < capacity {
-            self.small = vec![SmallSlot::default(); capacity];
-            self.small_stamp = 0;
-        }
-        self.small_stamp = self.small_stamp.wrapping_add(1);
-        if self.small_stamp == 0 {
-            // Wrapped around: old stamps could look current.
-            self.small.iter_mut().for_each(|slot| slot.stamp = 0);
-            self.small_stamp = 1;
-        }
-        let (mask, stamp) = (self.small.len() - 1, self.small_stamp);
-        self.shared.clear();
-        for (i, set) in sets.iter().enumerate() {
-            let bit = 1u64 << i;
-            for &(table, key, access) in &set.accesses {
-                let writes = u64::from(access.writes()) << i;
-                let mut h = home(table.0, key, mask);
-                loop {
-                    let slot = &mut self.small[h];
-                    if slot.stamp != stamp {
-                        *slot = SmallSlot {
-                            key,
-                            all: bit,
-                            writers: writes,
-                            stamp,
-                            table: table.0,
-                        };
-                        break;
-                    }
-                    if slot.key == key && slot.table == table.0 {
-                        if slot.all & bit == 0 {
-                            // One accessor so far (another transaction): now shared.
-                            if slot.all.is_power_of_two() {
-                                self.shared.push(h as u32);
-                            }
-                            slot.all |= bit;
-                        }
-                        slot.writers |= writes;
-                        break;
-                    }
-                    h = (h + 1) & mask;
-                }
-            }
-        }
-        self.shared_keys.clear();
-        for &h in &self.shared {
-            let slot = &self.small[h as usize];
-            let (all, writers) = (slot.all, slot.writers);
-            self.shared_keys.push((all, 0));
-            let mut bits = all;
-            while bits != 0 {
-                let i = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.conflict[i] |= if writers & (1 << i) != 0 {
-                    all
-                } else {
-                    writers
-                };
-            }
-        }
-        for (i, row) in self.conflict.iter_mut().enumerate() {
-            // A transaction does not conflict with itself.
-            *row &= !(1 << i);
-        }
-    }
-
-    fn build_conflicts(&mut self, sets: &[AccessSet], words: usize) {
+    fn build_conflicts(&mut self, sets: &[AccessSet], words: usize, total: usize) {
         let n = sets.len();
         self.conflict.clear();
         self.conflict.resize(n * words, 0);
-        if words == 1 {
-            self.small_conflicts(sets);
-            return;
-        }
         self.keys.iter_mut().for_each(Vec::clear);
         self.keys.resize_with(n, Vec::new);
-        let total: usize = sets.iter().map(|s| s.accesses.len()).sum();
         let capacity = (total * 2).next_power_of_two().max(16);
         if self.slots.len() < capacity {
             self.slots = vec![(0, (0, 0), 0); capacity];
@@ -1081,7 +1183,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use txlab_core::{Access, TableId};
+    use proptest::prelude::*;
+    use txlab_core::Access;
 
     fn set(accesses: &[(u64, Access)]) -> AccessSet {
         let mut s = AccessSet::default();
@@ -1194,14 +1297,37 @@ mod tests {
         }
     }
 
-    /// The greedy of the module docs computed from scratch for every pick (quadratic and slow,
-    /// but obviously the definition).
+    #[test]
+    fn the_numbering_stamp_wraps_around_cleanly() {
+        use Access::*;
+        // Keys of one batch left in the table must not look current once the stamp wraps.
+        let batches: Vec<Vec<AccessSet>> = (0..4u64)
+            .map(|b| {
+                (0..6)
+                    .map(|i| set(&[((b + i) % 3, ReadWrite), (10 + i % 2, Read)]))
+                    .collect()
+            })
+            .collect();
+        let mut a = ThreadAssigner::new();
+        a.assign(&batches[0], 2, Assignment::ThreadAware).unwrap();
+        a.small_stamp = u32::MAX - 1;
+        for (b, sets) in batches.iter().enumerate() {
+            let got = a.assign(sets, 2, Assignment::ThreadAware).unwrap().to_vec();
+            assert_eq!(got, reference(sets, 2), "batch {b}");
+        }
+        assert_eq!(a.small_stamp, 3, "the stamp wrapped to 1 and went on");
+    }
+
+    /// The greedy of the module docs computed from scratch for every pick (slow, but obviously
+    /// the definition; only the pairwise conflicts are computed once).
     fn reference(sets: &[AccessSet], threads: usize) -> Vec<Vec<usize>> {
         use std::collections::BTreeSet;
-        let keys = |i: usize| -> BTreeSet<(u16, u64)> {
-            sets[i].accesses.iter().map(|a| (a.0.0, a.1)).collect()
-        };
-        let conflict = |i: usize, j: usize| {
+        let n = sets.len();
+        let keys: Vec<BTreeSet<(u16, u64)>> = sets
+            .iter()
+            .map(|s| s.accesses.iter().map(|a| (a.0.0, a.1)).collect())
+            .collect();
+        let conflicts = |i: usize, j: usize| {
             i != j
                 && sets[i].accesses.iter().any(|a| {
                     sets[j]
@@ -1210,19 +1336,24 @@ mod tests {
                         .any(|b| (a.0, a.1) == (b.0, b.1) && (a.2.writes() || b.2.writes()))
                 })
         };
-        let n = sets.len();
+        let conflict: Vec<Vec<bool>> = (0..n)
+            .map(|i| (0..n).map(|j| conflicts(i, j)).collect())
+            .collect();
         let mut assigned = vec![false; n];
-        let mut out = vec![Vec::new(); threads];
+        let mut out: Vec<Vec<usize>> = vec![Vec::new(); threads];
         for (t, share) in out.iter_mut().enumerate() {
             for _ in 0..(n / threads + usize::from(t < n % threads)) {
-                let in_thread: BTreeSet<(u16, u64)> = share.iter().flat_map(|&i| keys(i)).collect();
+                let in_thread: BTreeSet<(u16, u64)> = share
+                    .iter()
+                    .flat_map(|&i| keys[i].iter().copied())
+                    .collect();
                 let pick = (0..n)
                     .filter(|&x| !assigned[x])
                     .max_by_key(|&x| {
                         (
-                            share.iter().filter(|&&y| conflict(x, y)).count(),
-                            keys(x).intersection(&in_thread).count(),
-                            (0..n).filter(|&y| !assigned[y] && conflict(x, y)).count(),
+                            share.iter().filter(|&&y| conflict[x][y]).count(),
+                            keys[x].intersection(&in_thread).count(),
+                            (0..n).filter(|&y| !assigned[y] && conflict[x][y]).count(),
                             std::cmp::Reverse(x),
                         )
                     })
@@ -1232,6 +1363,90 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn more_than_64_shared_keys_in_a_small_batch_match_the_definition() {
+        use Access::*;
+        // 64 transactions of 12 accesses on 300 keys: well over 64 keys are shared, so the
+        // shared-key sets of the one-word path take several words.
+        let mut state = 0x9e37_79b9_u64;
+        let mut next = move |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        };
+        let sets: Vec<AccessSet> = (0..64)
+            .map(|_| {
+                let ops: Vec<(u64, Access)> = (0..12)
+                    .map(|_| ([Read, ReadWrite, BlindWrite][next(3) as usize], next(300)))
+                    .map(|(kind, key)| (key, kind))
+                    .collect();
+                set(&ops)
+            })
+            .collect();
+        let mut a = ThreadAssigner::new();
+        for threads in [2, 5, 16] {
+            let got = a
+                .assign(&sets, threads, Assignment::ThreadAware)
+                .unwrap()
+                .to_vec();
+            assert!(a.shared.len() > 64, "{} shared keys", a.shared.len());
+            assert_eq!(got, reference(&sets, threads), "{threads} threads");
+        }
+    }
+
+    /// A batch of random accesses: `n` transactions of up to `ops` accesses each on `keys` keys
+    /// of two tables.
+    fn batch(n: usize, keys: u64, ops: usize) -> impl Strategy<Value = Vec<AccessSet>> {
+        let access = (0u16..2, 0..keys, 0usize..3).prop_map(|(table, key, kind)| {
+            (
+                TableId(table),
+                key,
+                [Access::Read, Access::ReadWrite, Access::BlindWrite][kind],
+            )
+        });
+        proptest::collection::vec(proptest::collection::vec(access, 0..=ops), n).prop_map(|txns| {
+            txns.into_iter()
+                .map(|accesses| AccessSet {
+                    accesses,
+                    dependent: false,
+                })
+                .collect()
+        })
+    }
+
+    /// Batches of 1..=200 transactions (most of them at most 64, the one-word path), 1..=16
+    /// threads, and key spaces from one key (everything overlaps) to 400.
+    fn batches() -> impl Strategy<Value = (Vec<Vec<AccessSet>>, usize)> {
+        let size = prop_oneof![3 => 1usize..=64, 1 => 65usize..=200];
+        let one =
+            (size, 1u64..=400, 1usize..=20).prop_flat_map(|(n, keys, ops)| batch(n, keys, ops));
+        (proptest::collection::vec(one, 1..=3), 1usize..=16)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+
+        /// One assigner, reused across the batches of a case, gives every batch the
+        /// definition's assignment (and one thread the arrival order).
+        #[test]
+        fn random_batches_match_the_definition((batches, threads) in batches()) {
+            let mut assigner = ThreadAssigner::new();
+            for (b, sets) in batches.iter().enumerate() {
+                let got = assigner
+                    .assign(sets, threads, Assignment::ThreadAware)
+                    .unwrap()
+                    .to_vec();
+                let want = if threads == 1 {
+                    vec![(0..sets.len()).collect()]
+                } else {
+                    reference(sets, threads)
+                };
+                prop_assert_eq!(got, want, "batch {} of {} transactions", b, sets.len());
+            }
+        }
     }
 
     #[test]
