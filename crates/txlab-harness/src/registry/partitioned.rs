@@ -538,7 +538,7 @@ fn follow(
             Progress::Submitted { seq } => {
                 let ticket = probe.issue().unwrap_or_else(|| {
                     stop.store(true, Ordering::Relaxed);
-                    Ticket::new(Instant::now(), false)
+                    Ticket::untimed(false)
                 });
                 tickets.insert(seq, ticket);
             }
