@@ -1,12 +1,7 @@
 #!/bin/bash
-# Runs under /work/bin/measure. Usage: measure.sh ROUNDS DURATION WARMUP OUTDIR
-N=${1:-5}; D=${2:-2s}; W=${3:-300ms}; O=${4:-docs/results/batch-data/ta-2core}
-# NEW: this build (b022b24), MAIN: ddec2ed, both release builds of txlab-cli copied to /tmp.
-NEW=/tmp/b31/txlab-new; BASE=/tmp/b31/txlab-base
-for r in 100000 10000000; do
-  echo "== records=$r $(date -u)"
-  timeout $([ $r = 100000 ] && echo 140 || echo 220) $NEW compare --builds new=$NEW,main=$BASE --protocol silo,silo-ta --workload ycsb-f \
-    --ops-per-txn 16 --payload 100 --theta 0.99 --threads 2 --ack commit --records $r \
-    --rounds $N --duration $D --warmup $W --out $O/r$r --overwrite
-done
-date -u
+# Runs under /work/bin/measure (nothing else running). Usage: NEW=bin BASE=bin measure.sh RECORDS ROUNDS OUTDIR
+# Two release builds of txlab-cli, interleaved within each round (`compare --builds`).
+R=${1:-100000}; N=${2:-9}; O=${3:-docs/results/batch-data/ta-2core/r$R}
+$NEW compare --builds main=$BASE,new=$NEW --protocol silo,silo-ta --workload ycsb-f \
+  --ops-per-txn 16 --payload 100 --theta 0.99 --threads 2 --ack commit --records $R \
+  --rounds $N --duration 2s --warmup 300ms --out $O --overwrite | tee $O/output.txt
