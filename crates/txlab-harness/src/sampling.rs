@@ -35,7 +35,7 @@
 //! and the weights are stratum lengths, counted in commits, not in time. A timed commit is thus a
 //! draw, independent of its own latency, from the commits a few microseconds before it, and the
 //! weighted histogram estimates the latency distribution of all counted commits without bias for
-//! any distribution that does not change within a stratum (about `k` transactions, a few
+//! any distribution that does not change within a stratum (at most `2k - 1` transactions, a few
 //! microseconds). Random rather than fixed spacing keeps a workload with a periodic pattern
 //! (e.g. a transaction type every `n`-th) from aliasing with the sampler; a memoryless
 //! (geometric) countdown also keeps the weights unbiased when commits come in another order
