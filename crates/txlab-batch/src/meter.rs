@@ -128,15 +128,13 @@ impl Probe for LimitProbe<'_> {
             RunLimit::Transactions(n) => self.meter.issued.fetch_add(1, Ordering::Relaxed) < n,
             RunLimit::Duration(d) => self.meter.started.elapsed() < d,
         };
-        go.then(|| Ticket::timed(Instant::now(), true))
+        go.then(|| Ticket::new(Instant::now(), true))
     }
 
     fn committed(&mut self, ticket: &Ticket, _kind: &'static str) {
         self.local.committed += 1;
-        if let Some(issued) = ticket.issued() {
-            let us = issued.elapsed().as_micros() as u64;
-            self.local.latency_us.saturating_record(us.max(1));
-        }
+        let us = ticket.issued().elapsed().as_micros() as u64;
+        self.local.latency_us.saturating_record(us.max(1));
     }
 
     fn user_aborted(&mut self, _ticket: &Ticket) {

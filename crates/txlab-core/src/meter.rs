@@ -23,20 +23,7 @@
 //!    [`Probe::conflict`] / [`Probe::retried`] reports for its aborted attempts.
 //! 4. A ticket's `counted` flag is fixed at issue: a transaction counts iff it was issued in the
 //!    measured interval, and then it counts through all its retries even if the interval ends
-//!    meanwhile. Whether the transaction is *timed* is fixed at issue too: a timed ticket
-//!    carries its issue instant ([`Ticket::issued`] is `Some`) and its latency runs from that
-//!    instant to the report of the outcome; an untimed one carries none, and neither its issue
-//!    nor its outcome reads the clock. A meter may time every transaction (the limit meters of
-//!    tests and stand-alone runs do) or only a sample of them (the harness's meter samples as
-//!    its interactive runner does: the issuing probe decides, with a random countdown drawn
-//!    before the transaction exists, and the committing probe records each timed commit with a
-//!    weight equal to its own counted commits since its previous timed one, so the weighted
-//!    histogram's total is the counted commits). Sampled latency stays an unbiased estimate
-//!    when the issuing and committing threads differ because the choice depends on nothing the
-//!    engine does: it is made before the transaction exists, from a random stream of the
-//!    issuer's, and the weights are counts of commits, not times (the harness's `sampling`
-//!    module gives the conditions). A driver that re-dates a ticket (e.g. to when its client
-//!    submitted) keeps its timed/untimed choice ([`Ticket::new`] with `issued().map(..)`).
+//!    meanwhile. Latency is measured from [`Ticket::issued`] to the report of the outcome.
 //!
 //! Engine-wide event counts that are not tied to one transaction (batches formed, time spent
 //! assigning) go through [`Probe::count`], which a meter counts only while measuring.
@@ -44,37 +31,24 @@
 use crate::error::ConflictCause;
 use std::time::Instant;
 
-/// The stamp a transaction gets when it is issued ([`Probe::issue`]): whether it counts, and,
-/// if it is timed, when it was issued (module docs, item 4).
+/// The stamp a transaction gets when it is issued ([`Probe::issue`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket {
-    issued: Option<Instant>,
+    issued: Instant,
     counted: bool,
 }
 
 impl Ticket {
-    /// A ticket issued at `issued` if it is timed (`None`: untimed, its latency is not
-    /// measured); `counted` says whether its outcome belongs to the measurement.
+    /// A ticket issued at `issued`; `counted` says whether its outcome belongs to the
+    /// measurement.
     #[inline]
-    pub fn new(issued: Option<Instant>, counted: bool) -> Self {
+    pub fn new(issued: Instant, counted: bool) -> Self {
         Self { issued, counted }
     }
 
-    /// A timed ticket issued at `issued`.
+    /// When the transaction was issued (where its latency starts).
     #[inline]
-    pub fn timed(issued: Instant, counted: bool) -> Self {
-        Self::new(Some(issued), counted)
-    }
-
-    /// An untimed ticket: no clock is read for it.
-    #[inline]
-    pub fn untimed(counted: bool) -> Self {
-        Self::new(None, counted)
-    }
-
-    /// When the transaction was issued (where its latency starts), if it is timed.
-    #[inline]
-    pub fn issued(&self) -> Option<Instant> {
+    pub fn issued(&self) -> Instant {
         self.issued
     }
 

@@ -300,7 +300,7 @@ where
             self.pending.push(Submission {
                 program,
                 client,
-                ticket: Ticket::new(ticket.issued().map(|_| at), ticket.counted()),
+                ticket: Ticket::new(at, ticket.counted()),
                 logged_at: (0, 0),
                 origin: None,
             });

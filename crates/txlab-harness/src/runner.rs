@@ -540,7 +540,7 @@ fn worker_loop<E: Engine, W: Workload>(
     let mut generator = workload.generator(index, cfg.seed);
     let policy = cfg.retry;
     let mut backoff = Backoff::new(policy, cfg.seed ^ (index as u64).wrapping_mul(0x9E37));
-    let mut sampler = Sampler::for_worker(cfg.seed, index);
+    let mut sampler = Sampler::new(cfg.seed ^ SAMPLER_SEED ^ (index as u64).wrapping_mul(0x9E37));
     let mut strata = Strata::default();
     let track_epochs = engine.ack_mode() == AckMode::EpochStable;
     let mut pending = Pending::default();
@@ -723,6 +723,10 @@ impl AckPoller {
         self.last = now;
     }
 }
+
+/// Mixed into the seed of a worker's [`Sampler`], so that its stream differs from the
+/// workload generator's and the backoff's.
+const SAMPLER_SEED: u64 = 0x5A3D_1E7C_0B2F_9A41;
 
 /// A duration in nanoseconds, saturated.
 #[inline]

@@ -1,5 +1,4 @@
-//! Latency sampling of the interactive runner ([`crate::runner`]) and of the harness's meter
-//! ([`crate::session`], for drivers that run their own threads): which commits are timed, and
+//! Latency sampling of the interactive runner ([`crate::runner`]): which commits are timed, and
 //! how a timed commit stands for the untimed ones before it.
 //!
 //! Timing every transaction costs two clock reads (`Instant::now` is about 20 ns on a KVM guest)
@@ -11,11 +10,9 @@
 //!   out, the sampler is *armed*: the next transactions read the clock when issued (before the
 //!   workload generates them) and the first of them to commit is timed (from that read to the
 //!   commit, or to its acknowledgement with `--ack epoch`). Its commit disarms the sampler and
-//!   draws the next countdown from the geometric distribution on `1, 2, ...` with mean `k`
-//!   (each transaction is the first timed one with probability `1/k`, whatever came before it)
-//!   with the worker's own xoshiro256++ stream, seeded apart from the workload's. The first
-//!   counted transaction of a worker always arms the sampler, so every worker with commits has
-//!   a sample.
+//!   draws the next countdown uniformly from `1..=2k - 1` (mean `k`) with the worker's own
+//!   xoshiro256++ stream, seeded apart from the workload's. The first counted transaction of a
+//!   worker always arms the sampler, so every worker with commits has a sample.
 //! - **Spacing.** `k` follows the worker's speed: when a timed transaction commits, the sampler
 //!   divides the time between the last two armed issues by the transactions issued in it and
 //!   sets `k` to [`SAMPLE_SPACING`] divided by that, clamped to `1..=MAX_SPACING_TXNS`. A worker
@@ -37,63 +34,17 @@
 //! weighted histogram estimates the latency distribution of all counted commits without bias for
 //! any distribution that does not change within a stratum (at most `2k - 1` transactions, a few
 //! microseconds). Random rather than fixed spacing keeps a workload with a periodic pattern
-//! (e.g. a transaction type every `n`-th) from aliasing with the sampler; a memoryless
-//! (geometric) countdown also keeps the weights unbiased when commits come in another order
-//! than their issues (below). What sampling does
+//! (e.g. a transaction type every `n`-th) from aliasing with the sampler. What sampling does
 //! change is the maximum and the far tail: `max_us` is the largest *timed* latency, and a single
 //! outlier among `k` commits is seen with probability `1/k`; percentiles up to p99.9 rest on
 //! hundreds of thousands of samples per worker-second.
 //!
 //! Time before the timed transaction's issue (the previous transaction, the harness's
 //! acknowledgement polling) is not part of its latency; retries and backoff are.
-//!
-//! # Drivers that run their own threads (the harness's meter)
-//!
-//! A meter-driven driver (thread-aware batching, the validator pipeline, DOCC, ROCOCO) issues
-//! a transaction through one thread's probe and may report its commit through another's
-//! (`txlab_core::protocol::meter`). The harness's meter samples the same way with the same
-//! `Sampler`, split across the two probes:
-//!
-//! - **Choice, at issue.** The *issuing* probe's sampler decides, per issued transaction,
-//!   whether it is timed (the countdown and spacing above; a probe's first counted issue is
-//!   always timed). A timed transaction reads the clock at issue and its ticket carries that
-//!   instant; an untimed ticket carries none, and neither its issue nor its commit reads the
-//!   clock. The issuing probe does not see the commit, so an armed sampler times exactly one
-//!   transaction, the one it arms for, and draws the next countdown at once (the spacing
-//!   arithmetic runs before that transaction's clock read, so it is not part of its latency).
-//! - **Weights, at commit.** The *committing* probe keeps its own stratum: its counted commits
-//!   since its previous timed one, itself included. A timed commit is recorded with that
-//!   weight; when the probe is dropped (after the run), its commits after its last timed one
-//!   are added to that sample. A probe whose counted commits include no timed one at all (a run
-//!   of a few transactions) hands them to the session, which spreads them over the run's
-//!   histogram in proportion to its counts. The histogram's total is therefore exactly the
-//!   counted commits of the run.
-//!
-//! Why this stays unbiased although the issuing and committing threads differ and commits come
-//! in another order than their issues: the choice is made before the transaction exists, from
-//! the issuer's random stream, independent of the engine, the workload and every latency. With
-//! the geometric countdown every issued transaction is timed with probability `1/k`
-//! independently of which other transactions were (memoryless), so the timed ones among a
-//! committing probe's commits, *in commit order*, are again independent draws with that
-//! probability, however the engine reorders or moves them between threads; the number of
-//! commits since the previous timed one, a timed commit's weight, is then independent of its
-//! own latency, with mean `k`. (A countdown with more regular gaps would not be: a timed
-//! transaction that commits later than its issue position, e.g. one queued behind conflicting
-//! ones, would find a longer gap behind it and get a larger weight exactly when its latency is
-//! larger.) What the estimate assumes is that the commits a probe interleaves were sampled at
-//! one rate `k`: exact with a single issuer (DOCC's sequencer) and with issuers that run the
-//! same loop at the same speed (thread-aware batching's formers, whose `k` all follow the
-//! run's transaction rate); transactions from an issuer sampled at a very different rate,
-//! interleaved with others at one committer, would be over- or under-weighted by the ratio of
-//! the rates.
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use std::time::{Duration, Instant};
-
-/// Mixed into the seed of a worker's [`Sampler`], so that its stream differs from the workload
-/// generator's and the backoff's.
-const SAMPLER_SEED: u64 = 0x5A3D_1E7C_0B2F_9A41;
 
 /// The time a worker runs between two timed transactions when its transactions are shorter:
 /// `k` is chosen so that `k` transactions take about this long.
@@ -116,9 +67,6 @@ pub(crate) struct Sampler {
     issued: u64,
     /// The clock read of the previous armed issue.
     previous: Option<Instant>,
-    /// `(k, ln(1 - 1/k))` for the spacing `k` of the latest draw (the geometric countdown's
-    /// scale, recomputed when `k` changes).
-    ln_skip: (u64, f64),
     /// The time between the last two armed issues and the transactions issued in it, for the
     /// next update of `k`.
     measured: Option<(Duration, u64)>,
@@ -134,14 +82,8 @@ impl Sampler {
             armed: true,
             issued: 0,
             previous: None,
-            ln_skip: (1, f64::NEG_INFINITY),
             measured: None,
         }
-    }
-
-    /// The sampler of worker (or probe) `index` of a run seeded with `seed`.
-    pub(crate) fn for_worker(seed: u64, index: usize) -> Self {
-        Self::new(seed ^ SAMPLER_SEED ^ (index as u64).wrapping_mul(0x9E37))
     }
 
     /// Called once per issued transaction: whether it is timed.
@@ -190,37 +132,7 @@ impl Sampler {
                 .clamp(1, MAX_SPACING_TXNS);
         }
         self.armed = false;
-        self.countdown = self.draw();
-    }
-
-    /// One draw of the geometric countdown with mean `k` (module docs): the number of
-    /// transactions up to and including the next timed one when each is timed with
-    /// probability `1/k`, by inversion.
-    #[inline]
-    fn draw(&mut self) -> u64 {
-        let k = self.spacing;
-        if k == 1 {
-            return 1;
-        }
-        if self.ln_skip.0 != k {
-            self.ln_skip = (k, (1.0 - 1.0 / k as f64).ln());
-        }
-        // `1 - u` is in (0, 1], so its logarithm is finite and at most 0 (at least
-        // `ln 2^-53`): the quotient is at most about `37 k`.
-        let u: f64 = self.rng.random();
-        1 + ((1.0 - u).ln() / self.ln_skip.1) as u64
-    }
-
-    /// The meter's choice at issue (module docs, "Drivers that run their own threads"): whether
-    /// the transaction issued now is timed, and if so its issue instant. An armed sampler
-    /// times this one transaction and draws the next countdown before reading the clock.
-    #[inline]
-    pub(crate) fn select(&mut self) -> Option<Instant> {
-        if !self.issue() {
-            return None;
-        }
-        self.taken();
-        Some(self.start())
+        self.countdown = self.rng.random_range(1..=2 * self.spacing - 1);
     }
 
     /// The current mean spacing `k` (for tests).
@@ -258,34 +170,6 @@ mod tests {
     }
 
     #[test]
-    fn the_countdown_is_geometric_so_each_transaction_is_timed_with_probability_1_over_k() {
-        // Memoryless: P(countdown = 1) = 1/k and P(countdown > 2k) = (1 - 1/k)^(2k), about
-        // e^-2 (a uniform draw on 1..=2k-1 would give 1/(2k-1) and 0).
-        let mut s = Sampler::new(11);
-        s.spacing = 16;
-        let n = 100_000u32;
-        let (mut ones, mut long, mut sum) = (0u32, 0u32, 0u64);
-        for _ in 0..n {
-            let c = s.draw();
-            assert!(c >= 1);
-            ones += u32::from(c == 1);
-            long += u32::from(c > 32);
-            sum += c;
-        }
-        let (ones, long, mean) = (
-            f64::from(ones) / f64::from(n),
-            f64::from(long) / f64::from(n),
-            sum as f64 / f64::from(n),
-        );
-        assert!((ones - 1.0 / 16.0).abs() < 0.005, "P(1) = {ones}");
-        assert!(
-            (long - (15.0f64 / 16.0).powi(32)).abs() < 0.01,
-            "P(> 32) = {long}"
-        );
-        assert!((mean - 16.0).abs() < 0.3, "mean {mean}");
-    }
-
-    #[test]
     fn an_armed_sampler_stays_armed_until_a_commit_takes_it() {
         let mut s = Sampler::new(1);
         s.spacing = 1024;
@@ -294,12 +178,11 @@ mod tests {
         assert!(s.issue() && s.issue() && s.issue());
         s.taken();
         // A countdown of at least 1 follows: the very next issue is timed only if it drew 1.
-        // The geometric draw is at most about 53 mean spacings (the smallest `1 - u` is 2^-53).
         let mut issues = 1u64;
         while !s.issue() {
             issues += 1;
         }
-        assert!(issues <= 38 * 1024, "{issues}");
+        assert!(issues <= 2047, "{issues}");
     }
 
     #[test]

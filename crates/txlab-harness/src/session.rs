@@ -23,13 +23,6 @@
 //!   (counts, conflicts by cause, counters, an `hdrhistogram` of latency in nanoseconds) with no
 //!   sharing; a probe hands its tally to the session when it is dropped, and
 //!   `Session::result` merges them into one [`RunResult`].
-//! - **latency sampling.** A meter-driven driver's transactions are timed as the interactive
-//!   runner's are ([`crate::sampling`], "Drivers that run their own threads"): the issuing
-//!   probe's `Sampler` decides at [`Probe::issue`] whether the ticket is timed (only a timed
-//!   ticket reads the clock, at issue and at its outcome), and the committing probe records a
-//!   timed commit with a weight equal to its counted commits since its previous timed one, and
-//!   its trailing commits with its last sample when it is dropped, so the run's histogram
-//!   counts exactly its counted commits.
 //! - **pinning.** [`Session::pin`] pins the calling thread to the CPU the placement plan gives
 //!   its index ([`crate::topology`]).
 //!
@@ -40,7 +33,6 @@
 use crate::driver::Driven;
 use crate::resources::{ResourceUsage, process_usage};
 use crate::runner::{LatencySummary, MAX_LATENCY_NS, RunConfig, RunResult, latency_cdf};
-use crate::sampling::Sampler;
 use crate::topology::{CpuPlan, pin_current_thread, plan_for_this_machine};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
@@ -67,19 +59,12 @@ pub(crate) struct Tally(Vec<(&'static str, u64)>);
 impl Tally {
     #[inline]
     pub(crate) fn add(&mut self, name: &'static str, n: u64) {
-        // The names are static strings, usually the same few passed through the same `&'static
-        // str`: a pass comparing addresses alone (two words per entry) finds them; only a name
-        // first seen through another copy of the string is compared by content.
-        if let Some(e) = self.0.iter_mut().find(|e| std::ptr::eq(e.0, name)) {
-            e.1 += n;
-        } else {
-            self.add_slow(name, n);
-        }
-    }
-
-    #[cold]
-    fn add_slow(&mut self, name: &'static str, n: u64) {
-        if let Some(e) = self.0.iter_mut().find(|e| e.0 == name) {
+        // The names are static strings, usually the same few: compare addresses first.
+        if let Some(e) = self
+            .0
+            .iter_mut()
+            .find(|e| std::ptr::eq(e.0, name) || e.0 == name)
+        {
             e.1 += n;
         } else {
             self.0.push((name, n));
@@ -133,9 +118,6 @@ pub(crate) struct ThreadTally {
     /// Commits by `Program::kind()`.
     pub(crate) kinds: Tally,
     pub(crate) latency: Histogram<u64>,
-    /// Counted commits the thread reported but could not give a latency sample to: it
-    /// committed no timed transaction (`crate::sampling`, meter-driven drivers).
-    pub(crate) unsampled: u64,
 }
 
 /// How the measured interval ended and what the coordinator sampled at its two ends.
@@ -296,7 +278,6 @@ impl<'c> Session<'c> {
         tallies.sort_by_key(|t| t.0);
         let (usage0, usage1) = timing.usage;
         let mut latency = new_histogram()?;
-        let mut unsampled = 0;
         let mut res = RunResult::empty(self.cfg.threads)?;
         res.elapsed_s = timing.measured.as_secs_f64();
         res.counters = timing.counters;
@@ -325,9 +306,7 @@ impl<'c> Session<'c> {
             latency
                 .add(&t.latency)
                 .map_err(|e| Error::Internal(format!("merging latency histograms: {e:?}")))?;
-            unsampled += t.unsampled;
         }
-        spread(&mut latency, unsampled);
         for (name, n) in driven.counters {
             res.counters.insert(name.to_string(), n);
         }
@@ -343,40 +322,6 @@ impl<'c> Session<'c> {
         res.latency_ns = latency;
         Ok(res)
     }
-}
-
-/// Adds `n` commits without a latency sample to `latency` in proportion to its counts (the
-/// remainder of the rounding at its median), so the histogram's total includes them and its
-/// distribution is unchanged up to rounding; nothing when `latency` is empty.
-fn spread(latency: &mut Histogram<u64>, n: u64) {
-    let total = latency.len();
-    if n == 0 || total == 0 {
-        return;
-    }
-    let shares: Vec<(u64, u64)> = latency
-        .iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect();
-    let mut added = 0;
-    for (value, count) in shares {
-        let share = u128::from(n) * u128::from(count) / u128::from(total);
-        let share = u64::try_from(share).unwrap_or(u64::MAX);
-        if share > 0 {
-            latency.saturating_record_n(value, share);
-            added += share;
-        }
-    }
-    let rest = n - added;
-    if rest > 0 {
-        let median = latency.value_at_quantile(0.5);
-        latency.saturating_record_n(median, rest);
-    }
-}
-
-/// A duration in nanoseconds, saturated.
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// Which phases a probe saw end since its previous `SessionProbe::phase_check`.
@@ -397,15 +342,6 @@ pub struct SessionProbe<'s> {
     /// The run has a transaction cap or a history bound (the phase check must count).
     bounded: bool,
     pub(crate) tally: ThreadTally,
-    /// Which of the transactions this probe issues through [`Probe::issue`] are timed
-    /// (`crate::sampling`); the interactive runner keeps its own.
-    sampler: Sampler,
-    /// Whether this probe issued a counted transaction yet (the first one is timed).
-    issued_counted: bool,
-    /// Counted commits reported through [`Probe::committed`] since the latest timed one.
-    stratum: u64,
-    /// The latency (ns) of the latest timed commit reported through [`Probe::committed`].
-    last_sample: Option<u64>,
 }
 
 impl<'s> SessionProbe<'s> {
@@ -511,46 +447,24 @@ impl<'s> Meter for Session<'s> {
                 counters: Tally::default(),
                 kinds: Tally::default(),
                 latency: Histogram::new_from(&self.histogram),
-                unsampled: 0,
             },
-            sampler: Sampler::for_worker(self.cfg.seed, thread),
-            issued_counted: false,
-            stratum: 0,
-            last_sample: None,
         }
     }
 }
 
 impl Probe for SessionProbe<'_> {
-    /// The phase check, then the sampler's choice (`crate::sampling`): a timed ticket carries
-    /// the clock read made here, an untimed one reads no clock.
     #[inline]
     fn issue(&mut self) -> Option<Ticket> {
         let counted = self.phase_check().0?;
-        if counted && !self.issued_counted {
-            // Every probe's first counted transaction is timed.
-            self.issued_counted = true;
-            self.sampler.arm();
-        }
-        Some(Ticket::new(self.sampler.select(), counted))
+        Some(Ticket::new(Instant::now(), counted))
     }
 
-    /// A counted commit joins this probe's stratum; a timed one reads the clock and is recorded
-    /// with the stratum's commits as its weight (`crate::sampling`).
-    #[inline]
     fn committed(&mut self, ticket: &Ticket, kind: &'static str) {
-        if !ticket.counted() {
-            return;
-        }
-        let end = ticket.issued().map(|issued| issued.elapsed());
-        self.tally.commits += 1;
-        self.tally.kinds.add(kind, 1);
-        self.stratum += 1;
-        if let Some(latency) = end {
-            let ns = nanos(latency);
-            let weight = std::mem::take(&mut self.stratum);
-            self.latency(ns, weight);
-            self.last_sample = Some(ns);
+        if ticket.counted() {
+            self.tally.commits += 1;
+            self.tally.kinds.add(kind, 1);
+            let ns = u64::try_from(ticket.issued().elapsed().as_nanos()).unwrap_or(u64::MAX);
+            self.latency(ns, 1);
         }
     }
 
@@ -595,154 +509,11 @@ impl Probe for SessionProbe<'_> {
 
 impl Drop for SessionProbe<'_> {
     fn drop(&mut self) {
-        // The commits after the latest timed one join its stratum (`crate::sampling`).
-        let rest = std::mem::take(&mut self.stratum);
-        if rest > 0 {
-            match self.last_sample {
-                Some(ns) => self.latency(ns, rest),
-                None => self.tally.unsampled += rest,
-            }
-        }
         let tally = self.tally.clone();
         self.session
             .tallies
             .lock()
             .ignore_poison()
             .push((self.index, tally));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::resources::process_usage;
-
-    /// A session whose probes are measuring at once (no coordinator).
-    fn measuring(cfg: &RunConfig) -> Session<'_> {
-        let session = Session::new(cfg, 3).unwrap();
-        session.phase.store(MEASURE, Ordering::Relaxed);
-        session
-    }
-
-    fn result(session: &Session<'_>) -> RunResult {
-        let timing = Timing {
-            measured: Duration::from_millis(1),
-            usage: (process_usage().unwrap(), process_usage().unwrap()),
-            counters: BTreeMap::new(),
-        };
-        let driven = Driven {
-            cpus: Vec::new(),
-            counters: Vec::new(),
-        };
-        session
-            .result(timing, AckMode::AtCommit, driven, 3)
-            .unwrap()
-    }
-
-    #[test]
-    fn a_meter_driven_run_times_a_sample_and_its_histogram_counts_every_counted_commit() {
-        let cfg = RunConfig::default();
-        let session = measuring(&cfg);
-        let mut issuer = session.probe(0);
-        let tickets: Vec<Ticket> = (0..200_000).map(|_| issuer.issue().unwrap()).collect();
-        let timed = tickets.iter().filter(|t| t.issued().is_some()).count();
-        // Issuing alone takes a few ns, so the spacing reaches its largest values: a small
-        // sample, but one, the probe's first counted transaction, always.
-        assert!(tickets[0].issued().is_some());
-        assert!(timed > 10 && timed < tickets.len() / 10, "{timed} timed");
-        // Two other probes commit them in another order than issued; probe 2 gets untimed
-        // ones only (it has no sample of its own), and one in ten aborts.
-        let (mut a, mut b) = (session.probe(1), session.probe(2));
-        let mut commits = 0;
-        for (i, t) in tickets.iter().enumerate().rev() {
-            if i % 10 == 3 {
-                a.user_aborted(t);
-            } else if t.issued().is_none() && i % 10 == 7 {
-                b.committed(t, "b");
-                commits += 1;
-            } else {
-                a.committed(t, if i % 2 == 0 { "x" } else { "y" });
-                commits += 1;
-            }
-        }
-        assert_eq!(b.last_sample, None);
-        drop((issuer, a, b));
-        let r = result(&session);
-        assert_eq!(r.commits, commits);
-        assert_eq!(r.latency_ns.len(), commits);
-        assert_eq!(r.commits_by_kind.values().sum::<u64>(), commits);
-        assert_eq!(r.commits_by_kind["b"], r.per_thread_commits[2]);
-        assert!(r.latency.p50_us > 0.0);
-    }
-
-    #[test]
-    fn uncounted_tickets_are_not_recorded() {
-        let cfg = RunConfig::default();
-        let session = Session::new(&cfg, 1).unwrap();
-        let mut p = session.probe(0);
-        for _ in 0..1000 {
-            let t = p.issue().unwrap();
-            assert!(!t.counted());
-            p.committed(&t, "x");
-        }
-        drop(p);
-        let r = result(&session);
-        assert_eq!((r.commits, r.latency_ns.len()), (0, 0));
-    }
-
-    #[test]
-    fn transactions_of_4us_or_more_are_all_timed() {
-        let cfg = RunConfig::default();
-        let session = measuring(&cfg);
-        let (mut issuer, mut committer) = (session.probe(0), session.probe(1));
-        // Short transactions first: the spacing grows.
-        for _ in 0..50_000 {
-            let t = issuer.issue().unwrap();
-            committer.committed(&t, "short");
-        }
-        // Then long ones (5 µs of work each, a spin on the clock standing for the engine): once
-        // the sampler has measured them (its next two timed issues), every one is timed.
-        let long = |issuer: &mut SessionProbe<'_>, committer: &mut SessionProbe<'_>| {
-            let t = issuer.issue().unwrap();
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_micros(5) {
-                std::hint::spin_loop();
-            }
-            committer.committed(&t, "long");
-            t.issued().is_some()
-        };
-        let mut seen = 0;
-        let mut issued = 0;
-        while seen < 3 {
-            seen += u32::from(long(&mut issuer, &mut committer));
-            issued += 1;
-            assert!(
-                issued < 200_000,
-                "only {seen} timed of {issued} long transactions"
-            );
-        }
-        let untimed = (0..500)
-            .filter(|_| !long(&mut issuer, &mut committer))
-            .count();
-        assert_eq!(untimed, 0, "{untimed} of 500 long transactions untimed");
-        drop((issuer, committer));
-        let r = result(&session);
-        assert_eq!(r.latency_ns.len(), r.commits);
-        assert!(r.latency.p99_us >= 5.0, "{:?}", r.latency);
-    }
-
-    #[test]
-    fn spreading_unsampled_commits_keeps_the_distribution() {
-        let mut h = new_histogram().unwrap();
-        h.record_n(1_000, 30).unwrap();
-        h.record_n(9_000, 10).unwrap();
-        spread(&mut h, 41);
-        assert_eq!(h.len(), 81);
-        // 41 * 30/40 and 41 * 10/40 rounded down; the remainder (1) at the median.
-        assert_eq!(h.count_at(1_000), 30 + 30 + 1);
-        assert_eq!(h.count_at(9_000), 10 + 10);
-        let mut empty = new_histogram().unwrap();
-        spread(&mut empty, 5);
-        assert_eq!(empty.len(), 0);
     }
 }

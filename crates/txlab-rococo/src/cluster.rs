@@ -707,15 +707,13 @@ impl Probe for TallyProbe<'_> {
             RunLimit::Duration(d) => self.0.started.elapsed() < d,
         };
         s.0 += u64::from(go);
-        go.then(|| Ticket::timed(Instant::now(), true))
+        go.then(|| Ticket::new(Instant::now(), true))
     }
 
     fn committed(&mut self, ticket: &Ticket, _kind: &'static str) {
         let mut s = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
         s.1 += 1;
-        if let Some(issued) = ticket.issued() {
-            s.4.push(issued.elapsed().as_micros() as u64);
-        }
+        s.4.push(ticket.issued().elapsed().as_micros() as u64);
     }
 
     fn user_aborted(&mut self, _ticket: &Ticket) {

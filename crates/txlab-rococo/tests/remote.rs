@@ -145,7 +145,7 @@ impl Probe for LimitedProbe<'_> {
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
             .ok()?;
         self.0.events.push_once("first issue");
-        Some(Ticket::timed(Instant::now(), true))
+        Some(Ticket::new(Instant::now(), true))
     }
 
     fn committed(&mut self, _ticket: &Ticket, _kind: &'static str) {

@@ -523,7 +523,7 @@ mod tests {
         tx.send(ProcessorEvent::New {
             client: 0,
             program: (),
-            ticket: Ticket::timed(std::time::Instant::now(), true),
+            ticket: Ticket::new(std::time::Instant::now(), true),
         })
         .unwrap();
         tx.send(decided(4, Ok(8))).unwrap();

@@ -538,7 +538,7 @@ fn follow(
             Progress::Submitted { seq } => {
                 let ticket = probe.issue().unwrap_or_else(|| {
                     stop.store(true, Ordering::Relaxed);
-                    Ticket::untimed(false)
+                    Ticket::new(Instant::now(), false)
                 });
                 tickets.insert(seq, ticket);
             }
