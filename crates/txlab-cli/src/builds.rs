@@ -1,11 +1,12 @@
 //! `txlab compare --builds LABEL=PATH,...`: the same comparison across several `txlab` binaries
 //! (a build before and after a change, a build with a cargo feature), interleaved like protocols.
 //!
-//! Every round runs each point once per (build, protocol), builds innermost, as a child process
-//! `PATH run ... --repeat 1` into a scratch directory under `--out`; its `results.json` run
-//! becomes a record of protocol `LABEL:PROTOCOL`. The summary's ratios divide by the first
-//! build's run of the baseline protocol in the same round. The children get the point's
-//! coordinates, the intervals and the workload and engine flags given to `compare`.
+//! Every round runs each point once per (build, protocol), builds innermost and rotated by the
+//! round as protocols are (`txlab_harness::sweep`: round 1 starts with the second build), as a
+//! child process `PATH run ... --repeat 1` into a scratch directory under `--out`; its
+//! `results.json` run becomes a record of protocol `LABEL:PROTOCOL`. The summary's ratios divide
+//! by the first build's run of the baseline protocol in the same round. The children get the
+//! point's coordinates, the intervals and the workload and engine flags given to `compare`.
 
 use crate::{CompareArgs, Failure, ParamArgs, progress::Progress};
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use txlab_core::Error;
 use txlab_harness::point::CheckSummary;
 use txlab_harness::report::RunRecord;
 use txlab_harness::runner::{LatencySummary, RunResult};
-use txlab_harness::sweep::{Step, SweepSpec};
+use txlab_harness::sweep::{Step, SweepSpec, rotated};
 
 /// One `--builds` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,7 @@ pub fn run(
     let mut progress = Progress::new();
     let mut records = Vec::with_capacity(total);
     for (i, p) in points.iter().enumerate() {
-        for (b, build) in args.builds.iter().enumerate() {
+        for (b, build) in rotated(&args.builds, p.repeat).enumerate() {
             progress.step(&Step {
                 done: i * args.builds.len() + b,
                 total,

@@ -3,9 +3,14 @@
 //!
 //! Repeats are *rounds*, and protocols are the innermost loop: round 0 takes the (workload,
 //! theta, threads) points in order and runs protocol A, then B, then C at each before the next
-//! point, then round 1 does the same (ABCABC at every point, not AAABBB), so a slow phase of a
-//! noisy host hits the protocols of a point alike and per-round ratios between protocols compare
-//! runs made side by side ([`crate::stats`]).
+//! point, then round 1 does the same with the protocols rotated by one (BCA), round 2 by two
+//! (CAB), and so on (ABC BCA CAB at every point, not AAABBBCCC), so a slow phase of a noisy host
+//! hits the protocols of a point alike and per-round ratios between protocols compare runs made
+//! side by side ([`crate::stats`]). The rotation gives every protocol every position within a
+//! round equally often (over a multiple of the protocol count of rounds), so an effect of the
+//! position itself spreads over every protocol's rounds instead of favouring the first
+//! protocol's (on the 2-core VM the first build of a `compare --builds` round measured about
+//! 5 % faster than the second on the same code path, `docs/results/batch.md`).
 //!
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
@@ -75,8 +80,20 @@ pub struct Point {
     pub repeat: u32,
 }
 
+/// `items` in round `round`'s order: starting at item `round mod len`, wrapping around (module
+/// docs: every item takes every position within a round equally often).
+pub fn rotated<T>(items: &[T], round: u32) -> impl Iterator<Item = &T> {
+    let start = if items.is_empty() {
+        0
+    } else {
+        round as usize % items.len()
+    };
+    items[start..].iter().chain(&items[..start])
+}
+
 impl SweepSpec {
-    /// The points in run order: round by round, protocols innermost (module docs).
+    /// The points in run order: round by round, protocols innermost and rotated by the round
+    /// (module docs).
     pub fn points(&self) -> Vec<Point> {
         let mut out = Vec::new();
         for repeat in 0..self.repeat {
@@ -88,7 +105,7 @@ impl SweepSpec {
                 };
                 for &theta in &thetas {
                     for &threads in &self.threads {
-                        for &protocol in &self.protocols {
+                        for &protocol in rotated(&self.protocols, repeat) {
                             out.push(Point {
                                 protocol,
                                 workload,
@@ -514,6 +531,52 @@ mod tests {
             history_bound(WorkloadKind::Tpcc, &params, Some(1 << 20)),
             MIN_HISTORY_BOUND
         );
+    }
+
+    #[test]
+    fn each_round_rotates_the_protocols_so_each_takes_each_position_equally_often() {
+        let names = ["silo", "tictoc", "mvto"];
+        let spec = SweepSpec {
+            protocols: names
+                .iter()
+                .map(|n| Protocol::from_name(n).unwrap())
+                .collect(),
+            workloads: vec![WorkloadKind::Noop],
+            threads: vec![1, 2],
+            repeat: 6,
+            ..spec()
+        };
+        let pts = spec.points();
+        assert_eq!(pts.len(), 6 * 2 * 3);
+        // Within one round and point the protocols run side by side, rotated by the round.
+        for (i, chunk) in pts.chunks(3).enumerate() {
+            let round = (i / 2) as u32;
+            assert!(
+                chunk
+                    .iter()
+                    .all(|p| p.repeat == round && p.threads == chunk[0].threads)
+            );
+            let order: Vec<&str> = chunk.iter().map(|p| p.protocol.name()).collect();
+            let start = round as usize % 3;
+            let expected: Vec<&str> = names[start..]
+                .iter()
+                .chain(&names[..start])
+                .copied()
+                .collect();
+            assert_eq!(order, expected, "round {round}");
+        }
+        // Over the six rounds each protocol is first, second and third twice at each point.
+        for name in names {
+            let mut positions = [0; 3];
+            for chunk in pts.chunks(3).filter(|c| c[0].threads == 1) {
+                positions[chunk
+                    .iter()
+                    .position(|p| p.protocol.name() == name)
+                    .unwrap()] += 1;
+            }
+            assert_eq!(positions, [2, 2, 2], "{name}");
+        }
+        assert_eq!(rotated::<u8>(&[], 3).count(), 0);
     }
 
     #[test]
