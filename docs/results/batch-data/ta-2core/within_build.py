@@ -21,5 +21,7 @@ def show(label, num, den):
 
 for b in builds:
     show(f"{b}: silo-ta / silo", f"{b}:silo-ta", f"{b}:silo")
-for p in ("silo", "silo-ta"):
-    show(f"{p}: new / main", f"new:{p}", f"main:{p}")
+for b in builds:
+    if b != "main":
+        for p in ("silo", "silo-ta"):
+            show(f"{p}: {b} / main", f"{b}:{p}", f"main:{p}")
