@@ -1365,18 +1365,22 @@ mod tests {
         out
     }
 
+    /// A seeded linear congruential stream: each call draws a number below its argument.
+    fn lcg(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |m: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % m
+        }
+    }
+
     #[test]
     fn more_than_64_shared_keys_in_a_small_batch_match_the_definition() {
         use Access::*;
         // 64 transactions of 12 accesses on 300 keys: well over 64 keys are shared, so the
         // shared-key sets of the one-word path take several words.
-        let mut state = 0x9e37_79b9_u64;
-        let mut next = move |m: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % m
-        };
+        let mut next = lcg(0x9e37_79b9);
         let sets: Vec<AccessSet> = (0..64)
             .map(|_| {
                 let ops: Vec<(u64, Access)> = (0..12)
@@ -1481,13 +1485,7 @@ mod tests {
     #[test]
     fn the_assignment_matches_the_definition() {
         use Access::*;
-        let mut state = 0x1234_5678_u64;
-        let mut next = move |m: u64| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % m
-        };
+        let mut next = lcg(0x1234_5678);
         let mut assigner = ThreadAssigner::new();
         for round in 0..60 {
             // Every tenth batch has more than 64 transactions (more than one word per row).
