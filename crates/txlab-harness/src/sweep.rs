@@ -9,8 +9,8 @@
 //! side by side ([`crate::stats`]). The rotation gives every protocol every position within a
 //! round equally often (over a multiple of the protocol count of rounds), so an effect of the
 //! position itself spreads over every protocol's rounds instead of favouring the first
-//! protocol's (on the 2-core VM the first build of a `compare --builds` round measured about
-//! 5 % faster than the second on the same code path, `docs/results/batch.md`).
+//! protocol's (on the 2-core VM the first build of a `compare --builds` round measured 5–8 %
+//! faster than the later builds on the same code path, `docs/results/batch.md`).
 //!
 //! Each point builds a fresh engine and loads the workload, so runs do not share state (peak RSS
 //! is the exception: the kernel's high-water mark only grows within a process).
